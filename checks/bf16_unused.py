@@ -1,0 +1,36 @@
+"""bfloat16: does the CPU have bf16 units (AVX512-BF16 or AMX) that an FP32 service leaves idle?
+
+Why: oneDNN bf16 kernels were measured 2.2x faster than FP32 on an AVX512-BF16 CPU, with a
+max abs output difference of 7e-4. Only a measurement on the real model says whether the
+speed-up and the drift are acceptable; the ``bf16`` experiment does that.
+Fix: ``config.enable_mkldnn_bfloat16()`` after checking the output drift.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.registry import Check
+
+RULE = "PD-PREC-001"
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def check(facts: Facts) -> list[Finding]:
+    if not facts.cpu.flags:
+        return [skipped(RULE, "the CPU's flags are unknown")]
+    units = [flag for flag in BF16_FLAGS if flag in facts.cpu.flags]
+    if not units:
+        return [passed(RULE, "the CPU has no bf16 units (avx512_bf16 / amx_bf16)")]
+    precision = facts.service.precision
+    if precision != "fp32":
+        return [passed(RULE, f"the service runs {precision}")]
+    if facts.service.onednn is False:
+        return [skipped(RULE, "bf16 needs oneDNN, which the service turns off; see PD-CPU-004")]
+    return [Finding(RULE, Status.FAIL, f"the CPU has {' and '.join(units)} but the service runs FP32",
+                    observed=f"precision fp32; CPU flags include {', '.join(units)}",
+                    expected="bf16 tried and measured (experiment 'bf16')",
+                    evidence={"bf16_flags": units, "paddle_supports_bfloat16": facts.paddle.supports.get("bfloat16")})]
+
+
+CHECK = Check(name="bf16_unused", rules=(RULE,), run=check)

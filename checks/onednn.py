@@ -1,0 +1,41 @@
+"""oneDNN: is the oneDNN CPU backend on for this service?
+
+Why: without oneDNN, convolutions, matmuls and normalisations run on reference kernels, measured
+4-7x slower here. The service may switch it off, the build may lack it, or Paddle may keep it
+off by default.
+Fix: ``config.enable_mkldnn()`` (the default since Paddle 2.6 on CPUs with AVX2).
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.registry import Check
+
+RULE = "PD-CPU-004"
+
+
+def check(facts: Facts) -> list[Finding]:
+    paddle, service = facts.paddle, facts.service
+    if service.onednn is False:
+        return [Finding(RULE, Status.FAIL, "the service turns oneDNN off (disable_mkldnn)",
+                        observed="oneDNN disabled in the service's Config (--no-onednn)", expected="config.enable_mkldnn()")]
+    if paddle.status != "ok":
+        if service.onednn:
+            return [passed(RULE, "the service enables oneDNN")]
+        return [skipped(RULE, "Paddle could not be probed, and the service's oneDNN setting is not given (--onednn/--no-onednn)")]
+    build = f"{paddle.distribution} {paddle.version}"
+    if paddle.compiled_with_mkldnn is False:
+        return [Finding(RULE, Status.FAIL, f"{build} was built without oneDNN",
+                        observed="is_compiled_with_mkldnn() is False", expected="a Paddle build with oneDNN (the PyPI wheels have it)")]
+    if service.onednn:
+        return [passed(RULE, f"the service enables oneDNN and {build} has it")]
+    if paddle.mkldnn_default_on is False:
+        if "avx2" not in facts.cpu.flags and facts.cpu.arch == "x86_64":
+            return [skipped(RULE, "Paddle keeps oneDNN off because the CPU lacks AVX2; see PD-CPU-002/PD-CPU-003")]
+        return [Finding(RULE, Status.FAIL, f"{build} keeps oneDNN off by default and the service does not enable it",
+                        observed="Config().mkldnn_enabled() is False", expected="oneDNN on (config.enable_mkldnn())")]
+    return [passed(RULE, f"oneDNN is on by default in {build}")]
+
+
+CHECK = Check(name="onednn", rules=(RULE,), run=check)

@@ -1,0 +1,46 @@
+"""OpenMP / MKL thread pools: are they sized for the container, or for the host?
+
+Why: OpenMP and MKL start one thread per CPU they can see (the host's CPUs, or the affinity
+mask) unless OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise. A CPU quota hides nothing from
+them, so numpy and OpenCV pre-processing oversubscribe the container. (Paddle sets its own math
+threads inside Run(), so these variables do not size the predictor itself.)
+Fix: ``ENV OMP_NUM_THREADS=<budget> MKL_NUM_THREADS=<budget>`` in the image.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.budget import cpu_budget
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.registry import Check
+
+RULE = "PD-CPU-013"
+VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def check(facts: Facts) -> list[Finding]:
+    budget = cpu_budget(facts)
+    if budget is None:
+        return [skipped(RULE, "the CPU budget is unknown; see PD-CPU-010")]
+    problems, fine = [], []
+    for name in VARIABLES:
+        value = facts.env.get(name)
+        if value is None:
+            continue
+        try:
+            threads = int(value.split(",")[0])
+        except ValueError:
+            problems.append(f"{name}={value!r} is not a number")
+            continue
+        (problems if threads > budget.cpus else fine).append(f"{name}={threads}")
+    if not any(name in facts.env for name in VARIABLES) and budget.visible_cpus and budget.visible_cpus > budget.cpus:
+        problems.append(f"OMP_NUM_THREADS is unset, so OpenMP starts {budget.visible_cpus} threads (the CPUs it can see)")
+    if problems:
+        return [Finding(RULE, Status.FAIL, f"thread pools exceed the budget of {budget.describe()}: {'; '.join(problems)}",
+                        observed="; ".join(problems), expected=f"OMP_NUM_THREADS and MKL_NUM_THREADS at most {budget.whole_cpus}",
+                        evidence={"budget_cpus": budget.cpus, "visible_cpus": budget.visible_cpus})]
+    detail = ", ".join(fine) if fine else f"OpenMP sees {budget.visible_cpus} CPUs"
+    return [passed(RULE, f"thread pools fit the budget of {budget.describe()} ({detail})")]
+
+
+CHECK = Check(name="thread_pools", rules=(RULE,), run=check)

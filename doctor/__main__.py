@@ -1,0 +1,3 @@
+from paddle_doctor.cli import main
+
+main()

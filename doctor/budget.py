@@ -1,0 +1,66 @@
+"""The CPU budget: how many CPUs this container may really use, derived from Facts.
+
+It is the smallest of the cgroup quota (quota / period), the cpuset, the process affinity and
+the online CPUs. Paddle reads none of these; it uses whatever thread count it is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .facts import Facts
+from .probes.common import format_cpu_list
+
+PADDLE_DEFAULT_THREADS = 1
+
+
+@dataclass(frozen=True)
+class Limit:
+    cpus: float
+    what: str
+
+
+@dataclass(frozen=True)
+class CpuBudget:
+    cpus: float
+    limited_by: Limit
+    limits: tuple[Limit, ...]
+    visible_cpus: int | None
+
+    @property
+    def whole_cpus(self) -> int:
+        """Threads that fit without oversubscription (at least 1)."""
+        return max(1, int(self.cpus + 1e-9))
+
+    def describe(self) -> str:
+        return f"{self.cpus:g} CPUs ({self.limited_by.what})"
+
+
+def cpu_budget(facts: Facts) -> CpuBudget | None:
+    limits: list[Limit] = []
+    group = facts.cgroup
+    if group.quota_us and group.period_us:
+        cpus = group.quota_us / group.period_us
+        limits.append(Limit(cpus, f"cgroup quota {group.quota_us}/{group.period_us} µs in {group.quota_file}"))
+    if group.cpuset:
+        limits.append(Limit(len(group.cpuset), f"cpuset {format_cpu_list(group.cpuset)} in {group.cpuset_file}"))
+    affinity = facts.process.affinity
+    if affinity:
+        limits.append(Limit(len(affinity), f"CPU affinity {format_cpu_list(affinity)}"))
+    online = facts.cpu.online_cpus
+    if online:
+        limits.append(Limit(len(online), f"{len(online)} online CPUs"))
+    elif facts.cpu.logical_cpus:
+        limits.append(Limit(facts.cpu.logical_cpus, f"{facts.cpu.logical_cpus} CPUs in /proc/cpuinfo"))
+    if not limits:
+        return None
+    tightest = min(limits, key=lambda limit: limit.cpus)
+    visible = len(affinity) if affinity else (len(online) if online else facts.cpu.logical_cpus)
+    return CpuBudget(tightest.cpus, tightest, tuple(limits), visible)
+
+
+def service_threads(facts: Facts) -> tuple[int, str]:
+    """Math threads per predictor and where that number comes from."""
+    if facts.service.threads is not None:
+        return facts.service.threads, "--threads"
+    return PADDLE_DEFAULT_THREADS, "Paddle's default (set_cpu_math_library_num_threads not called)"

@@ -1,0 +1,230 @@
+"""The ``paddle-doctor`` command line.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 the doctor itself
+failed or was used wrongly (one line on stderr; the traceback only with --debug).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from . import __version__
+from .facts import FactsError
+from .report import EXIT_DOCTOR_FAILED
+from .rules import RulesError
+from .settings import SettingsError
+
+DEFAULT_PADDLE_TIMEOUT = 60.0
+USER_ERRORS = (FactsError, RulesError, SettingsError)
+
+
+class DefaultCommandGroup(click.Group):
+    """``paddle-doctor [OPTIONS]`` means ``paddle-doctor check [OPTIONS]``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def probe_options(function):
+    options = [
+        click.option("--root", default="/", show_default=True, type=click.Path(file_okay=False),
+                     help="Read /proc, /sys and files under this directory (a mounted container filesystem)."),
+        click.option("--python", "python", default=None,
+                     help="Interpreter whose Paddle to probe [default: this one; none with --root]."),
+        click.option("--no-paddle", is_flag=True, help="Do not import Paddle in a child process."),
+        click.option("--paddle-timeout", type=click.FloatRange(min=1), default=DEFAULT_PADDLE_TIMEOUT, show_default=True,
+                     help="Seconds the Paddle import may take."),
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="Math threads per predictor the service sets (set_cpu_math_library_num_threads) [default: Paddle's 1]."),
+        click.option("--instances", type=click.IntRange(min=1), default=None,
+                     help="Predictor instances (processes or workers) the service runs in this container [default: 1]."),
+        click.option("--onednn/--no-onednn", default=None, help="Whether the service enables oneDNN [default: Paddle's default]."),
+        click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16", "int8"]), default=None,
+                     help="Precision the service runs in [default: fp32]."),
+        click.option("--debug", is_flag=True, help="Show tracebacks for errors."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _service(params: dict[str, Any], base=None):
+    from .facts import ServiceFacts
+
+    service = base or ServiceFacts()
+    for name in ("threads", "instances", "onednn", "precision"):
+        if params.get(name) is not None:
+            setattr(service, name, params[name])
+    return service
+
+
+def _collect(params: dict[str, Any]):
+    from .context import ProbeContext
+    from .probes import collect_facts
+
+    ctx = ProbeContext(params["root"])
+    python = params["python"]
+    if python is None and ctx.is_live:
+        python = sys.executable
+    if params["no_paddle"]:
+        python = None
+    return collect_facts(ctx, _service(params), python, params["paddle_timeout"])
+
+
+@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="paddle-doctor")
+def cli() -> None:
+    """Find why Paddle Inference is slow in this container.
+
+    With no command, runs `check`.
+    """
+
+
+@cli.command()
+@probe_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
+              help="Check these recorded facts (from `paddle-doctor facts`) instead of probing.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Exit 1 when a finding has at least this severity [default: error].")
+@click.option("--ignore", multiple=True, metavar="ID", help="Leave out a rule id or id prefix (repeatable).")
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML file with fail_on, ignore and per-rule severity overrides.")
+@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
+@click.option("--quiet", "-q", is_flag=True, help="Text report: show only findings that need attention.")
+def check(**params: Any) -> None:
+    """Probe this container, run every check and print the report."""
+    from dataclasses import replace
+
+    from .facts import load_facts
+    from .registry import discover_checks
+    from .report import build_report
+    from .rules import load_rules
+    from .runner import run_checks
+    from .settings import Settings, load_settings
+
+    rulebook = load_rules(params["rules_file"])
+    settings = load_settings(params["settings_file"]) if params["settings_file"] else Settings()
+    if params["fail_on"]:
+        settings = replace(settings, fail_on=params["fail_on"])
+    if params["ignore"]:
+        settings = replace(settings, ignore=settings.ignore + tuple(params["ignore"]))
+    if params["facts_file"]:
+        facts = load_facts(params["facts_file"])
+        facts.service = _service(params, facts.service)
+    else:
+        facts = _collect(params)
+    checks, load_failures = discover_checks()
+    report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
+    if params["as_json"]:
+        from .render.json_report import render_json
+
+        click.echo(render_json(report), nl=False)
+    else:
+        from rich.console import Console
+
+        from .render.text import render_text
+
+        render_text(report, Console(), show_passed=not params["quiet"])
+    sys.exit(report.exit_code)
+
+
+@cli.command()
+@probe_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the facts to this file instead of stdout.")
+def facts(**params: Any) -> None:
+    """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
+    text = _collect(params).to_json()
+    if params["output"]:
+        with open(params["output"], "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command("rules")
+@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
+@click.option("--debug", is_flag=True, hidden=True)
+def list_rules(rules_file: str | None, debug: bool) -> None:
+    """List every rule: id, severity, whether a check evaluates it yet, title."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .rules import load_rules
+
+    table = Table(show_lines=False)
+    for column in ("id", "severity", "checked", "experiment", "title"):
+        table.add_column(column)
+    for rule in load_rules(rules_file).ordered():
+        checked = {"stable": "yes", "planned": "not yet checked", "removed": "removed"}[rule.status]
+        table.add_row(rule.id, rule.severity, checked, rule.experiment or "-", rule.title)
+    Console().print(table)
+
+
+@cli.command()
+@click.argument("rule_id")
+@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
+@click.option("--debug", is_flag=True, hidden=True)
+def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
+    """Print one rule in full: symptom, cause, fix, docs, experiment."""
+    from rich.console import Console
+
+    from .rules import load_rules
+
+    rulebook = load_rules(rules_file)
+    rule = rulebook.rules.get(rule_id.upper())
+    if rule is None:
+        raise click.UsageError(f"unknown rule id {rule_id!r}; `paddle-doctor rules` lists them")
+    console = Console()
+    console.print(f"[bold]{rule.id}[/] {rule.slug} — {rule.title}")
+    console.print(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}")
+    for label, value in (("Symptom", rule.symptom), ("Cause", rule.cause), ("Fix", rule.fix_text)):
+        console.print(f"\n[bold]{label}[/]\n{value}", highlight=False)
+    for change in rule.fix_changes:
+        console.print(f"  [{change.kind}]", style="dim", end=" ")
+        console.print(change.code, style="cyan", highlight=False, markup=False)
+    if rule.docs:
+        console.print("\n[bold]Docs[/]")
+        for url in rule.docs:
+            console.print(f"  {url}", highlight=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="paddle-doctor", standalone_mode=False)
+    except SystemExit:
+        raise
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("paddle-doctor: aborted", err=True)
+        sys.exit(EXIT_DOCTOR_FAILED)
+    except click.UsageError as exc:
+        if debug:
+            raise
+        click.echo(f"paddle-doctor: error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_DOCTOR_FAILED)
+    except USER_ERRORS as exc:
+        if debug:
+            raise
+        click.echo(f"paddle-doctor: error: {exc}", err=True)
+        sys.exit(EXIT_DOCTOR_FAILED)
+    except click.ClickException as exc:
+        if debug:
+            raise
+        click.echo(f"paddle-doctor: error: {exc.format_message()}", err=True)
+        sys.exit(EXIT_DOCTOR_FAILED)
+    except Exception as exc:
+        if debug:
+            raise
+        click.echo(f"paddle-doctor: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True)
+        sys.exit(EXIT_DOCTOR_FAILED)
+    sys.exit(0)

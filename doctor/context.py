@@ -1,0 +1,104 @@
+"""Where probes meet the machine.
+
+Every path a probe reads resolves under one root (``/`` for the live system, a recorded fixture
+tree in tests, a mounted container filesystem for offline inspection), and every subprocess runs
+through :meth:`ProbeContext.run`, which always has a timeout and kills the whole process group
+when it expires.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_READ_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RunResult:
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool
+
+    @property
+    def signal_name(self) -> str | None:
+        """Name of the signal that killed the child (``SIGILL``), or None if it exited."""
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+
+class ProbeContext:
+    def __init__(self, root: str | os.PathLike = "/"):
+        self.root = Path(root)
+        self.is_live = self.root.resolve() == Path("/")
+
+    def path(self, path: str) -> Path:
+        """``path`` (absolute, as seen inside the container) resolved under the root."""
+        return self.root / str(path).lstrip("/")
+
+    def exists(self, path: str) -> bool:
+        return self.path(path).exists()
+
+    def read_text(self, path: str) -> str:
+        """File text; raises OSError (missing, unreadable) or UnicodeDecodeError."""
+        with open(self.path(path), "rb") as handle:
+            data = handle.read(MAX_READ_BYTES)
+        return data.decode("utf-8")
+
+    def listdir(self, path: str) -> list[str]:
+        return sorted(os.listdir(self.path(path)))
+
+    def run(
+        self,
+        argv: list[str],
+        timeout: float,
+        env: dict[str, str] | None = None,
+        stdin_text: str | None = None,
+    ) -> RunResult:
+        """Run a command with a hard timeout; never raises for the child's failures."""
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return RunResult(tuple(argv), 127, "", str(exc), time.perf_counter() - start, False)
+        try:
+            stdout, stderr = proc.communicate(stdin_text, timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            stdout, stderr = proc.communicate()
+            timed_out = True
+        return RunResult(
+            tuple(argv),
+            None if timed_out else proc.returncode,
+            stdout,
+            stderr,
+            time.perf_counter() - start,
+            timed_out,
+        )
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

@@ -1,0 +1,182 @@
+"""Facts: everything the probes saw, as plain data.
+
+Facts serialize to JSON and back without loss, so ``paddle-doctor facts > snap.json`` on one
+machine and ``paddle-doctor check --facts snap.json`` on another give the same findings.
+Checks read Facts and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .serde import DecodeError, from_data, to_data
+
+SCHEMA_VERSION = 1
+
+
+class FactsError(ValueError):
+    """A facts file that cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass
+class ProbeIssue:
+    """Something a probe could not read; recorded instead of raised."""
+
+    probe: str
+    path: str | None
+    reason: str
+
+
+@dataclass
+class HostFacts:
+    hostname: str | None = None
+    kernel: str | None = None
+    machine: str | None = None
+    python: str | None = None
+
+
+@dataclass
+class ContainerFacts:
+    detected: bool = False
+    runtime: str | None = None
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CpuFacts:
+    source: str | None = None
+    arch: str | None = None
+    vendor: str | None = None
+    model_name: str | None = None
+    logical_cpus: int | None = None
+    online_cpus: list[int] | None = None
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CgroupFacts:
+    version: int | None = None
+    cpu_dir: str | None = None
+    quota_us: int | None = None
+    period_us: int | None = None
+    quota_file: str | None = None
+    cpuset: list[int] | None = None
+    cpuset_file: str | None = None
+    nr_periods: int | None = None
+    nr_throttled: int | None = None
+    throttled_usec: int | None = None
+
+
+@dataclass
+class MemoryFacts:
+    limit_bytes: int | None = None
+    usage_bytes: int | None = None
+    limit_file: str | None = None
+    shm_bytes: int | None = None
+
+
+@dataclass
+class Mount:
+    mountpoint: str
+    fstype: str
+    source: str
+    root: str
+    options: list[str]
+    super_options: list[str]
+
+
+@dataclass
+class ProcessFacts:
+    affinity: list[int] | None = None
+    affinity_source: str | None = None
+
+
+@dataclass
+class PaddleFacts:
+    """What the Paddle probe child saw. ``status``: ok, missing, crashed, failed, timeout, not_probed."""
+
+    status: str = "not_probed"
+    reason: str | None = None
+    python: str | None = None
+    distribution: str | None = None
+    version: str | None = None
+    with_cuda: bool | None = None
+    cuda_version: str | None = None
+    cudnn_version: str | None = None
+    compiled_with_avx: bool | None = None
+    compiled_with_mkldnn: bool | None = None
+    mkldnn_default_on: bool | None = None
+    default_threads: int | None = None
+    supports: dict[str, bool] = field(default_factory=dict)
+    trt_compile_version: list[int] | None = None
+    trt_runtime_version: list[int] | None = None
+    import_seconds: float | None = None
+    returncode: int | None = None
+    signal: str | None = None
+    stderr_tail: str | None = None
+
+
+@dataclass
+class ServiceFacts:
+    """How the service configures Paddle, as told on the command line (not probed)."""
+
+    threads: int | None = None
+    instances: int = 1
+    onednn: bool | None = None
+    precision: str = "fp32"
+
+
+@dataclass
+class Facts:
+    schema_version: int = SCHEMA_VERSION
+    doctor_version: str = ""
+    root: str = "/"
+    host: HostFacts = field(default_factory=HostFacts)
+    container: ContainerFacts = field(default_factory=ContainerFacts)
+    cpu: CpuFacts = field(default_factory=CpuFacts)
+    cgroup: CgroupFacts = field(default_factory=CgroupFacts)
+    memory: MemoryFacts = field(default_factory=MemoryFacts)
+    process: ProcessFacts = field(default_factory=ProcessFacts)
+    mounts: list[Mount] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    service: ServiceFacts = field(default_factory=ServiceFacts)
+    paddle: PaddleFacts = field(default_factory=PaddleFacts)
+    issues: list[ProbeIssue] = field(default_factory=list)
+
+    def issues_for(self, probe: str) -> list[ProbeIssue]:
+        return [issue for issue in self.issues if issue.probe == probe]
+
+    def to_json(self) -> str:
+        return json.dumps(to_data(self), indent=2, sort_keys=True) + "\n"
+
+
+def facts_from_data(data: Any, source: str = "facts") -> Facts:
+    if not isinstance(data, dict):
+        raise FactsError(f"{source}: expected a JSON object of facts")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise FactsError(
+            f"{source}: facts schema_version is {version!r}, this paddle-doctor reads "
+            f"{SCHEMA_VERSION}; record the facts again with this version"
+        )
+    try:
+        return from_data(Facts, data)
+    except DecodeError as exc:
+        raise FactsError(f"{source}: {exc}") from None
+
+
+def load_facts(path: str | Path) -> Facts:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FactsError(f"{path}: facts file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FactsError(f"{path}: cannot read facts file ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FactsError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); expected the output of 'paddle-doctor facts'") from None
+    return facts_from_data(data, str(path))

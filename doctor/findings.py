@@ -1,0 +1,49 @@
+"""Findings: what a check concluded about one rule. Status and severity are separate.
+
+Status says what the check found (pass, fail, warn, skip, error: the doctor could not carry the
+check out); severity (from rules.yaml, overridable) says how much a failure matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Status(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"
+    SKIP = "skip"
+    ERROR = "error"
+
+    @property
+    def is_problem(self) -> bool:
+        """Counts towards the exit code (an error means a rule could not be verified)."""
+        return self in (Status.FAIL, Status.WARN, Status.ERROR)
+
+
+SEVERITIES = ("info", "warning", "error")
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)
+
+
+@dataclass
+class Finding:
+    rule_id: str
+    status: Status
+    message: str
+    observed: str | None = None
+    expected: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def passed(rule_id: str, message: str, **evidence: Any) -> Finding:
+    return Finding(rule_id, Status.PASS, message, evidence=evidence)
+
+
+def skipped(rule_id: str, message: str) -> Finding:
+    return Finding(rule_id, Status.SKIP, message)

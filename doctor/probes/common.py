@@ -1,0 +1,73 @@
+"""Reading helpers shared by the probes: a failed read is recorded as a ProbeIssue, never raised."""
+
+from __future__ import annotations
+
+from ..context import ProbeContext
+from ..facts import ProbeIssue
+
+
+class Reader:
+    """Reads files under a ProbeContext and keeps the issues it met."""
+
+    def __init__(self, ctx: ProbeContext):
+        self.ctx = ctx
+        self.issues: list[ProbeIssue] = []
+
+    def note(self, probe: str, path: str | None, reason: str) -> None:
+        self.issues.append(ProbeIssue(probe, path, reason))
+
+    def text(self, probe: str, path: str, required: bool = True) -> str | None:
+        """The file's text, or None; a missing file is an issue only if ``required``."""
+        try:
+            return self.ctx.read_text(path)
+        except FileNotFoundError:
+            if required:
+                self.note(probe, path, "file not found")
+        except UnicodeDecodeError:
+            self.note(probe, path, "not text (cannot decode as UTF-8)")
+        except OSError as exc:
+            self.note(probe, path, f"cannot read: {exc.strerror or exc}")
+        return None
+
+    def integer(self, probe: str, path: str, required: bool = True) -> int | None:
+        text = self.text(probe, path, required)
+        if text is None:
+            return None
+        try:
+            return int(text.strip())
+        except ValueError:
+            self.note(probe, path, f"expected an integer, found {text.strip()[:40]!r}")
+            return None
+
+
+def parse_cpu_list(text: str) -> list[int]:
+    """Kernel CPU list syntax (``0-3,8,10-11``) to sorted CPU numbers; ValueError if malformed."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            low, high = part.split("-", 1)
+            if int(low) > int(high):
+                raise ValueError(f"bad CPU range {part!r}")
+            cpus.update(range(int(low), int(high) + 1))
+        else:
+            cpus.add(int(part))
+    return sorted(cpus)
+
+
+def format_cpu_list(cpus: list[int]) -> str:
+    """Inverse of :func:`parse_cpu_list`: ``[0, 1, 2, 5]`` -> ``0-2,5``."""
+    ranges: list[str] = []
+    start = prev = None
+    for cpu in sorted(cpus):
+        if prev is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        if start is not None:
+            ranges.append(f"{start}-{prev}" if prev != start else str(start))
+        start = prev = cpu
+    if start is not None:
+        ranges.append(f"{start}-{prev}" if prev != start else str(start))
+    return ",".join(ranges)

@@ -1,0 +1,97 @@
+"""Runs in a child interpreter: imports Paddle and prints what it was built with.
+
+Kept free of paddle_doctor imports so any Python with Paddle can run it (its text is passed with
+``python -c``; the current directory is dropped from ``sys.path`` so that nothing there can stand
+in for ``paddle``). It prints one
+``META`` line before importing Paddle, so that a crash during the import (SIGILL on a CPU without
+the instructions the wheel needs) still leaves the version behind, then one ``RESULT`` line.
+"""
+
+import json
+import sys
+import time
+
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+
+DISTRIBUTIONS = ("paddlepaddle", "paddlepaddle-gpu", "paddlepaddle-cpu")
+CORE_FLAGS = (
+    "supports_avx512f",
+    "supports_vnni",
+    "supports_bfloat16",
+    "supports_bfloat16_fast_performance",
+    "supports_int8",
+)
+
+
+def emit(tag, payload):
+    sys.stdout.write(f"{tag} {json.dumps(payload)}\n")
+    sys.stdout.flush()
+
+
+def distribution():
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None, None
+    for name in DISTRIBUTIONS:
+        try:
+            return name, metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None, None
+
+
+def call(obj, name, *args):
+    function = getattr(obj, name, None)
+    if function is None:
+        return None
+    try:
+        return function(*args)
+    except Exception:
+        return None
+
+
+def main():
+    name, version = distribution()
+    emit("META", {"distribution": name, "version": version, "python": sys.executable})
+    start = time.perf_counter()
+    try:
+        import paddle
+        import paddle.inference as inference
+        from paddle.base import core
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] == "paddle":
+            emit("RESULT", {"status": "missing", "reason": str(exc)})
+            return
+        raise
+    seconds = time.perf_counter() - start
+    config = inference.Config()
+    supports = {}
+    for flag in CORE_FLAGS:
+        value = call(core, flag)
+        if value is not None:
+            supports[flag.replace("supports_", "")] = bool(value)
+    version_module = paddle.version
+    emit(
+        "RESULT",
+        {
+            "status": "ok",
+            "version": getattr(paddle, "__version__", version),
+            "with_cuda": bool(call(paddle, "is_compiled_with_cuda")),
+            "cuda_version": str(call(version_module, "cuda")),
+            "cudnn_version": str(call(version_module, "cudnn")),
+            "compiled_with_avx": call(core, "is_compiled_with_avx"),
+            "compiled_with_mkldnn": call(core, "is_compiled_with_onednn")
+            if hasattr(core, "is_compiled_with_onednn")
+            else call(core, "is_compiled_with_mkldnn"),
+            "mkldnn_default_on": call(config, "mkldnn_enabled"),
+            "default_threads": call(config, "cpu_math_library_num_threads"),
+            "supports": supports,
+            "trt_compile_version": list(call(inference, "get_trt_compile_version") or ()) or None,
+            "trt_runtime_version": list(call(inference, "get_trt_runtime_version") or ()) or None,
+            "import_seconds": round(seconds, 3),
+        },
+    )
+
+
+main()

@@ -1,0 +1,61 @@
+"""The Paddle probe: imports Paddle in a child process with a timeout.
+
+The import runs in a child because it can kill the process (SIGILL from an AVX wheel on a CPU
+without AVX), costs about a second and 300 MB, and must not poison the doctor.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..context import ProbeContext
+from ..facts import PaddleFacts
+
+CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
+STDERR_TAIL_CHARS = 800
+
+
+def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
+    result = ctx.run([python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")], timeout=timeout)
+    facts = PaddleFacts(python=python, import_seconds=None)
+    payloads = _tagged_lines(result.stdout)
+    meta = payloads.get("META", {})
+    facts.distribution = meta.get("distribution")
+    facts.version = meta.get("version")
+    facts.stderr_tail = result.stderr[-STDERR_TAIL_CHARS:].strip() or None
+    facts.returncode = result.returncode
+    if result.timed_out:
+        facts.status = "timeout"
+        facts.reason = f"importing Paddle did not finish within {timeout:g} s"
+        return facts
+    if result.signal_name:
+        facts.status = "crashed"
+        facts.signal = result.signal_name
+        facts.reason = f"the Python process importing Paddle was killed by {result.signal_name}"
+        return facts
+    outcome = payloads.get("RESULT")
+    if outcome is None:
+        facts.status = "failed"
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        facts.reason = f"importing Paddle failed (exit code {result.returncode}): {last}"
+        return facts
+    facts.status = outcome.pop("status")
+    facts.reason = outcome.pop("reason", None)
+    for key, value in outcome.items():
+        setattr(facts, key, value)
+    if facts.status == "ok":
+        facts.stderr_tail = None
+    return facts
+
+
+def _tagged_lines(stdout: str) -> dict[str, dict]:
+    found = {}
+    for line in stdout.splitlines():
+        tag, _, body = line.partition(" ")
+        if tag in ("META", "RESULT"):
+            try:
+                found[tag] = json.loads(body)
+            except json.JSONDecodeError:
+                continue
+    return found

@@ -1,0 +1,86 @@
+"""Host identity, container detection, process CPU affinity and the (redacted) environment."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import sys
+
+from ..facts import ContainerFacts, HostFacts, Mount, ProcessFacts
+from .common import Reader, parse_cpu_list
+
+SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE", re.I)
+URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
+REDACTED = "<redacted>"
+
+
+def probe_host(reader: Reader) -> HostFacts:
+    facts = HostFacts(python=platform.python_version())
+    if reader.ctx.is_live:
+        facts.hostname = socket.gethostname()
+        facts.kernel = platform.release()
+        facts.machine = platform.machine()
+    else:
+        hostname = reader.text("host", "/etc/hostname", required=False)
+        facts.hostname = hostname.strip() if hostname else None
+    return facts
+
+
+def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) -> ContainerFacts:
+    evidence: list[str] = []
+    runtime = None
+    if reader.ctx.exists("/.dockerenv"):
+        evidence.append("/.dockerenv exists")
+        runtime = "docker"
+    if reader.ctx.exists("/run/.containerenv"):
+        evidence.append("/run/.containerenv exists")
+        runtime = "podman"
+    if "KUBERNETES_SERVICE_HOST" in env:
+        evidence.append("KUBERNETES_SERVICE_HOST is set")
+        runtime = "kubernetes"
+    cgroup_text = reader.text("container", "/proc/1/cgroup", required=False) or ""
+    for marker, name in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc")):
+        if marker in cgroup_text:
+            evidence.append(f"/proc/1/cgroup mentions {marker}")
+            runtime = runtime or name
+            break
+    root = next((m for m in reversed(mounts) if m.mountpoint == "/"), None)
+    if root is not None and root.fstype in ("overlay", "aufs", "fuse-overlayfs"):
+        evidence.append(f"/ is on {root.fstype}")
+    return ContainerFacts(detected=bool(evidence), runtime=runtime, evidence=evidence)
+
+
+def probe_process(reader: Reader) -> ProcessFacts:
+    text = reader.text("process", "/proc/self/status", required=False)
+    if text is not None:
+        for line in text.splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                try:
+                    return ProcessFacts(parse_cpu_list(line.split(":", 1)[1]), "/proc/self/status")
+                except ValueError:
+                    reader.note("process", "/proc/self/status", f"bad Cpus_allowed_list: {line[:60]!r}")
+                    return ProcessFacts()
+    if reader.ctx.is_live and hasattr(os, "sched_getaffinity"):
+        return ProcessFacts(sorted(os.sched_getaffinity(0)), "sched_getaffinity")
+    return ProcessFacts()
+
+
+def redact_environment(environ: dict[str, str]) -> dict[str, str]:
+    """Values of secret-looking names are hidden; credentials inside URLs are cut out."""
+    clean = {}
+    for name, value in environ.items():
+        if SECRET_NAME.search(name):
+            clean[name] = REDACTED
+        else:
+            clean[name] = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", value)
+    return dict(sorted(clean.items()))
+
+
+def live_environment() -> dict[str, str]:
+    return redact_environment(dict(os.environ))
+
+
+def interpreter() -> str:
+    return sys.executable

@@ -1,0 +1,66 @@
+"""Checks and how they are found.
+
+A check is a pure function of Facts returning Findings for the rules it declares. Built-in and
+third-party checks register the same way: an object of type :class:`Check` published under the
+entry-point group ``paddle_doctor.checks``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Callable
+
+from .facts import Facts
+from .findings import Finding
+
+ENTRY_POINT_GROUP = "paddle_doctor.checks"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    rules: tuple[str, ...]
+    run: Callable[[Facts], list[Finding]]
+    fast: bool = True
+    timeout: float = 5.0
+
+    @property
+    def description(self) -> str:
+        module = sys.modules.get(self.run.__module__)
+        return (module.__doc__ or "").strip() if module else ""
+
+
+class RegistryError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    entry_point: str
+    reason: str
+
+
+def discover_checks() -> tuple[list[Check], list[LoadFailure]]:
+    """Every check published under the entry-point group, sorted by name.
+
+    A third-party entry point that fails to import or is not a Check is reported, not fatal.
+    """
+    checks: dict[str, Check] = {}
+    failures: list[LoadFailure] = []
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        label = f"{entry.name} = {entry.value}"
+        try:
+            check = entry.load()
+        except Exception as exc:
+            failures.append(LoadFailure(label, f"cannot import: {type(exc).__name__}: {exc}"))
+            continue
+        if not isinstance(check, Check):
+            failures.append(LoadFailure(label, f"is a {type(check).__name__}, not a paddle_doctor Check"))
+            continue
+        if check.name in checks:
+            failures.append(LoadFailure(label, f"a check named {check.name!r} is already registered"))
+            continue
+        checks[check.name] = check
+    return [checks[name] for name in sorted(checks)], failures

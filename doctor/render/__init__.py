@@ -1,0 +1,1 @@
+"""Renderers turn a Report into text; they decide nothing."""

@@ -1,0 +1,12 @@
+"""The report as one JSON object (``schema_version`` first-class; keys sorted for stable output)."""
+
+from __future__ import annotations
+
+import json
+
+from ..report import Report
+from ..serde import to_data
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,144 @@
+"""The report: one model built from Facts, check results, rules and settings. Renderers only render it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import __version__
+from .budget import cpu_budget
+from .facts import Facts
+from .findings import Finding, Status, severity_rank
+from .registry import LoadFailure
+from .rules import AREAS, Rule, Rulebook
+from .runner import CheckResult
+from .settings import Settings
+
+SCHEMA_VERSION = 1
+EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
+HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
+
+
+@dataclass
+class Fix:
+    text: str
+    changes: list[dict[str, str]]
+
+
+@dataclass
+class ReportFinding:
+    rule_id: str
+    slug: str
+    title: str
+    area: str
+    check: str
+    status: str
+    severity: str
+    message: str
+    observed: str | None
+    expected: str | None
+    evidence: dict[str, Any]
+    symptom: str
+    cause: str
+    fix: Fix
+    docs: list[str]
+    explain: str
+    experiment: str | None
+
+
+@dataclass
+class Summary:
+    counts: dict[str, int]
+    problems: int
+    ignored: list[str]
+
+
+@dataclass
+class Report:
+    schema_version: int
+    tool: dict[str, str]
+    host: dict[str, Any]
+    fail_on: str
+    findings: list[ReportFinding]
+    check_errors: list[dict[str, str]]
+    summary: Summary
+    exit_code: int = EXIT_OK
+    areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
+
+
+def build_report(
+    facts: Facts,
+    results: list[CheckResult],
+    rulebook: Rulebook,
+    settings: Settings,
+    load_failures: list[LoadFailure] = (),
+) -> Report:
+    findings: list[ReportFinding] = []
+    ignored: list[str] = []
+    for result in results:
+        for finding in result.findings:
+            if settings.is_ignored(finding.rule_id):
+                ignored.append(finding.rule_id)
+                continue
+            findings.append(_report_finding(finding, result.check.name, rulebook, settings))
+    area_order = list(AREAS)
+    findings.sort(key=lambda f: (area_order.index(f.area) if f.area in area_order else len(area_order), f.rule_id))
+    counts = {status.value: sum(1 for f in findings if f.status == status.value) for status in Status}
+    threshold = severity_rank(settings.fail_on)
+    problems = [f for f in findings if Status(f.status).is_problem and severity_rank(f.severity) >= threshold]
+    check_errors = [{"entry_point": failure.entry_point, "reason": failure.reason} for failure in load_failures]
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        tool={"name": "paddle-doctor", "version": __version__},
+        host=host_summary(facts),
+        fail_on=settings.fail_on,
+        findings=findings,
+        check_errors=check_errors,
+        summary=Summary(counts=counts, problems=len(problems), ignored=sorted(set(ignored))),
+        exit_code=EXIT_FINDINGS if problems or check_errors else EXIT_OK,
+    )
+
+
+def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings) -> ReportFinding:
+    rule: Rule | None = rulebook.rules.get(finding.rule_id)
+    severity = settings.severity.get(finding.rule_id, rule.severity if rule else "error")
+    return ReportFinding(
+        rule_id=finding.rule_id,
+        slug=rule.slug if rule else "unknown-rule",
+        title=rule.title if rule else f"unknown rule {finding.rule_id}",
+        area=rule.area if rule else (finding.rule_id.split("-") + ["", ""])[1],
+        check=check,
+        status=finding.status.value,
+        severity=severity,
+        message=finding.message,
+        observed=finding.observed,
+        expected=finding.expected,
+        evidence=finding.evidence,
+        symptom=rule.symptom if rule else "",
+        cause=rule.cause if rule else "",
+        fix=Fix(rule.fix_text, [{"kind": c.kind, "code": c.code} for c in rule.fix_changes]) if rule else Fix("", []),
+        docs=list(rule.docs) if rule else [],
+        explain=rule.explain_command if rule else "",
+        experiment=rule.experiment if rule else None,
+    )
+
+
+def host_summary(facts: Facts) -> dict[str, Any]:
+    budget = cpu_budget(facts)
+    paddle = facts.paddle
+    return {
+        "hostname": facts.host.hostname,
+        "root": facts.root,
+        "container": facts.container.runtime or ("yes" if facts.container.detected else "not detected"),
+        "cpu_model": facts.cpu.model_name,
+        "cpu_arch": facts.cpu.arch,
+        "cpu_flags": [flag for flag in HEADLINE_FLAGS if flag in facts.cpu.flags],
+        "cpu_budget": budget.cpus if budget else None,
+        "cpu_budget_source": budget.limited_by.what if budget else None,
+        "memory_limit_bytes": facts.memory.limit_bytes,
+        "shm_bytes": facts.memory.shm_bytes,
+        "paddle_status": paddle.status,
+        "paddle_version": paddle.version,
+        "paddle_distribution": paddle.distribution,
+        "python": paddle.python,
+    }

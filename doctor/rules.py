@@ -1,0 +1,202 @@
+"""rules.yaml: the symptom -> cause -> fix checklist, as validated data.
+
+Each rule has a stable id ``PD-<AREA>-NNN`` (never reused; retired rules stay with
+``status: removed``), a default severity, the fix as concrete changes, and the name of the
+experiment that confirms the fix on the real predictor.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .findings import SEVERITIES
+
+SCHEMA_VERSION = 1
+RULE_ID = re.compile(r"^PD-(?P<area>[A-Z]+)-\d{3}$")
+SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+LIFECYCLE = ("stable", "planned", "removed")
+CHANGE_KINDS = ("python", "env", "dockerfile", "shell", "kubernetes", "yaml", "text")
+EXPERIMENTS = (
+    "threads",
+    "onednn",
+    "ir_optim",
+    "feed_fetch",
+    "bf16",
+    "onednn_cache",
+    "optim_cache",
+    "warmup",
+    "trt_cache",
+    "fp16",
+    "layouts",
+)
+AREAS = {
+    "PADDLE": "Paddle installation",
+    "CPU": "CPU and threads",
+    "MEM": "Memory",
+    "GPU": "GPU stack",
+    "TRT": "TensorRT",
+    "GRAPH": "Graph optimisation",
+    "START": "Cold start",
+    "PREC": "Precision",
+    "LOAD": "Concurrency",
+    "OBS": "Observability",
+}
+RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
+
+
+class RulesError(ValueError):
+    """rules.yaml is broken; the message names the file, the rule id and the field."""
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    slug: str
+    title: str
+    severity: str
+    status: str
+    symptom: str
+    cause: str
+    fix_text: str
+    fix_changes: tuple[Change, ...]
+    docs: tuple[str, ...]
+    experiment: str | None
+
+    @property
+    def area(self) -> str:
+        return self.id.split("-")[1]
+
+    @property
+    def explain_command(self) -> str:
+        return f"paddle-doctor explain {self.id}"
+
+
+@dataclass(frozen=True)
+class Rulebook:
+    source: str
+    rules: dict[str, Rule]
+
+    def __getitem__(self, rule_id: str) -> Rule:
+        return self.rules[rule_id]
+
+    def __contains__(self, rule_id: str) -> bool:
+        return rule_id in self.rules
+
+    def ordered(self) -> list[Rule]:
+        return sorted(self.rules.values(), key=lambda rule: (list(AREAS).index(rule.area), rule.id))
+
+
+def default_rules_path() -> Path:
+    return Path(str(resources.files("paddle_doctor") / "rules.yaml"))
+
+
+@lru_cache(maxsize=4)
+def load_rules(path: str | None = None) -> Rulebook:
+    source = str(path or default_rules_path())
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulesError(f"{source}: cannot read rules file ({exc})") from None
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise RulesError(f"{source}: not valid YAML{where}") from None
+    return parse_rules(data, source)
+
+
+def parse_rules(data: Any, source: str) -> Rulebook:
+    if not isinstance(data, dict):
+        raise RulesError(f"{source}: expected a mapping with schema_version and rules")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise RulesError(f"{source}: schema_version is {data.get('schema_version')!r}, expected {SCHEMA_VERSION}")
+    entries = data.get("rules")
+    if not isinstance(entries, list) or not entries:
+        raise RulesError(f"{source}: 'rules' must be a non-empty list")
+    rules: dict[str, Rule] = {}
+    slugs: set[str] = set()
+    for index, entry in enumerate(entries):
+        rule = _parse_rule(entry, source, index)
+        if rule.id in rules:
+            raise RulesError(f"{source}: rule {rule.id}: field 'id': duplicate id")
+        if rule.slug in slugs:
+            raise RulesError(f"{source}: rule {rule.id}: field 'slug': duplicate slug {rule.slug!r}")
+        rules[rule.id] = rule
+        slugs.add(rule.slug)
+    return Rulebook(source, rules)
+
+
+def _parse_rule(entry: Any, source: str, index: int) -> Rule:
+    label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else f"#{index + 1}"
+
+    def fail(field: str, message: str) -> RulesError:
+        return RulesError(f"{source}: rule {label}: field '{field}': {message}")
+
+    if not isinstance(entry, dict):
+        raise fail("-", "expected a mapping")
+    for field in sorted(RULE_FIELDS - set(entry)):
+        raise fail(field, "missing")
+    for field in sorted(set(entry) - RULE_FIELDS):
+        raise fail(field, "unknown field")
+    match = RULE_ID.match(str(entry["id"]))
+    if not match:
+        raise fail("id", "expected PD-<AREA>-NNN, e.g. PD-CPU-001")
+    if match.group("area") not in AREAS:
+        raise fail("id", f"unknown area {match.group('area')!r}; expected one of {', '.join(AREAS)}")
+    for field in ("slug", "title", "symptom", "cause"):
+        if not isinstance(entry[field], str) or not entry[field].strip():
+            raise fail(field, "expected non-empty text")
+    if not SLUG.match(entry["slug"]):
+        raise fail("slug", "expected lowercase words joined by '-'")
+    if entry["severity"] not in SEVERITIES:
+        raise fail("severity", f"expected one of {', '.join(SEVERITIES)}")
+    if entry["status"] not in LIFECYCLE:
+        raise fail("status", f"expected one of {', '.join(LIFECYCLE)}")
+    fix = entry["fix"]
+    if not isinstance(fix, dict) or set(fix) - {"text", "changes"} or not isinstance(fix.get("text"), str):
+        raise fail("fix", "expected a mapping with 'text' and 'changes'")
+    changes = fix.get("changes")
+    if not isinstance(changes, list) or not changes:
+        raise fail("fix", "'changes' must be a non-empty list")
+    parsed_changes = []
+    for change in changes:
+        if not isinstance(change, dict) or set(change) != {"kind", "code"}:
+            raise fail("fix", "each change needs exactly 'kind' and 'code'")
+        if change["kind"] not in CHANGE_KINDS:
+            raise fail("fix", f"change kind {change['kind']!r}; expected one of {', '.join(CHANGE_KINDS)}")
+        if not isinstance(change["code"], str) or not change["code"].strip():
+            raise fail("fix", "change code must be non-empty text")
+        parsed_changes.append(Change(change["kind"], change["code"].rstrip("\n")))
+    docs = entry["docs"]
+    if not isinstance(docs, list) or not all(isinstance(d, str) and d.startswith("https://") for d in docs):
+        raise fail("docs", "expected a list of https:// URLs")
+    experiment = entry["experiment"]
+    if experiment is not None and experiment not in EXPERIMENTS:
+        raise fail("experiment", f"unknown experiment {experiment!r}; expected one of {', '.join(EXPERIMENTS)} or null")
+    return Rule(
+        id=entry["id"],
+        slug=entry["slug"],
+        title=entry["title"].strip(),
+        severity=entry["severity"],
+        status=entry["status"],
+        symptom=" ".join(entry["symptom"].split()),
+        cause=" ".join(entry["cause"].split()),
+        fix_text=" ".join(fix["text"].split()),
+        fix_changes=tuple(parsed_changes),
+        docs=tuple(docs),
+        experiment=experiment,
+    )

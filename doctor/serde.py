@@ -1,0 +1,81 @@
+"""Dataclasses to JSON-able dicts and back, strictly: an unknown or mistyped field is an error."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class DecodeError(ValueError):
+    """Data does not fit the dataclass; the message names the field path."""
+
+
+def to_data(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_data(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_data(v) for v in obj]
+    return obj
+
+
+def from_data(cls: type[T], data: Any, where: str = "") -> T:
+    return _decode(cls, data, where or cls.__name__)
+
+
+def _decode(tp: Any, data: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return data
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if data is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _decode(arg, data, where)
+            except DecodeError as exc:
+                errors.append(str(exc))
+        raise DecodeError(errors[0] if len(errors) == 1 else f"{where}: {data!r} fits none of {tp}")
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(data, list):
+            raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
+        return [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
+    if origin is dict:
+        _, value = typing.get_args(tp)
+        if not isinstance(data, dict):
+            raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
+        return {str(k): _decode(value, v, f"{where}.{k}") for k, v in data.items()}
+    if dataclasses.is_dataclass(tp):
+        return _decode_dataclass(tp, data, where)
+    if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
+        return float(data)
+    if tp in (str, int, bool) and type(data) is tp:
+        return data
+    raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
+
+
+def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise DecodeError(f"{where}: unknown field {unknown[0]!r}")
+    values = {}
+    for name, field in fields.items():
+        if name in data:
+            values[name] = _decode(hints[name], data[name], f"{where}.{name}")
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise DecodeError(f"{where}: missing field {name!r}")
+    return cls(**values)

@@ -1,0 +1,65 @@
+"""User settings for a run: failure threshold, ignored rules and per-rule severity overrides.
+
+A settings file is YAML::
+
+    fail_on: warning            # error | warning | info
+    ignore: [PD-CPU-014, PD-GPU]  # rule ids or id prefixes
+    severity:
+      PD-CPU-011: warning
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .findings import SEVERITIES
+
+KEYS = {"fail_on", "ignore", "severity"}
+
+
+class SettingsError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    fail_on: str = "error"
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)
+
+    def is_ignored(self, rule_id: str) -> bool:
+        return any(rule_id == item or rule_id.startswith(item.rstrip("-") + "-") for item in self.ignore)
+
+
+def load_settings(path: str | Path) -> Settings:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SettingsError(f"{path}: settings file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read settings file ({exc})") from None
+    except yaml.YAMLError:
+        raise SettingsError(f"{path}: not valid YAML") from None
+    if data is None:
+        return Settings()
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: expected a mapping with keys {', '.join(sorted(KEYS))}")
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise SettingsError(f"{path}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(KEYS))}")
+    fail_on = data.get("fail_on", "error")
+    if fail_on not in SEVERITIES:
+        raise SettingsError(f"{path}: fail_on is {fail_on!r}; expected one of {', '.join(SEVERITIES)}")
+    ignore = data.get("ignore") or []
+    if not isinstance(ignore, list) or not all(isinstance(item, str) for item in ignore):
+        raise SettingsError(f"{path}: ignore must be a list of rule ids or prefixes")
+    severity = data.get("severity") or {}
+    if not isinstance(severity, dict):
+        raise SettingsError(f"{path}: severity must map rule ids to {', '.join(SEVERITIES)}")
+    for rule_id, level in severity.items():
+        if level not in SEVERITIES:
+            raise SettingsError(f"{path}: severity of {rule_id} is {level!r}; expected one of {', '.join(SEVERITIES)}")
+    return Settings(fail_on=fail_on, ignore=tuple(ignore), severity={str(k): v for k, v in severity.items()})
