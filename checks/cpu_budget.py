@@ -27,8 +27,9 @@ def check(facts: Facts) -> list[Finding]:
     instances = facts.service.instances
     total = threads * instances
     observed = f"{threads} threads ({source}) x {instances} instance{'s' if instances != 1 else ''} = {total}"
-    evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "threads": threads,
-                "instances": instances, "total_threads": total}
+    evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
+                "threads": threads, "instances": instances, "total_threads": total,
+                "threads_per_instance": max(1, budget.whole_cpus // instances)}
     if total > budget.cpus:
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence)

@@ -8,6 +8,7 @@ Fix: fewer threads x instances (or a larger quota); keep pre-processing inside t
 
 from __future__ import annotations
 
+from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
@@ -25,7 +26,10 @@ def check(facts: Facts) -> list[Finding]:
     ratio = group.nr_throttled / group.nr_periods
     seconds = (group.throttled_usec or 0) / 1e6
     observed = f"throttled in {group.nr_throttled} of {group.nr_periods} periods ({ratio:.1%}), {seconds:.1f} s in total"
-    evidence = {"nr_periods": group.nr_periods, "nr_throttled": group.nr_throttled, "throttled_seconds": seconds}
+    evidence = {"nr_periods": group.nr_periods, "nr_throttled": group.nr_throttled, "throttled_seconds": round(seconds, 3)}
+    budget = cpu_budget(facts)
+    if budget is not None:
+        evidence["threads_per_instance"] = max(1, budget.whole_cpus // facts.service.instances)
     if ratio >= FAIL_RATIO:
         return [Finding(RULE, Status.FAIL, f"the CPU quota throttled this container in {ratio:.1%} of periods",
                         observed=observed, expected=f"under {FAIL_RATIO:.0%} of periods", evidence=evidence)]

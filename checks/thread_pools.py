@@ -38,7 +38,7 @@ def check(facts: Facts) -> list[Finding]:
     if problems:
         return [Finding(RULE, Status.FAIL, f"thread pools exceed the budget of {budget.describe()}: {'; '.join(problems)}",
                         observed="; ".join(problems), expected=f"OMP_NUM_THREADS and MKL_NUM_THREADS at most {budget.whole_cpus}",
-                        evidence={"budget_cpus": budget.cpus, "visible_cpus": budget.visible_cpus})]
+                        evidence={"budget_cpus": budget.cpus, "budget": budget.whole_cpus, "visible_cpus": budget.visible_cpus})]
     detail = ", ".join(fine) if fine else f"OpenMP sees {budget.visible_cpus} CPUs"
     return [passed(RULE, f"thread pools fit the budget of {budget.describe()} ({detail})")]
 

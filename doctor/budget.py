@@ -18,6 +18,7 @@ PADDLE_DEFAULT_THREADS = 1
 class Limit:
     cpus: float
     what: str
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -41,17 +42,17 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
     group = facts.cgroup
     if group.quota_us and group.period_us:
         cpus = group.quota_us / group.period_us
-        limits.append(Limit(cpus, f"cgroup quota {group.quota_us}/{group.period_us} µs in {group.quota_file}"))
+        limits.append(Limit(cpus, f"cgroup quota {group.quota_us}/{group.period_us} µs", group.quota_file))
     if group.cpuset:
-        limits.append(Limit(len(group.cpuset), f"cpuset {format_cpu_list(group.cpuset)} in {group.cpuset_file}"))
+        limits.append(Limit(len(group.cpuset), f"cpuset {format_cpu_list(group.cpuset)}", group.cpuset_file))
     affinity = facts.process.affinity
     if affinity:
-        limits.append(Limit(len(affinity), f"CPU affinity {format_cpu_list(affinity)}"))
+        limits.append(Limit(len(affinity), f"CPU affinity {format_cpu_list(affinity)}", facts.process.affinity_source))
     online = facts.cpu.online_cpus
     if online:
-        limits.append(Limit(len(online), f"{len(online)} online CPUs"))
+        limits.append(Limit(len(online), f"{len(online)} online CPUs", "/sys/devices/system/cpu/online"))
     elif facts.cpu.logical_cpus:
-        limits.append(Limit(facts.cpu.logical_cpus, f"{facts.cpu.logical_cpus} CPUs in /proc/cpuinfo"))
+        limits.append(Limit(facts.cpu.logical_cpus, f"{facts.cpu.logical_cpus} CPUs in /proc/cpuinfo", facts.cpu.source))
     if not limits:
         return None
     tightest = min(limits, key=lambda limit: limit.cpus)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from .settings import Settings
 
 SCHEMA_VERSION = 1
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
 
 
@@ -116,11 +118,18 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         evidence=finding.evidence,
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
-        fix=Fix(rule.fix_text, [{"kind": c.kind, "code": c.code} for c in rule.fix_changes]) if rule else Fix("", []),
+        fix=Fix(rule.fix_text, [{"kind": c.kind, "code": fill_placeholders(c.code, finding.evidence)} for c in rule.fix_changes])
+        if rule
+        else Fix("", []),
         docs=list(rule.docs) if rule else [],
         explain=rule.explain_command if rule else "",
         experiment=rule.experiment if rule else None,
     )
+
+
+def fill_placeholders(code: str, values: dict[str, Any]) -> str:
+    """``{name}`` in a rule's fix becomes the finding's evidence value, so the fix is concrete."""
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), code)
 
 
 def host_summary(facts: Facts) -> dict[str, Any]:
@@ -134,7 +143,8 @@ def host_summary(facts: Facts) -> dict[str, Any]:
         "cpu_arch": facts.cpu.arch,
         "cpu_flags": [flag for flag in HEADLINE_FLAGS if flag in facts.cpu.flags],
         "cpu_budget": budget.cpus if budget else None,
-        "cpu_budget_source": budget.limited_by.what if budget else None,
+        "cpu_budget_limited_by": budget.limited_by.what if budget else None,
+        "cpu_budget_file": budget.limited_by.source if budget else None,
         "memory_limit_bytes": facts.memory.limit_bytes,
         "shm_bytes": facts.memory.shm_bytes,
         "paddle_status": paddle.status,

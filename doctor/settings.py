@@ -31,7 +31,7 @@ class Settings:
     severity: dict[str, str] = field(default_factory=dict)
 
     def is_ignored(self, rule_id: str) -> bool:
-        return any(rule_id == item or rule_id.startswith(item.rstrip("-") + "-") for item in self.ignore)
+        return any(rule_id.startswith(item.upper()) for item in self.ignore)
 
 
 def load_settings(path: str | Path) -> Settings:

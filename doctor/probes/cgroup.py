@@ -110,7 +110,7 @@ def _read_v2(reader: Reader, mounts, memberships, cgroup: CgroupFacts, memory: M
         elif cgroup.period_us is None:
             cgroup.period_us = int(fields[1])
     _read_cpuset(reader, cgroup, [f"{directory}/cpuset.cpus.effective"])
-    _read_cpu_stat(reader, cgroup, f"{directory}/cpu.stat", throttled_key="throttled_usec", scale=1)
+    _read_cpu_stat(reader, cgroup, f"{_quota_dir(cgroup, directory)}/cpu.stat", throttled_key="throttled_usec", scale=1)
     for level in _ancestors(directory, top):
         path = f"{level}/memory.max"
         text = reader.text("cgroup", path, required=False)
@@ -135,7 +135,7 @@ def _read_v1(reader: Reader, mounts, memberships, cgroup: CgroupFacts, memory: M
             _keep_tighter_quota(cgroup, quota, period, f"{level}/cpu.cfs_quota_us")
     cpuset_dir, _ = _locate(reader, _v1_mount(mounts, "cpuset"), memberships.get("cpuset"), f"{DEFAULT_MOUNT}/cpuset")
     _read_cpuset(reader, cgroup, [f"{cpuset_dir}/cpuset.effective_cpus", f"{cpuset_dir}/cpuset.cpus"])
-    _read_cpu_stat(reader, cgroup, f"{directory}/cpu.stat", throttled_key="throttled_time", scale=1000)
+    _read_cpu_stat(reader, cgroup, f"{_quota_dir(cgroup, directory)}/cpu.stat", throttled_key="throttled_time", scale=1000)
     mem_dir, mem_top = _locate(reader, _v1_mount(mounts, "memory"), memberships.get("memory"), f"{DEFAULT_MOUNT}/memory")
     for level in _ancestors(mem_dir, mem_top):
         path = f"{level}/memory.limit_in_bytes"
@@ -143,6 +143,11 @@ def _read_v1(reader: Reader, mounts, memberships, cgroup: CgroupFacts, memory: M
         if limit is not None and limit < V1_UNLIMITED:
             _keep_tighter_memory(memory, limit, path)
     memory.usage_bytes = reader.integer("cgroup", f"{mem_dir}/memory.usage_in_bytes", required=False)
+
+
+def _quota_dir(cgroup: CgroupFacts, directory: str) -> str:
+    """Throttling is counted where the binding quota is set (a pod's quota throttles the pod)."""
+    return posixpath.dirname(cgroup.quota_file) if cgroup.quota_file else directory
 
 
 def _keep_tighter_quota(cgroup: CgroupFacts, quota: int, period: int, path: str) -> None:

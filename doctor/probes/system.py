@@ -14,6 +14,7 @@ from .common import Reader, parse_cpu_list
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE", re.I)
 URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
 REDACTED = "<redacted>"
+CGROUP_MARKERS = {"kubepods": "kubernetes", "docker": "docker", "libpod": "podman", "containerd": "containerd", "lxc": "lxc"}
 
 
 def probe_host(reader: Reader) -> HostFacts:
@@ -40,11 +41,12 @@ def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) ->
     if "KUBERNETES_SERVICE_HOST" in env:
         evidence.append("KUBERNETES_SERVICE_HOST is set")
         runtime = "kubernetes"
-    cgroup_text = reader.text("container", "/proc/1/cgroup", required=False) or ""
-    for marker, name in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc")):
-        if marker in cgroup_text:
-            evidence.append(f"/proc/1/cgroup mentions {marker}")
-            runtime = runtime or name
+    for path in ("/proc/1/cgroup", "/proc/self/cgroup"):
+        cgroup_text = reader.text("container", path, required=False) or ""
+        marker = next((m for m in CGROUP_MARKERS if m in cgroup_text), None)
+        if marker:
+            evidence.append(f"{path} mentions {marker}")
+            runtime = runtime or CGROUP_MARKERS[marker]
             break
     root = next((m for m in reversed(mounts) if m.mountpoint == "/"), None)
     if root is not None and root.fstype in ("overlay", "aufs", "fuse-overlayfs"):

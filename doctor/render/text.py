@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -22,17 +21,24 @@ SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 def render_text(report: Report, console: Console, show_passed: bool = True) -> None:
     console.print(Text(f"paddle-doctor {report.tool['version']}", style="bold"))
     console.print(_host_table(report))
-    current_area = None
-    for finding in report.findings:
-        if not show_passed and finding.status in ("pass", "skip"):
-            continue
-        if finding.area != current_area:
-            current_area = finding.area
-            console.print()
-            console.print(Text(report.areas.get(current_area, current_area), style="bold underline"))
-        console.print(_finding_line(finding))
-        if finding.status in ("fail", "warn", "error"):
-            console.print(Padding(_details(finding), (0, 0, 0, 10)))
+    shown = [f for f in report.findings if show_passed or f.status not in ("pass", "skip")]
+    for area in dict.fromkeys(f.area for f in shown):
+        console.print()
+        console.print(Text(report.areas.get(area, area), style="bold underline"))
+        table = Table.grid(padding=(0, 1))
+        table.add_column(no_wrap=True, min_width=7)
+        table.add_column(no_wrap=True, min_width=13)
+        table.add_column(no_wrap=True, min_width=7)
+        table.add_column(ratio=1)
+        for finding in (f for f in shown if f.area == area):
+            label, style = STATUS_STYLE[finding.status]
+            table.add_row(
+                Text(label, style=style),
+                Text(finding.rule_id, style="bold"),
+                Text(finding.severity, style=SEVERITY_STYLE.get(finding.severity, "")),
+                _body(finding),
+            )
+        console.print(table)
     for failure in report.check_errors:
         console.print(Text(f"check could not be loaded: {failure['entry_point']}: {failure['reason']}", style="bold magenta"))
     console.print()
@@ -47,7 +53,7 @@ def _host_table(report: Report) -> Table:
     flags = ", ".join(host["cpu_flags"]) or "none of avx/avx2/avx512"
     table.add_row("CPU", f"{host['cpu_model'] or 'unknown'} ({host['cpu_arch'] or '?'}); {flags}")
     if host["cpu_budget"] is not None:
-        table.add_row("CPU budget", f"{host['cpu_budget']:g} CPUs, from {host['cpu_budget_source']}")
+        table.add_row("CPU budget", f"{host['cpu_budget']:g} CPUs, from {host['cpu_budget_limited_by']} ({host['cpu_budget_file'] or '?'})")
     table.add_row("Memory", f"limit {_bytes(host['memory_limit_bytes'])}; /dev/shm {_bytes(host['shm_bytes'])}")
     table.add_row("Container", str(host["container"]))
     if host["paddle_version"]:
@@ -58,31 +64,21 @@ def _host_table(report: Report) -> Table:
     return table
 
 
-def _finding_line(finding: ReportFinding) -> Text:
-    label, style = STATUS_STYLE[finding.status]
-    line = Text()
-    line.append(f"{label:<8} ", style=style)
-    line.append(f"{finding.rule_id:<14}", style="bold")
-    line.append(f"{finding.severity:<8} ", style=SEVERITY_STYLE.get(finding.severity, ""))
-    line.append(finding.title)
+def _body(finding: ReportFinding) -> Text | Group:
     if finding.status in ("pass", "skip"):
-        line.append(f" — {finding.message}", style="dim")
-    return line
-
-
-def _details(finding: ReportFinding) -> Group:
-    parts = [Text(finding.message)]
+        return Text(finding.message, style="dim")
+    parts = [Text(finding.title, style="bold"), Text(finding.message)]
     if finding.observed:
-        parts.append(Text.assemble(("observed: ", "bold"), finding.observed))
+        parts.append(Text.assemble(("observed ", "bold"), finding.observed))
     if finding.expected:
-        parts.append(Text.assemble(("expected: ", "bold"), finding.expected))
+        parts.append(Text.assemble(("expected ", "bold"), finding.expected))
     if finding.status != "error":
-        parts.append(Text.assemble(("cause: ", "bold"), finding.cause))
-        parts.append(Text.assemble(("fix: ", "bold"), finding.fix.text))
+        parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
+        parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text))
         for change in finding.fix.changes:
-            parts.append(Text(f"  [{change['kind']}] ", style="dim") + Text(change["code"], style="cyan"))
+            parts.append(Text.assemble((f"  {change['kind']}: ", "dim"), (change["code"], "cyan")))
         if finding.experiment:
-            parts.append(Text(f"confirm: paddle-doctor --model PATH measures this (experiment '{finding.experiment}')", style="dim"))
+            parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
     parts.append(Text(f"more: {finding.explain}", style="dim"))
     return Group(*parts)
 

@@ -1,0 +1,54 @@
+"""Shared test helpers: the real CLI in a subprocess, fixture roots, hand-built Facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paddle_doctor.context import ProbeContext
+from paddle_doctor.facts import Facts, ServiceFacts
+from paddle_doctor.probes import collect_facts
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROOTS = FIXTURES / "roots"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def fixture_root(name: str) -> Path:
+    path = ROOTS / name
+    assert path.is_dir(), f"missing fixture tree {path}"
+    return path
+
+
+def facts_from_root(name: str, environ: dict[str, str] | None = None, **service) -> Facts:
+    """Facts probed from a recorded fixture tree (no Paddle probe)."""
+    return collect_facts(ProbeContext(fixture_root(name)), ServiceFacts(**service), None, 5.0, environ=environ or {})
+
+
+def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The installed CLI, exactly as a user runs it."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "paddle_doctor", *args],
+        capture_output=True, text=True, env=full_env, timeout=timeout,
+    )
+
+
+def report_json(result: subprocess.CompletedProcess) -> dict:
+    assert result.stdout, result.stderr
+    return json.loads(result.stdout)
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {finding["rule_id"]: finding["status"] for finding in report["findings"]}
+
+
+@pytest.fixture(scope="session")
+def report_schema() -> dict:
+    return json.loads((REPO / "doctor" / "schemas" / "report.schema.json").read_text())

@@ -1,0 +1,53 @@
+"""Hand-built Facts for table-driven check tests."""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import CgroupFacts, CpuFacts, Facts, PaddleFacts, ProcessFacts, ServiceFacts
+
+AVX2_FLAGS = ["fpu", "sse4_2", "avx", "avx2", "fma"]
+AVX512_BF16_FLAGS = AVX2_FLAGS + ["avx512f", "avx512_vnni", "avx512_bf16"]
+
+
+def paddle_ok(**overrides) -> PaddleFacts:
+    values = dict(status="ok", python="/usr/bin/python3", distribution="paddlepaddle", version="3.3.1",
+                  with_cuda=False, compiled_with_avx=True, compiled_with_mkldnn=True, mkldnn_default_on=True,
+                  default_threads=1, import_seconds=1.0)
+    values.update(overrides)
+    return PaddleFacts(**values)
+
+
+def make_facts(
+    flags=AVX2_FLAGS,
+    arch="x86_64",
+    model="Test CPU",
+    online=8,
+    quota=None,
+    cpuset=None,
+    affinity=None,
+    throttled=None,
+    paddle=None,
+    env=None,
+    **service,
+) -> Facts:
+    """quota: CPUs as a float (period 100 ms); throttled: (nr_periods, nr_throttled)."""
+    cgroup = CgroupFacts(version=2, cpu_dir="/sys/fs/cgroup")
+    if quota is not None:
+        cgroup.quota_us, cgroup.period_us, cgroup.quota_file = int(quota * 100000), 100000, "/sys/fs/cgroup/cpu.max"
+    if cpuset is not None:
+        cgroup.cpuset, cgroup.cpuset_file = list(cpuset), "/sys/fs/cgroup/cpuset.cpus.effective"
+    if throttled is not None:
+        cgroup.nr_periods, cgroup.nr_throttled, cgroup.throttled_usec = throttled[0], throttled[1], throttled[1] * 20000
+    return Facts(
+        cpu=CpuFacts(source="/proc/cpuinfo", arch=arch, model_name=model, logical_cpus=online,
+                     online_cpus=list(range(online)), flags=sorted(flags)),
+        cgroup=cgroup,
+        process=ProcessFacts(affinity=list(affinity if affinity is not None else (cpuset or range(online))),
+                             affinity_source="/proc/self/status"),
+        paddle=paddle or paddle_ok(),
+        env=env or {},
+        service=ServiceFacts(**service),
+    )
+
+
+def by_rule(findings) -> dict:
+    return {finding.rule_id: finding for finding in findings}

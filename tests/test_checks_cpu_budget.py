@@ -1,0 +1,92 @@
+"""PD-CPU-010/011/012/013/014: the CPU budget against threads, pools, throttling and binding."""
+
+import pytest
+
+from factories import by_rule, make_facts
+from paddle_doctor.checks import core_binding, cpu_budget, cpu_throttling, thread_pools
+from paddle_doctor.facts import ProbeIssue
+from paddle_doctor.findings import Status
+
+
+@pytest.mark.parametrize(
+    "facts, over, under",
+    [
+        # 8 threads in a 2-CPU quota: oversubscribed
+        (make_facts(quota=2, threads=8), "fail", "pass"),
+        # 2 threads x 2 instances on a 1.5-CPU quota
+        (make_facts(quota=1.5, threads=2, instances=2), "fail", "pass"),
+        # the quota is fractional: 2 threads on 1.5 CPUs is already too many
+        (make_facts(quota=1.5, threads=2), "fail", "pass"),
+        # cpuset 0-1 limits, quota absent
+        (make_facts(cpuset=[0, 1], threads=4), "fail", "pass"),
+        # fits exactly
+        (make_facts(quota=2, threads=2), "pass", "pass"),
+        (make_facts(quota=4, threads=2, instances=2), "pass", "pass"),
+        # Paddle's default of 1 thread on 8 CPUs: far below
+        (make_facts(), "pass", "warn"),
+        (make_facts(quota=4, threads=2), "pass", "warn"),
+        # a 1-CPU budget can never be under-used by one thread
+        (make_facts(quota=1), "pass", "pass"),
+    ],
+)
+def test_threads_against_budget(facts, over, under):
+    found = by_rule(cpu_budget.check(facts))
+    assert (found["PD-CPU-010"].status.value, found["PD-CPU-011"].status.value) == (over, under)
+
+
+def test_oversubscription_names_budget_source_and_concrete_fix_values():
+    found = by_rule(cpu_budget.check(make_facts(quota=1.5, threads=8, instances=1)))["PD-CPU-010"]
+    assert found.observed == "8 threads (--threads) x 1 instance = 8"
+    assert found.expected == "at most 1 in total"
+    assert "cgroup quota 150000/100000" in found.message
+    assert found.evidence["threads_per_instance"] == 1
+
+
+def test_garbage_quota_file_makes_budget_an_error_with_path():
+    facts = make_facts(threads=2)
+    facts.issues.append(ProbeIssue("cgroup", "/sys/fs/cgroup/cpu.max", "expected '<quota|max> <period>', found 'x'"))
+    found = cpu_budget.check(facts)
+    assert {f.status for f in found} == {Status.ERROR}
+    assert "/sys/fs/cgroup/cpu.max" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "facts, status",
+    [
+        (make_facts(quota=2), "fail"),  # unset, OpenMP sees 8 CPUs in a 2-CPU quota
+        (make_facts(quota=2, env={"OMP_NUM_THREADS": "8"}), "fail"),
+        (make_facts(quota=2, env={"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "16"}), "fail"),
+        (make_facts(quota=2, env={"OMP_NUM_THREADS": "two"}), "fail"),
+        (make_facts(quota=2, env={"OMP_NUM_THREADS": "2"}), "pass"),
+        (make_facts(quota=2, env={"OMP_NUM_THREADS": "2,1"}), "pass"),
+        (make_facts(cpuset=[0, 1]), "pass"),  # OpenMP honours the affinity mask
+        (make_facts(), "pass"),
+    ],
+)
+def test_thread_pools(facts, status):
+    (finding,) = thread_pools.check(facts)
+    assert finding.status.value == status
+
+
+@pytest.mark.parametrize(
+    "throttled, status",
+    [((1000, 300), "fail"), ((1000, 50), "fail"), ((1000, 3), "warn"), ((1000, 0), "pass"), ((0, 0), "pass"), (None, "skip")],
+)
+def test_throttling(throttled, status):
+    (finding,) = cpu_throttling.check(make_facts(quota=2, throttled=throttled))
+    assert finding.status.value == status
+
+
+@pytest.mark.parametrize(
+    "facts, status",
+    [
+        (make_facts(instances=2), "fail"),
+        (make_facts(instances=2, env={"OMP_PROC_BIND": "close"}), "pass"),
+        (make_facts(instances=2, env={"OMP_PROC_BIND": "false"}), "fail"),
+        (make_facts(instances=2, affinity=[0, 1]), "pass"),
+        (make_facts(instances=1), "pass"),
+    ],
+)
+def test_core_binding(facts, status):
+    (finding,) = core_binding.check(facts)
+    assert finding.status.value == status
