@@ -150,14 +150,20 @@ def facts(**params: Any) -> None:
 
 @cli.command("rules")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README).")
 @click.option("--debug", is_flag=True, hidden=True)
-def list_rules(rules_file: str | None, debug: bool) -> None:
+def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
     """List every rule: id, severity, whether a check evaluates it yet, title."""
     from rich.console import Console
     from rich.table import Table
 
     from .rules import load_rules
 
+    if markdown:
+        from .docs import rules_table_markdown
+
+        click.echo(rules_table_markdown(load_rules(rules_file)), nl=False)
+        return
     table = Table(show_lines=False)
     for column in ("id", "severity", "checked", "experiment", "title"):
         table.add_column(column)

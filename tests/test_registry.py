@@ -1,0 +1,89 @@
+"""Registry and runner: third-party checks register like built-ins; a broken check becomes an
+error finding with its reason and time, and the rest of the report is still produced."""
+
+import json
+import textwrap
+import time
+
+from conftest import report_json, run_doctor, statuses
+from factories import make_facts
+from paddle_doctor.findings import Finding, Status
+from paddle_doctor.registry import Check
+from paddle_doctor.rules import load_rules
+from paddle_doctor.runner import run_checks
+
+
+def check_of(run, rules=("PD-CPU-010",), timeout=5.0, name="probe"):
+    return Check(name=name, rules=rules, run=run, timeout=timeout)
+
+
+def hang(facts):
+    time.sleep(10)
+    return []
+
+
+def explode(facts):
+    raise KeyError("cgroup")
+
+
+def test_a_raising_check_becomes_an_error_and_others_still_run():
+    good = check_of(lambda facts: [Finding("PD-CPU-011", Status.PASS, "fine")], rules=("PD-CPU-011",), name="good")
+    results = run_checks([check_of(explode), good], make_facts(), load_rules())
+    (error,) = results[0].findings
+    assert error.status == Status.ERROR and "raised KeyError" in error.message and "after" in error.message
+    assert results[1].findings[0].status == Status.PASS
+
+
+def test_a_check_past_its_timeout_becomes_an_error_with_the_time_taken():
+    start = time.perf_counter()
+    (result,) = run_checks([check_of(hang, timeout=0.2)], make_facts(), load_rules())
+    assert time.perf_counter() - start < 2
+    assert result.findings[0].status == Status.ERROR
+    assert "0.2 s timeout" in result.findings[0].message
+    assert result.findings[0].evidence["seconds"] >= 0.2
+
+
+def test_a_check_emitting_an_undeclared_rule_is_an_error():
+    (result,) = run_checks([check_of(lambda facts: [Finding("PD-CPU-001", Status.FAIL, "x")])], make_facts(), load_rules())
+    assert result.findings[0].status == Status.ERROR and "does not declare" in result.findings[0].message
+
+
+def test_a_check_declaring_an_unknown_rule_is_an_error():
+    (result,) = run_checks([check_of(lambda facts: [], rules=("PD-CPU-999",))], make_facts(), load_rules())
+    assert result.findings[0].status == Status.ERROR and "not in" in result.findings[0].message
+
+
+def install_plugin(site, module_source, entry="thirdparty = thirdparty_check:CHECK"):
+    (site / "thirdparty_check.py").write_text(textwrap.dedent(module_source))
+    dist = site / "thirdparty_check-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdparty-check\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[paddle_doctor.checks]\n{entry}\n")
+
+
+def test_third_party_check_registers_through_the_entry_point_group(tmp_path):
+    install_plugin(tmp_path, '''
+        """A site check: warns when the image forgot OMP_NUM_THREADS. Why: see PD-CPU-013. Fix: set it."""
+        from paddle_doctor.findings import Finding, Status
+        from paddle_doctor.registry import Check
+
+        def run(facts):
+            status = Status.FAIL if "OMP_NUM_THREADS" not in facts.env else Status.PASS
+            return [Finding("PD-CPU-013", status, "site policy: OMP_NUM_THREADS must be set")]
+
+        CHECK = Check(name="site_omp_policy", rules=("PD-CPU-013",), run=run)
+    ''')
+    result = run_doctor("--json", "--no-paddle", env={"PYTHONPATH": str(tmp_path)})
+    report = report_json(result)
+    mine = [f for f in report["findings"] if f["check"] == "site_omp_policy"]
+    assert len(mine) == 1 and mine[0]["message"] == "site policy: OMP_NUM_THREADS must be set"
+
+
+def test_a_broken_third_party_entry_point_is_reported_and_the_report_goes_on(tmp_path):
+    install_plugin(tmp_path, "raise ImportError('needs a module that is not here')\n")
+    result = run_doctor("--json", "--no-paddle", env={"PYTHONPATH": str(tmp_path)})
+    report = report_json(result)
+    assert report["check_errors"][0]["entry_point"] == "thirdparty = thirdparty_check:CHECK"
+    assert "needs a module" in report["check_errors"][0]["reason"]
+    assert statuses(report)["PD-CPU-001"] in ("pass", "fail", "warn", "skip")
+    assert result.returncode == 1

@@ -1,0 +1,53 @@
+"""The built wheel, installed into a fresh virtual environment, works on its own.
+
+It installs only under the ``paddle_doctor`` namespace (``doctor`` and ``checks`` are names of
+unrelated PyPI distributions), carries rules.yaml and the JSON schema, and runs where Paddle is
+not installed at all.
+"""
+
+import json
+import subprocess
+import sys
+import venv
+import zipfile
+
+import pytest
+
+from conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    (path,) = out.glob("paddle_doctor-*.whl")
+    return path
+
+
+def test_wheel_installs_only_the_unique_namespace(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {name.split("/")[0] for name in names}
+    assert top_level == {"paddle_doctor", next(n for n in top_level if n.endswith(".dist-info"))}
+    assert "paddle_doctor/rules.yaml" in names
+    assert "paddle_doctor/schemas/report.schema.json" in names
+    assert "paddle_doctor/checks/cpu_budget.py" in names
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "[paddle_doctor.checks]" in entry_points and "paddle-doctor = paddle_doctor.cli:main" in entry_points
+
+
+def test_wheel_runs_in_a_fresh_venv_without_paddle(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr
+    result = subprocess.run([str(env_dir / "bin" / "paddle-doctor"), "--json"], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)
+    report = json.loads(result.stdout)
+    found = {f["rule_id"]: f["status"] for f in report["findings"]}
+    assert found["PD-PADDLE-001"] == "fail"  # no Paddle in this venv
+    assert report["host"]["paddle_status"] == "missing"
+    assert result.returncode == 1
+    assert subprocess.run([str(env_dir / "bin" / "paddle-doctor"), "explain", "PD-CPU-010"],
+                          capture_output=True, timeout=60).returncode == 0
