@@ -15,10 +15,12 @@ from . import __version__
 from .facts import FactsError
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
+from .service import ServiceConfigError
 from .settings import SettingsError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
-USER_ERRORS = (FactsError, RulesError, SettingsError)
+USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError)
+SERVICE_FLAGS = ("threads", "instances", "onednn", "precision")
 
 
 class DefaultCommandGroup(click.Group):
@@ -39,6 +41,8 @@ def probe_options(function):
         click.option("--no-paddle", is_flag=True, help="Do not import Paddle in a child process."),
         click.option("--paddle-timeout", type=click.FloatRange(min=1), default=DEFAULT_PADDLE_TIMEOUT, show_default=True,
                      help="Seconds the Paddle import may take."),
+        click.option("--config", "service_config", type=click.Path(dir_okay=False), default=None,
+                     help="YAML file describing the service's Paddle Config (see doctor/service.py); flags override it."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
                      help="Math threads per predictor the service sets (set_cpu_math_library_num_threads) [default: Paddle's 1]."),
         click.option("--instances", type=click.IntRange(min=1), default=None,
@@ -54,10 +58,14 @@ def probe_options(function):
 
 
 def _service(params: dict[str, Any], base=None):
+    """The service settings: recorded facts or ServiceFacts(), then --config, then flags."""
     from .facts import ServiceFacts
+    from .service import load_service_config
 
     service = base or ServiceFacts()
-    for name in ("threads", "instances", "onednn", "precision"):
+    if params.get("service_config"):
+        service = load_service_config(params["service_config"])
+    for name in SERVICE_FLAGS:
         if params.get(name) is not None:
             setattr(service, name, params[name])
     return service

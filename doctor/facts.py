@@ -120,13 +120,44 @@ class PaddleFacts:
 
 
 @dataclass
-class ServiceFacts:
-    """How the service configures Paddle, as told on the command line (not probed)."""
+class TensorRTSettings:
+    """The service's ``enable_tensorrt_engine`` arguments (GPU only)."""
 
+    enabled: bool = False
+    use_static: bool = False
+    precision: str = "fp32"
+    min_subgraph_size: int = 3
+    max_batch_size: int = 1
+    workspace_mb: int = 1024
+    dynamic_shape_file: str | None = None
+
+
+@dataclass
+class ServiceFacts:
+    """How the service configures Paddle Inference: from --config service.yaml and flags, never probed.
+
+    ``None`` means "not said", and Paddle's own default applies.
+    """
+
+    model: str | None = None
+    device: str = "cpu"
     threads: int | None = None
     instances: int = 1
+    concurrency: int | None = None
     onednn: bool | None = None
+    onednn_cache_capacity: int | None = None
+    ir_optim: bool | None = None
     precision: str = "fp32"
+    feed_fetch_ops: bool | None = None
+    memory_optim: bool | None = None
+    optim_cache_dir: str | None = None
+    save_optim_model: bool | None = None
+    use_optimized_model: bool | None = None
+    warmup_runs: int | None = None
+    batch_size: int = 1
+    gpu_device_id: int = 0
+    gpu_memory_pool_mb: int | None = None
+    tensorrt: TensorRTSettings = field(default_factory=TensorRTSettings)
 
 
 @dataclass

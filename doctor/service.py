@@ -1,0 +1,87 @@
+"""The service's Paddle configuration, from ``--config service.yaml`` and command-line flags.
+
+The file mirrors the ``paddle.inference.Config`` calls the service makes::
+
+    model: ./inference          # directory or file prefix
+    device: cpu                 # cpu | gpu
+    threads: 8                  # set_cpu_math_library_num_threads
+    instances: 2                # predictor processes / workers in this container
+    concurrency: 4              # concurrent requests the service accepts
+    onednn: true                # enable_mkldnn / disable_mkldnn
+    onednn_cache_capacity: 10   # set_mkldnn_cache_capacity
+    ir_optim: true              # switch_ir_optim
+    precision: fp32             # fp32 | bf16 | fp16 | int8
+    feed_fetch_ops: false       # switch_use_feed_fetch_ops
+    memory_optim: true          # enable_memory_optim
+    optim_cache_dir: /cache     # set_optim_cache_dir
+    save_optim_model: true      # enable_save_optim_model
+    use_optimized_model: true   # use_optimized_model
+    warmup_runs: 3              # inferences run before the service reports ready
+    batch_size: 1
+    gpu_device_id: 0
+    gpu_memory_pool_mb: 1024    # enable_use_gpu(memory_pool_init_size_mb=...)
+    tensorrt:                   # enable_tensorrt_engine(...)
+      enabled: true
+      use_static: true
+      precision: fp16
+      min_subgraph_size: 3
+      max_batch_size: 1
+      workspace_mb: 1024
+      dynamic_shape_file: shape_range_info.pbtxt
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .facts import ServiceFacts
+from .serde import DecodeError, from_data
+
+DEVICES = ("cpu", "gpu")
+PRECISIONS = ("fp32", "bf16", "fp16", "int8")
+POSITIVE = ("threads", "instances", "concurrency", "batch_size")
+
+
+class ServiceConfigError(ValueError):
+    """A service config that cannot be used; names the file and the field."""
+
+
+def load_service_config(path: str | Path) -> ServiceFacts:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ServiceConfigError(f"{path}: service config not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ServiceConfigError(f"{path}: cannot read service config ({exc})") from None
+    except yaml.YAMLError:
+        raise ServiceConfigError(f"{path}: not valid YAML") from None
+    return service_from_data(data or {}, str(path))
+
+
+def service_from_data(data: Any, source: str) -> ServiceFacts:
+    try:
+        service = from_data(ServiceFacts, data, "service")
+    except DecodeError as exc:
+        raise ServiceConfigError(f"{source}: {exc}") from None
+    validate_service(service, source)
+    return service
+
+
+def validate_service(service: ServiceFacts, source: str) -> None:
+    def fail(field: str, message: str) -> ServiceConfigError:
+        return ServiceConfigError(f"{source}: field '{field}' {message}")
+
+    if service.device not in DEVICES:
+        raise fail("device", f"is {service.device!r}; expected one of {', '.join(DEVICES)}")
+    for name, value in (("precision", service.precision), ("tensorrt.precision", service.tensorrt.precision)):
+        if value not in PRECISIONS:
+            raise fail(name, f"is {value!r}; expected one of {', '.join(PRECISIONS)}")
+    for name in POSITIVE:
+        value = getattr(service, name)
+        if value is not None and value < 1:
+            raise fail(name, f"is {value}; expected a whole number of at least 1")
+    if service.warmup_runs is not None and service.warmup_runs < 0:
+        raise fail("warmup_runs", f"is {service.warmup_runs}; expected 0 or more")
