@@ -17,9 +17,10 @@ from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
 from .service import ServiceConfigError
 from .settings import SettingsError
+from .verify.model import ModelError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
-USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError)
+USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision")
 
 
@@ -50,6 +51,18 @@ def probe_options(function):
         click.option("--onednn/--no-onednn", default=None, help="Whether the service enables oneDNN [default: Paddle's default]."),
         click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16", "int8"]), default=None,
                      help="Precision the service runs in [default: fp32]."),
+        click.option("--model", default=None, type=click.Path(),
+                     help="Model directory or file prefix: measure every fix on the real predictor."),
+        click.option("--shape", "shapes", multiple=True, metavar="NAME:DIMS",
+                     help="Concrete shape for a dynamic input, e.g. input_ids:1x128 (repeatable)."),
+        click.option("--inputs", "inputs_npz", type=click.Path(dir_okay=False), default=None,
+                     help="Real inputs: an .npz keyed by input name."),
+        click.option("--budget", type=click.FloatRange(min=2), default=40.0, show_default=True,
+                     help="Seconds of measurement for all experiments together."),
+        click.option("--min-effect", type=click.FloatRange(min=0.0, max=0.5), default=0.03, show_default=True,
+                     help="Smallest speed change that counts (0.03 = 3%)."),
+        click.option("--max-drift", type=click.FloatRange(min=0.0), default=0.01, show_default=True,
+                     help="Largest max-abs output difference a precision change may cause and still be recommended."),
         click.option("--debug", is_flag=True, help="Show tracebacks for errors."),
     ]
     for option in reversed(options):
@@ -81,7 +94,35 @@ def _collect(params: dict[str, Any]):
         python = sys.executable
     if params["no_paddle"]:
         python = None
-    return collect_facts(ctx, _service(params), python, params["paddle_timeout"])
+    service = _service(params)
+    if params["model"]:
+        service.model = params["model"]
+    facts = collect_facts(ctx, service, python, params["paddle_timeout"])
+    if service.model:
+        facts.verification = _verify(facts, params)
+    return facts
+
+
+def _verify(facts, params: dict[str, Any]):
+    from .verify.run import VerifyOptions, run_verification
+
+    options = VerifyOptions(
+        model=facts.service.model, shapes=list(params["shapes"]), inputs_npz=params["inputs_npz"],
+        budget_s=params["budget"], min_effect=params["min_effect"], max_drift=params["max_drift"],
+    )
+    if not sys.stderr.isatty():
+        return run_verification(facts, options)
+    from rich.progress import Progress
+
+    with Progress(transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("measuring", total=1.0)
+        return run_verification(facts, options, lambda what, done: bar.update(task, description=f"measuring {what}", completed=done))
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,1 @@
+"""Verification: each fix measured on the real Paddle predictor, in a child process."""

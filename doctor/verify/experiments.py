@@ -1,0 +1,214 @@
+"""The experiments named in rules.yaml, each measuring one kind of fix against the baseline.
+
+Every experiment returns an ExperimentResult: ``measured`` with arms and comparisons,
+``skipped`` with the reason it cannot run here, or ``error`` with what failed (a worker killed
+by a signal names the signal and the configuration that caused it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..budget import cpu_budget
+from ..facts import ComparisonResult, ExperimentResult, Facts
+from . import stats
+from .arms import Arm, config_calls, label, vary
+from .measure import Measurer
+
+COLD_START_ROUNDS = 6
+VARYING_SHAPES = 12
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+MAX_THREADS_TRIED = 8
+
+
+@dataclass
+class Context:
+    facts: Facts
+    measurer: Measurer
+    baseline: Arm
+    feeds: dict[str, dict]
+    max_drift: float
+    new_session: Callable[[], object]
+    notes: list[str] = field(default_factory=list)
+
+
+def skipped(name: str, reason: str) -> ExperimentResult:
+    return ExperimentResult(name=name, status="skipped", reason=reason)
+
+
+def race(ctx: Context, name: str, candidates: list[Arm], budget_s: float, base: Arm | None = None) -> ExperimentResult:
+    base = base or ctx.baseline
+    labelled = [(label(c, base), c) for c in candidates]
+    comparisons = ctx.measurer.race(("baseline", base), labelled, budget_s, name)
+    arms = [ctx.measurer.arm_result("baseline", base)] + [ctx.measurer.arm_result(l, c) for l, c in labelled]
+    noisy = any(c.verdict == stats.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
+    return ExperimentResult(name=name, status="measured", arms=arms, comparisons=comparisons, noisy=noisy)
+
+
+def thread_counts(facts: Facts, baseline: Arm) -> list[int]:
+    budget = cpu_budget(facts)
+    top = min(budget.whole_cpus if budget else 1, MAX_THREADS_TRIED)
+    counts = set(range(1, top + 1)) | {baseline["threads"]}
+    if facts.service.threads:
+        counts.add(facts.service.threads)
+    return sorted(counts)
+
+
+def threads(ctx: Context, budget_s: float) -> ExperimentResult:
+    candidates = [vary(ctx.baseline, threads=n) for n in thread_counts(ctx.facts, ctx.baseline) if n != ctx.baseline["threads"]]
+    if not candidates:
+        return skipped("threads", "the CPU budget is 1 CPU and the service already uses 1 thread")
+    return race(ctx, "threads", candidates, budget_s)
+
+
+def onednn(ctx: Context, budget_s: float) -> ExperimentResult:
+    reason = onednn_unavailable(ctx.facts)
+    if reason:
+        return skipped("onednn", reason)
+    return race(ctx, "onednn", [vary(ctx.baseline, onednn=not ctx.baseline["onednn"], precision="fp32")], budget_s)
+
+
+def onednn_unavailable(facts: Facts) -> str | None:
+    if facts.cpu.arch == "x86_64" and facts.cpu.flags and "avx2" not in facts.cpu.flags:
+        return "the CPU lacks AVX2, so Paddle keeps oneDNN off whatever the Config says"
+    if facts.paddle.compiled_with_mkldnn is False:
+        return "this Paddle build has no oneDNN"
+    return None
+
+
+def ir_optim(ctx: Context, budget_s: float) -> ExperimentResult:
+    return race(ctx, "ir_optim", [vary(ctx.baseline, ir_optim=not ctx.baseline["ir_optim"])], budget_s)
+
+
+def feed_fetch(ctx: Context, budget_s: float) -> ExperimentResult:
+    return race(ctx, "feed_fetch", [vary(ctx.baseline, feed_fetch=not ctx.baseline["feed_fetch"])], budget_s)
+
+
+def bf16(ctx: Context, budget_s: float) -> ExperimentResult:
+    reason = bf16_unavailable(ctx.facts)
+    if reason:
+        return skipped("bf16", reason)
+    if ctx.baseline["precision"] == "bf16":
+        return skipped("bf16", "the service already runs bf16")
+    result = race(ctx, "bf16", [vary(ctx.baseline, precision="bf16")], budget_s)
+    attach_drift(ctx, result, ctx.baseline, vary(ctx.baseline, precision="bf16"))
+    return result
+
+
+def bf16_unavailable(facts: Facts) -> str | None:
+    if not any(flag in facts.cpu.flags for flag in BF16_FLAGS):
+        return "the CPU has no bfloat16 units (avx512_bf16 or amx_bf16)"
+    return onednn_unavailable(facts)
+
+
+def attach_drift(ctx: Context, result: ExperimentResult, reference: Arm, candidate: Arm) -> None:
+    """Output drift of a precision change against FP32 on the same inputs."""
+    from .measure import config_key
+
+    drift = ctx.measurer.session.request(60, cmd="drift", a=config_key(reference), b=config_key(candidate))
+    drift.pop("ok", None)
+    for comparison in result.comparisons:
+        comparison.drift = drift
+        comparison.changes_outputs = changes_outputs(drift, ctx.max_drift)
+
+
+def changes_outputs(drift: dict, max_drift: float) -> bool:
+    return drift["max_abs_diff"] > max_drift or (drift.get("top1_agreement") is not None and drift["top1_agreement"] < 1.0)
+
+
+def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
+    """First request after the predictor is created (no warm-up) against a warmed-up request."""
+    measured = ctx.measurer.arm_result("baseline", ctx.baseline)
+    steady = measured.p50 or ctx.measurer.load(ctx.baseline)["warm_ms"]
+    first = measured.first_ms
+    result = ExperimentResult(name="warmup", status="measured", arms=[measured])
+    result.extra = {"first_ms": first, "steady_p50_ms": steady, "first_over_steady": first / steady if steady else None}
+    return result
+
+
+def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
+    """Cold start (create + first run) rebuilding the optimised graph vs loading it from a cache."""
+    cache = tempfile.mkdtemp(prefix="paddle-doctor-optim-")
+    session = ctx.measurer.session
+    try:
+        base = vary(ctx.baseline, ir_optim=True)
+        session.request(300, cmd="load", arm="save", calls=config_calls({**base, "optim_cache_dir": cache, "save_optim_model": True}))
+        session.request(60, cmd="drop", arm="save")
+        arms = {"rebuild graph": base, "optimised model cache": {**base, "optim_cache_dir": cache, "use_optimized_model": True}}
+        samples: dict[str, list[list[float]]] = {name: [] for name in arms}
+        for index in range(COLD_START_ROUNDS):
+            order = list(arms.items()) if index % 2 == 0 else list(reversed(arms.items()))
+            for name, arm in order:
+                reply = session.request(300, cmd="load", arm=f"cold-{name}", calls=config_calls(arm))
+                samples[name].append([reply["create_ms"] + reply["first_ms"]])
+                session.request(60, cmd="drop", arm=f"cold-{name}")
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    result = stats.compare(samples["rebuild graph"], samples["optimised model cache"], ctx.measurer.min_effect)
+    comparison = ComparisonResult("rebuild graph", "optimised model cache", result.ratio, result.ci_low, result.ci_high,
+                                  result.verdict, result.rounds)
+    medians = {name: statistics.median(v[0] for v in values) for name, values in samples.items()}
+    return ExperimentResult(name="optim_cache", status="measured", comparisons=[comparison],
+                            extra={"cold_start_ms": medians})
+
+
+def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
+    """Memory with varying input shapes: the service's unbounded oneDNN cache vs a bounded one."""
+    capacity = ctx.facts.service.onednn_cache_capacity
+    if capacity is None or capacity > 0:
+        return skipped("onednn_cache", "the service keeps oneDNN's shape cache bounded (default 10)")
+    if not ctx.baseline["onednn"]:
+        return skipped("onednn_cache", "oneDNN is off, so it keeps no shape cache")
+    shapes = varying_shapes(ctx.feeds)
+    if not shapes:
+        return skipped("onednn_cache", "the model's inputs have no dynamic dimension to vary")
+    growth = {}
+    for name, arm in (("service", ctx.baseline), ("bounded", vary(ctx.baseline, onednn_cache_capacity=10))):
+        session = ctx.new_session()
+        try:
+            session.request(300, cmd="load", arm=name, calls=config_calls(arm))
+            before = session.request(60, cmd="rss")["rss_mb"]
+            after = session.request(600, cmd="shapes", arm=name, shapes=shapes)["rss_mb"]
+        finally:
+            session.close()
+        growth[name] = {"start_mb": before, "after_each_shape_mb": after, "growth_mb": after[-1] - before}
+    return ExperimentResult(name="onednn_cache", status="measured", extra={"rss": growth, "shapes": len(shapes)})
+
+
+def varying_shapes(feeds: dict[str, dict]) -> list[dict[str, list[int]]]:
+    """Inputs with a growing first dimension (batch or tokens), for models that accept it."""
+    if any(spec.get("lod") for spec in feeds.values()):
+        return []
+    return [{name: [size, *spec["shape"][1:]] for name, spec in feeds.items()} for size in range(1, VARYING_SHAPES + 1)]
+
+
+def gpu_only(name: str) -> Callable[[Context, float], ExperimentResult]:
+    def run(ctx: Context, budget_s: float) -> ExperimentResult:
+        return skipped(name, "needs a GPU with paddlepaddle-gpu; this verification runs on the CPU")
+    return run
+
+
+def not_yet(name: str, what: str) -> Callable[[Context, float], ExperimentResult]:
+    def run(ctx: Context, budget_s: float) -> ExperimentResult:
+        return skipped(name, f"{what} is not measured by this version")
+    return run
+
+
+# name -> (runner, share of the measuring budget)
+EXPERIMENTS: dict[str, tuple[Callable[[Context, float], ExperimentResult], float]] = {
+    "onednn": (onednn, 1.0),
+    "threads": (threads, 2.0),
+    "ir_optim": (ir_optim, 1.0),
+    "feed_fetch": (feed_fetch, 0.7),
+    "bf16": (bf16, 1.0),
+    "warmup": (warmup, 0.0),
+    "optim_cache": (optim_cache, 0.0),
+    "onednn_cache": (onednn_cache, 0.0),
+    "trt_cache": (gpu_only("trt_cache"), 0.0),
+    "fp16": (gpu_only("fp16"), 0.0),
+    "layouts": (not_yet("layouts", "serving layouts under concurrent load"), 0.0),
+}

@@ -1,0 +1,99 @@
+"""Verification as a probe: load the model in a worker, run every experiment within the budget,
+search the recommended configuration, and return it all as Facts (so it replays with --facts)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..facts import ExperimentResult, Facts, ModelFacts, VerificationFacts
+from .arms import baseline_arm, label
+from .experiments import EXPERIMENTS, Context
+from .measure import Measurer, Progress
+from .model import ModelError, feed_plan, input_specs, locate_model, parse_shape_option, read_model_program
+from .recommend import recommend
+from .session import WorkerDied, WorkerError, WorkerSession
+
+RECOMMENDATION_SHARE = 0.35
+
+
+@dataclass
+class VerifyOptions:
+    model: str
+    shapes: list[str] = field(default_factory=list)
+    inputs_npz: str | None = None
+    budget_s: float = 40.0
+    min_effect: float = 0.03
+    max_drift: float = 0.01
+    python: str | None = None
+    seed: int = 0
+
+
+def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | None = None) -> VerificationFacts:
+    files = locate_model(options.model)
+    specs = input_specs(read_model_program(files))
+    feeds = feed_plan(specs, dict(parse_shape_option(s) for s in options.shapes), facts.service.batch_size)
+    if options.inputs_npz and not Path(options.inputs_npz).is_file():
+        raise ModelError(f"{options.inputs_npz}: inputs file not found (expected an .npz keyed by input name)")
+    verification = VerificationFacts(
+        model=ModelFacts(options.model, files.format, files.program, files.params, feeds),
+        budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift,
+        baseline=baseline_arm(facts),
+    )
+    python = options.python or facts.paddle.python
+    if facts.paddle.status != "ok" or not python:
+        verification.error = f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
+        return verification
+    started = time.monotonic()
+    sessions: list[WorkerSession] = []
+
+    def new_session() -> WorkerSession:
+        session = WorkerSession(python)
+        sessions.append(session)
+        session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
+        reply = session.request(120, cmd="feeds", spec=feeds, npz=options.inputs_npz, seed=options.seed)
+        if reply.get("error"):
+            session.close()
+            raise ModelError(reply["error"])
+        return session
+
+    try:
+        measurer = Measurer(new_session(), options.min_effect, progress)
+        try:
+            measurer.load(verification.baseline)
+        except (WorkerError, WorkerDied) as exc:
+            raise ModelError(f"{files.program}: Paddle cannot load or run this model with the service's settings: {exc}") from None
+        ctx = Context(facts, measurer, verification.baseline, feeds, options.max_drift, new_session)
+        measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
+        shares_left = sum(share for _, share in EXPERIMENTS.values())
+        for name, (runner, share) in EXPERIMENTS.items():
+            spent = time.monotonic() - started
+            slice_s = max(0.5, (measure_budget - spent) * share / shares_left) if share else 0.0
+            shares_left -= share
+            began = time.monotonic()
+            try:
+                result = runner(ctx, slice_s)
+            except (WorkerError, WorkerDied) as exc:
+                result = _failed(name, exc, ctx)
+                if isinstance(exc, WorkerDied):
+                    ctx.measurer = Measurer(new_session(), options.min_effect, progress)
+            result.seconds = round(time.monotonic() - began, 3)
+            verification.experiments.append(result)
+        remaining = max(1.0, options.budget_s - (time.monotonic() - started))
+        measured = {e.name: e for e in verification.experiments}
+        try:
+            verification.recommendation = recommend(ctx, measured, remaining, files.program, files.params)
+        except (WorkerError, WorkerDied) as exc:
+            verification.error = f"the recommendation could not be measured: {exc}"
+    finally:
+        for session in sessions:
+            session.close()
+    verification.seconds = round(time.monotonic() - started, 3)
+    return verification
+
+
+def _failed(name: str, exc: Exception, ctx: Context) -> ExperimentResult:
+    config = ctx.measurer.last_config
+    where = f" (configuration: {label(config)})" if config else ""
+    return ExperimentResult(name=name, status="error", reason=f"{exc}{where}")

@@ -1,0 +1,125 @@
+"""The parent's side of a predictor worker: one child process, JSON lines, a deadline per request.
+
+A worker that dies (SIGSEGV, SIGILL, abort) or overruns its deadline raises ``WorkerDied`` with
+the signal or the timeout named; the process group is always killed on close, so no orphan
+process is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
+STDERR_TAIL = 600
+
+
+class WorkerDied(RuntimeError):
+    """The worker process ended or hung; ``signal_name`` is set when a signal killed it."""
+
+    def __init__(self, message: str, signal_name: str | None = None):
+        super().__init__(message)
+        self.signal_name = signal_name
+
+
+class WorkerError(RuntimeError):
+    """The worker is alive but the request failed (e.g. Paddle raised); the message says why."""
+
+
+class WorkerSession:
+    def __init__(self, python: str, start_timeout: float = 120.0, env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(
+            [python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env={**os.environ, "GLOG_minloglevel": "2", **(env or {})},
+            start_new_session=True,
+        )
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self.proc.stdout, selectors.EVENT_READ)
+        hello = self._read(start_timeout, "starting the predictor worker")
+        self.paddle_version = hello.get("paddle")
+
+    def request(self, timeout: float, **request: Any) -> dict[str, Any]:
+        """Send one request; returns the reply or raises WorkerError / WorkerDied."""
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._death(f"'{request.get('cmd')}'") from None
+        reply = self._read(timeout, f"'{request.get('cmd')}'")
+        if not reply.get("ok"):
+            raise WorkerError(reply.get("error", "unknown error"))
+        return reply
+
+    def _read(self, timeout: float, what: str) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self._selector.select(remaining):
+                self.close()
+                raise WorkerDied(f"the predictor worker did not answer {what} within {timeout:g} s")
+            line = self.proc.stdout.readline()
+            if not line:
+                raise self._death(what)
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+
+    def _death(self, what: str) -> WorkerDied:
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.close()
+            code = self.proc.returncode
+        stderr = (self.proc.stderr.read() or "")[-STDERR_TAIL:].strip() if self.proc.stderr else ""
+        self.close()
+        if code is not None and code < 0:
+            name = _signal_name(-code)
+            return WorkerDied(f"the predictor worker was killed by {name} during {what}", name)
+        last = stderr.splitlines()[-1] if stderr else "no error output"
+        return WorkerDied(f"the predictor worker exited with code {code} during {what}: {last}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(json.dumps({"cmd": "exit"}) + "\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired, ValueError):
+                pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait()
+        self._selector.close() if self._selector.get_map() is not None else None
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+    def __enter__(self) -> WorkerSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

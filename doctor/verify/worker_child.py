@@ -1,0 +1,181 @@
+"""Runs in a child interpreter and holds Paddle predictors; the parent drives it line by line.
+
+Self-contained (stdlib, numpy, paddle): its text is passed with ``python -c`` so that it runs in
+the service's own interpreter. Requests and replies are JSON lines; the reply channel is a
+private copy of the original stdout, and fd 1 is pointed at stderr so that nothing Paddle prints
+can corrupt the protocol. A crash in native code kills only this process.
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+REPLY = os.fdopen(os.dup(1), "w", buffering=1)
+os.dup2(2, 1)
+
+import numpy as np  # noqa: E402
+import paddle.inference as inference  # noqa: E402
+
+PREDICTORS = {}
+FEEDS = {}
+LODS = {}
+OUTPUTS = {}
+MODEL = {}
+
+
+def reply(**payload):
+    REPLY.write(json.dumps(payload) + "\n")
+
+
+def make_config(calls):
+    files = MODEL
+    config = inference.Config(files["program"], files["params"]) if files.get("params") else inference.Config(files["dir"])
+    config.disable_glog_info()
+    for method, args in calls:
+        getattr(config, method)(*args)
+    return config
+
+
+def make_feeds(spec, npz, seed):
+    rng = np.random.default_rng(seed)
+    FEEDS.clear()
+    LODS.clear()
+    if npz:
+        with np.load(npz) as data:
+            for name, want in spec.items():
+                if name not in data.files:
+                    return f"input {name!r} is not in {npz} (it has {', '.join(data.files) or 'nothing'})"
+                array = data[name]
+                if str(array.dtype) != want["dtype"]:
+                    return f"input {name!r}: expected dtype {want['dtype']}, {npz} gives {array.dtype}"
+                expected = want["shape"]
+                if len(array.shape) != len(expected) or any(e not in (-1, a) for e, a in zip(expected, array.shape)):
+                    return f"input {name!r}: expected shape {expected} (-1 = any), {npz} gives {list(array.shape)}"
+                FEEDS[name] = np.ascontiguousarray(array)
+        for name, want in spec.items():
+            if want.get("lod"):
+                LODS[name] = want["lod"]
+        return None
+    for name, want in spec.items():
+        shape, dtype = want["shape"], want["dtype"]
+        if dtype.startswith("int"):
+            FEEDS[name] = rng.integers(want.get("low", 0), want.get("high", 10), size=shape).astype(dtype)
+        elif dtype == "bool":
+            FEEDS[name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            FEEDS[name] = rng.standard_normal(shape).astype(dtype)
+        if want.get("lod"):
+            LODS[name] = want["lod"]
+    return None
+
+
+def feed(predictor, feeds=None):
+    for name in predictor.get_input_names():
+        handle = predictor.get_input_handle(name)
+        array = (feeds or FEEDS)[name]
+        handle.reshape(list(array.shape))
+        handle.copy_from_cpu(array)
+        if name in LODS:
+            handle.set_lod(LODS[name])
+
+
+def fetch(predictor):
+    return [predictor.get_output_handle(name).copy_to_cpu() for name in predictor.get_output_names()]
+
+
+def infer(predictor, feeds=None):
+    start = time.perf_counter()
+    feed(predictor, feeds)
+    predictor.run()
+    outputs = fetch(predictor)
+    return (time.perf_counter() - start) * 1000.0, outputs
+
+
+def rss_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return None
+
+
+def drift(a, b):
+    x = np.concatenate([o.astype(np.float64).ravel() for o in OUTPUTS[a]])
+    y = np.concatenate([o.astype(np.float64).ravel() for o in OUTPUTS[b]])
+    denominator = float(np.linalg.norm(x) * np.linalg.norm(y)) or 1.0
+    first_a, first_b = OUTPUTS[a][0], OUTPUTS[b][0]
+    top1 = None
+    if first_a.ndim >= 2 and first_a.shape[-1] > 1:
+        top1 = float(np.mean(np.argmax(first_a, axis=-1) == np.argmax(first_b, axis=-1)))
+    return {"max_abs_diff": float(np.max(np.abs(x - y))) if x.size else 0.0,
+            "cosine": float(np.dot(x, y) / denominator), "top1_agreement": top1}
+
+
+def handle(request):
+    command = request["cmd"]
+    if command == "model":
+        MODEL.update(request["files"])
+        return {}
+    if command == "feeds":
+        error = make_feeds(request["spec"], request.get("npz"), request.get("seed", 0))
+        return {"error": error} if error else {"inputs": {k: list(v.shape) for k, v in FEEDS.items()}}
+    if command == "load":
+        start = time.perf_counter()
+        predictor = inference.create_predictor(make_config(request["calls"]))
+        created = time.perf_counter() - start
+        PREDICTORS[request["arm"]] = predictor
+        first_ms, outputs = infer(predictor)
+        OUTPUTS[request["arm"]] = outputs
+        return {"create_ms": created * 1000.0, "first_ms": first_ms}
+    if command == "run":
+        predictor = PREDICTORS[request["arm"]]
+        times = []
+        for _ in range(int(request["n"])):
+            ms, _ = infer(predictor)
+            times.append(ms)
+        return {"ms": times}
+    if command == "drift":
+        return drift(request["a"], request["b"])
+    if command == "shapes":
+        predictor = PREDICTORS[request["arm"]]
+        rng = np.random.default_rng(1)
+        growth = []
+        for shapes in request["shapes"]:
+            feeds = {}
+            for name, shape in shapes.items():
+                dtype = FEEDS[name].dtype
+                feeds[name] = (rng.integers(0, request.get("high", 10), size=shape) if dtype.kind in "iu"
+                               else rng.standard_normal(shape)).astype(dtype)
+            infer(predictor, feeds)
+            growth.append(rss_mb())
+        return {"rss_mb": growth}
+    if command == "drop":
+        PREDICTORS.pop(request["arm"], None)
+        OUTPUTS.pop(request["arm"], None)
+        return {}
+    if command == "rss":
+        return {"rss_mb": rss_mb()}
+    if command == "crash":
+        import signal
+
+        os.kill(os.getpid(), getattr(signal, request["signal"]))
+    raise ValueError(f"unknown command {command!r}")
+
+
+def main():
+    reply(ready=True, paddle=__import__("paddle").__version__)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("cmd") == "exit":
+            reply(ok=True)
+            return
+        try:
+            reply(ok=True, **handle(request))
+        except Exception as exc:  # reported to the parent, which names the config that failed
+            message = str(exc).strip().splitlines()
+            reply(ok=False, error=f"{type(exc).__name__}: {message[0] if message else ''}"[:500])
+
+
+main()
