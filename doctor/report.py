@@ -12,6 +12,7 @@ from .facts import Facts
 from .findings import Finding, Status, severity_rank
 from .registry import LoadFailure
 from .rules import AREAS, Rule, Rulebook
+from .serde import to_data
 from .runner import CheckResult
 from .settings import Settings
 
@@ -46,6 +47,7 @@ class ReportFinding:
     docs: list[str]
     explain: str
     experiment: str | None
+    verification: dict[str, Any] | None = None
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Report:
     summary: Summary
     exit_code: int = EXIT_OK
     areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
+    verification: dict[str, Any] | None = None
 
 
 def build_report(
@@ -82,7 +85,7 @@ def build_report(
             if settings.is_ignored(finding.rule_id):
                 ignored.append(finding.rule_id)
                 continue
-            findings.append(_report_finding(finding, result.check.name, rulebook, settings))
+            findings.append(_report_finding(finding, result.check.name, rulebook, settings, facts))
     area_order = list(AREAS)
     findings.sort(key=lambda f: (area_order.index(f.area) if f.area in area_order else len(area_order), f.rule_id))
     counts = {status.value: sum(1 for f in findings if f.status == status.value) for status in Status}
@@ -98,10 +101,11 @@ def build_report(
         check_errors=check_errors,
         summary=Summary(counts=counts, problems=len(problems), ignored=sorted(set(ignored))),
         exit_code=EXIT_FINDINGS if problems or check_errors else EXIT_OK,
+        verification=verification_summary(facts),
     )
 
 
-def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings) -> ReportFinding:
+def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings, facts: Facts) -> ReportFinding:
     rule: Rule | None = rulebook.rules.get(finding.rule_id)
     severity = settings.severity.get(finding.rule_id, rule.severity if rule else "error")
     return ReportFinding(
@@ -124,7 +128,37 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         docs=list(rule.docs) if rule else [],
         explain=rule.explain_command if rule else "",
         experiment=rule.experiment if rule else None,
+        verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,
     )
+
+
+def _measured(facts: Facts, experiment: str) -> dict[str, Any] | None:
+    """The measurement that confirms a rule's fix, attached to its finding."""
+    if facts.verification is None:
+        return None
+    if experiment == "recommend":
+        recommendation = facts.verification.recommendation
+        return to_data(recommendation) if recommendation else None
+    found = facts.verification.experiment(experiment)
+    return to_data(found) if found else None
+
+
+def verification_summary(facts: Facts) -> dict[str, Any] | None:
+    verification = facts.verification
+    if verification is None:
+        return None
+    return {
+        "model": to_data(verification.model),
+        "budget_s": verification.budget_s,
+        "seconds": verification.seconds,
+        "min_effect": verification.min_effect,
+        "max_drift": verification.max_drift,
+        "baseline": verification.baseline,
+        "error": verification.error,
+        "experiments": [{"name": e.name, "status": e.status, "reason": e.reason, "seconds": e.seconds}
+                        for e in verification.experiments],
+        "recommendation": to_data(verification.recommendation) if verification.recommendation else None,
+    }
 
 
 def fill_placeholders(code: str, values: dict[str, Any]) -> str:

@@ -35,6 +35,7 @@ EXPERIMENTS = (
     "trt_cache",
     "fp16",
     "layouts",
+    "recommend",
 )
 AREAS = {
     "PADDLE": "Paddle installation",
@@ -45,6 +46,7 @@ AREAS = {
     "GRAPH": "Graph optimisation",
     "START": "Cold start",
     "PREC": "Precision",
+    "CFG": "Predictor configuration",
     "LOAD": "Concurrency",
     "OBS": "Observability",
 }

@@ -11,12 +11,12 @@ from paddle_doctor.service import ServiceConfigError, service_from_data
 def test_full_config_is_read_and_flags_override_it(tmp_path):
     config = tmp_path / "service.yaml"
     config.write_text(
-        "model: ./inference\nthreads: 8\ninstances: 2\nonednn: false\nprecision: fp32\n"
+        "batch_size: 4\nthreads: 8\ninstances: 2\nonednn: false\nprecision: fp32\n"
         "tensorrt:\n  enabled: true\n  use_static: true\n  precision: fp16\n"
     )
     facts = json.loads(run_doctor("facts", "--no-paddle", "--config", str(config), "--instances", "1").stdout)
     service = facts["service"]
-    assert (service["model"], service["threads"], service["instances"], service["onednn"]) == ("./inference", 8, 1, False)
+    assert (service["batch_size"], service["threads"], service["instances"], service["onednn"]) == (4, 8, 1, False)
     assert service["tensorrt"] == {**service["tensorrt"], "enabled": True, "use_static": True, "precision": "fp16"}
 
 

@@ -39,6 +39,8 @@ def render_text(report: Report, console: Console, show_passed: bool = True) -> N
                 _body(finding),
             )
         console.print(table)
+    if report.verification:
+        _render_verification(report.verification, console)
     for failure in report.check_errors:
         console.print(Text(f"check could not be loaded: {failure['entry_point']}: {failure['reason']}", style="bold magenta"))
     console.print()
@@ -77,10 +79,70 @@ def _body(finding: ReportFinding) -> Text | Group:
         parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text))
         for change in finding.fix.changes:
             parts.append(Text.assemble((f"  {change['kind']}: ", "dim"), (change["code"], "cyan")))
-        if finding.experiment:
-            parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
+    if finding.verification and finding.experiment != "recommend":
+        parts.extend(measurement_lines(finding.verification))
+    elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
+        parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
     parts.append(Text(f"more: {finding.explain}", style="dim"))
     return Group(*parts)
+
+
+def measurement_lines(experiment: dict) -> list[Text]:
+    """One line per comparison of an experiment, with the p50 of both arms."""
+    name = experiment["name"]
+    if experiment["status"] != "measured":
+        return [Text(f"not measured ({name}): {experiment['reason']}", style="dim")]
+    p50 = {arm["label"]: arm["p50"] for arm in experiment["arms"]}
+    lines = []
+    for c in experiment["comparisons"]:
+        style = {"improved": "bold green", "regressed": "bold red"}.get(c["verdict"], "yellow")
+        line = Text.assemble((f"measured ({name}) ", "bold"), f"{c['candidate']} vs {c['baseline']}: ",
+                             (_speed(c["ratio"]), style),
+                             f" (speed ratio {c['ratio']:.2f}, 95% CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, {c['rounds']} rounds)")
+        if p50.get(c["candidate"]) and p50.get(c["baseline"]):
+            line.append(f", p50 {p50[c['candidate']]:.2f} vs {p50[c['baseline']]:.2f} ms")
+        verdict = "faster but changes outputs" if c.get("changes_outputs") and c["verdict"] == "improved" else c["verdict"]
+        line.append(f" — {verdict}", style=style)
+        if c.get("drift"):
+            drift = c["drift"]
+            line.append(f"; output drift max {drift['max_abs_diff']:.2g}, cosine {drift['cosine']:.5f}")
+        lines.append(line)
+    if experiment.get("noisy"):
+        lines.append(Text("the machine was too noisy to decide within the budget; raise --budget or measure on a quiet machine", style="yellow"))
+    for key, value in experiment.get("extra", {}).items():
+        if isinstance(value, (int, float)):
+            lines.append(Text(f"  {key}: {value:.2f}", style="dim"))
+    return lines
+
+
+def _speed(ratio: float) -> str:
+    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+
+
+def _render_verification(verification: dict, console: Console) -> None:
+    console.print()
+    model = verification["model"]
+    console.print(Text("Verification on the real predictor", style="bold underline"))
+    console.print(f"model {model['path']} ({model['format']}); measured {verification['seconds']:.1f} s "
+                  f"of a {verification['budget_s']:g} s budget; minimum effect {verification['min_effect']:.0%}", highlight=False)
+    if verification["error"]:
+        console.print(Text(verification["error"], style="bold magenta"))
+    for experiment in verification["experiments"]:
+        if experiment["status"] != "measured":
+            console.print(Text(f"  {experiment['name']}: {experiment['status']} — {experiment['reason']}", style="dim"))
+    recommendation = verification["recommendation"]
+    if not recommendation:
+        return
+    console.print()
+    console.print(Text("Recommended configuration", style="bold underline"))
+    for step in recommendation["steps"]:
+        console.print(f"  • {step}", highlight=False)
+    comparison = recommendation["comparison"]
+    if comparison:
+        console.print(Text.assemble(("measured as a whole: ", "bold"), _speed(comparison["ratio"]),
+                                    f" than the service's configuration (speed ratio 95% CI {comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}, "
+                                    f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — {comparison['verdict']}"))
+    console.print(Text(recommendation["snippet"], style="cyan"))
 
 
 def _summary(report: Report) -> Text:

@@ -1,0 +1,34 @@
+"""Graph switches in the service's Config: IR optimisation off, feed/fetch ops on.
+
+Why: ``switch_ir_optim(False)`` skips every fusion pass, so conv+bn+relu, fc and attention run
+op by op; ``switch_use_feed_fetch_ops(True)`` adds feed/fetch operators and copies on every
+request. With --model the ``ir_optim`` and ``feed_fetch`` experiments measure what each costs
+on this model (fixes interact, so the verdict can go either way).
+Fix: ``config.switch_ir_optim(True)`` and ``config.switch_use_feed_fetch_ops(False)``.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.registry import Check
+
+IR_OPTIM, FEED_FETCH = "PD-GRAPH-001", "PD-GRAPH-004"
+
+
+def check(facts: Facts) -> list[Finding]:
+    service = facts.service
+    if service.ir_optim is False:
+        ir = Finding(IR_OPTIM, Status.FAIL, "the service turns IR optimisation off, so no fusion pass runs",
+                     observed="switch_ir_optim(False)", expected="switch_ir_optim(True)")
+    else:
+        ir = passed(IR_OPTIM, "IR optimisation is on")
+    if service.feed_fetch_ops:
+        feed = Finding(FEED_FETCH, Status.FAIL, "the service turns feed/fetch ops on",
+                       observed="switch_use_feed_fetch_ops(True)", expected="switch_use_feed_fetch_ops(False) with zero-copy handles")
+    else:
+        feed = passed(FEED_FETCH, "feed/fetch ops are off")
+    return [ir, feed]
+
+
+CHECK = Check(name="graph_switches", rules=(IR_OPTIM, FEED_FETCH), run=check)

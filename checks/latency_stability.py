@@ -1,0 +1,39 @@
+"""Latency stability: does the same request take very different times from run to run?
+
+Why: a coefficient of variation above 25% in steady state means something else competes for
+the CPU (neighbours, throttling, oversubscribed threads); p99 suffers first, and measurements
+on such a machine need many more runs to decide anything.
+Fix: keep threads x instances within the CPU budget, pin the service to its cores, and measure
+again on a quiet machine.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.budget import cpu_budget
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.registry import Check
+
+RULE = "PD-CPU-015"
+CV_LIMIT = 0.25
+
+
+def check(facts: Facts) -> list[Finding]:
+    verification = facts.verification
+    measured = [e for e in verification.experiments if e.status == "measured" and e.arms] if verification else []
+    baseline = next((arm for e in measured for arm in e.arms if arm.label == "baseline" and arm.cv is not None), None)
+    if baseline is None:
+        return [skipped(RULE, "measured with --model")]
+    noisy = [e.name for e in measured if e.noisy]
+    budget = cpu_budget(facts)
+    evidence = {"cv": round(baseline.cv, 3), "p50_ms": round(baseline.p50, 3), "p99_ms": round(baseline.p99, 3),
+                "undecided_for_noise": noisy, "threads_per_instance": max(1, budget.whole_cpus // facts.service.instances) if budget else 1}
+    observed = f"coefficient of variation {baseline.cv:.0%} over {baseline.runs} runs (p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms)"
+    if baseline.cv > CV_LIMIT or noisy:
+        why = f"; too noisy to decide: {', '.join(noisy)}" if noisy else ""
+        return [Finding(RULE, Status.FAIL, f"steady-state latency varies by {baseline.cv:.0%} run to run{why}",
+                        observed=observed, expected=f"a coefficient of variation under {CV_LIMIT:.0%}", evidence=evidence)]
+    return [passed(RULE, f"steady-state latency is stable ({observed})", **evidence)]
+
+
+CHECK = Check(name="latency_stability", rules=(RULE,), run=check)

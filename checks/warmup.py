@@ -1,0 +1,38 @@
+"""Warm-up: is the first request after start far slower than the rest, with no warm-up to absorb it?
+
+Why: the first inference pays for kernel selection, memory allocation and oneDNN primitive
+creation. Without a warm-up before the service reports ready, a user's request pays it.
+Fix: run a few inferences on representative inputs at start, before readiness.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.registry import Check
+
+RULE = "PD-START-002"
+FIRST_OVER_STEADY_LIMIT = 10.0
+
+
+def check(facts: Facts) -> list[Finding]:
+    runs = facts.service.warmup_runs
+    if runs:
+        return [passed(RULE, f"the service warms up with {runs} inference{'s' if runs > 1 else ''} at start")]
+    experiment = facts.verification.experiment("warmup") if facts.verification else None
+    if experiment is None or experiment.status != "measured":
+        if runs == 0:
+            return [Finding(RULE, Status.WARN, "the service runs no warm-up at start (warmup_runs: 0); measure with --model",
+                            observed="warmup_runs: 0", expected="a warm-up before the service reports ready")]
+        return [skipped(RULE, "measured with --model")]
+    first, steady = experiment.extra["first_ms"], experiment.extra["steady_p50_ms"]
+    ratio = experiment.extra["first_over_steady"]
+    evidence = {"first_ms": round(first, 2), "steady_p50_ms": round(steady, 2), "ratio": round(ratio, 1)}
+    observed = f"first inference {first:.1f} ms, steady state p50 {steady:.1f} ms ({ratio:.1f}x)"
+    if ratio >= FIRST_OVER_STEADY_LIMIT:
+        return [Finding(RULE, Status.FAIL, f"the first request takes {ratio:.0f}x the steady-state latency and nothing warms up",
+                        observed=observed, expected=f"under {FIRST_OVER_STEADY_LIMIT:g}x, or a warm-up at start", evidence=evidence)]
+    return [passed(RULE, f"the first request takes {ratio:.1f}x the steady state", **evidence)]
+
+
+CHECK = Check(name="warmup", rules=(RULE,), run=check)
