@@ -29,7 +29,7 @@ def check(facts: Facts) -> list[Finding]:
     base, best = recommendation.baseline, recommendation.recommended
     return [Finding(RULE, Status.FAIL,
                     f"the recommended configuration is {comparison.ratio:.2f}x faster "
-                    f"(95% CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}) than the service's",
+                    f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}) than the service's",
                     observed=f"service p50 {base.p50:.2f} ms", expected=f"recommended p50 {best.p50:.2f} ms",
                     evidence={"recommended_calls": calls, "ratio": round(comparison.ratio, 3), "steps": recommendation.steps})]
 

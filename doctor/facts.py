@@ -187,6 +187,7 @@ class ComparisonResult:
     ci_high: float
     verdict: str
     rounds: int
+    confidence: float = 0.95
     drift: dict[str, Any] | None = None
     changes_outputs: bool | None = None
 

@@ -50,5 +50,14 @@ def statuses(report: dict) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
+def models(tmp_path_factory) -> dict[str, Path]:
+    """The fixture models, built once per test session with the project's own paddle.jit.save code."""
+    from paddle_doctor.modelzoo import BUILDS, build_model
+
+    root = tmp_path_factory.mktemp("models")
+    return {f"{kind}-{fmt}": build_model(kind, fmt, root / f"{kind}-{fmt}") for kind, formats in BUILDS.items() for fmt in formats}
+
+
+@pytest.fixture(scope="session")
 def report_schema() -> dict:
     return json.loads((REPO / "doctor" / "schemas" / "report.schema.json").read_text())

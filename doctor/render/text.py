@@ -98,7 +98,8 @@ def measurement_lines(experiment: dict) -> list[Text]:
         style = {"improved": "bold green", "regressed": "bold red"}.get(c["verdict"], "yellow")
         line = Text.assemble((f"measured ({name}) ", "bold"), f"{c['candidate']} vs {c['baseline']}: ",
                              (_speed(c["ratio"]), style),
-                             f" (speed ratio {c['ratio']:.2f}, 95% CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, {c['rounds']} rounds)")
+                             f" (speed ratio {c['ratio']:.2f}, {c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, "
+                             f"{c['rounds']} rounds)")
         if p50.get(c["candidate"]) and p50.get(c["baseline"]):
             line.append(f", p50 {p50[c['candidate']]:.2f} vs {p50[c['baseline']]:.2f} ms")
         verdict = "faster but changes outputs" if c.get("changes_outputs") and c["verdict"] == "improved" else c["verdict"]
@@ -140,7 +141,8 @@ def _render_verification(verification: dict, console: Console) -> None:
     comparison = recommendation["comparison"]
     if comparison:
         console.print(Text.assemble(("measured as a whole: ", "bold"), _speed(comparison["ratio"]),
-                                    f" than the service's configuration (speed ratio 95% CI {comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}, "
+                                    f" than the service's configuration (speed ratio {comparison['confidence']:.0%} CI "
+                                    f"{comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}, "
                                     f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — {comparison['verdict']}"))
     console.print(Text(recommendation["snippet"], style="cyan"))
 

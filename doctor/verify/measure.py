@@ -1,8 +1,9 @@
 """Interleaved measurement of predictor configurations in one worker.
 
 Each configuration is loaded once (creation time and first-inference time recorded) and kept.
-A race runs rounds of blocks: in each round every arm runs one block, in an order that reverses
-every round (A B C, C B A, ...), so drift and order effects cancel. Warm-up runs are discarded.
+A race runs rounds: in each round every arm runs half a block in order and the other half in
+reverse order (A B C C B A), so drift within a round and order effects cancel. Warm-up runs
+(at least 3, up to 300 ms worth) are discarded.
 A race stops as soon as every comparison with the baseline is decided, or when its budget ends
 (then it says "undecided" rather than guess).
 """
@@ -20,9 +21,9 @@ from . import stats
 from .arms import config_calls
 from .session import WorkerSession
 
-BLOCK_TARGET_MS = 60.0
-MIN_BLOCK, MAX_BLOCK = 2, 50
-WARMUP_RUNS = 3
+BLOCK_TARGET_MS = 80.0
+MAX_BLOCK = 50
+WARMUP_RUNS, MAX_WARMUP_RUNS, WARMUP_MS = 3, 30, 300.0
 MAX_ROUNDS = 60
 
 Progress = Callable[[str, float], None]
@@ -47,9 +48,12 @@ class Measurer:
         self.last_config = config
         if key not in self.loaded:
             reply = self.session.request(timeout, cmd="load", arm=key, calls=config_calls(config))
-            warm = self.session.request(timeout, cmd="run", arm=key, n=WARMUP_RUNS)
+            warm = self.session.request(timeout, cmd="run", arm=key, n=WARMUP_RUNS)["ms"]
+            more = min(MAX_WARMUP_RUNS, math.ceil(WARMUP_MS / max(statistics.median(warm), 1e-3))) - WARMUP_RUNS
+            if more > 0:
+                warm = self.session.request(timeout, cmd="run", arm=key, n=more)["ms"]
             self.loaded[key] = {"create_ms": reply["create_ms"], "first_ms": reply["first_ms"],
-                                "warm_ms": statistics.median(warm["ms"])}
+                                "warm_ms": statistics.median(warm)}
             self.samples[key] = []
         return self.loaded[key]
 
@@ -70,34 +74,42 @@ class Measurer:
         budget_s: float,
         what: str,
     ) -> list[ComparisonResult]:
-        """Measure candidates against the baseline; one comparison per candidate."""
+        """Measure candidates against the baseline; one comparison per candidate.
+
+        A candidate whose configuration equals the baseline's runs on the same predictor (a
+        no-op fix: an A/A measurement).
+        """
         arms = [baseline, *candidates]
-        for label, config in arms:
+        for _, config in arms:
             self.load(config)
         slowest = max(self.loaded[config_key(c)]["warm_ms"] for _, c in arms)
-        block = max(MIN_BLOCK, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))))
-        blocks: dict[str, list[list[float]]] = {config_key(c): [] for _, c in arms}
+        half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
+        blocks: list[list[list[float]]] = [[] for _ in arms]
         start, comparisons = time.monotonic(), []
         for round_index in range(MAX_ROUNDS):
-            order = arms if round_index % 2 == 0 else list(reversed(arms))
-            for _, config in order:
-                key = config_key(config)
-                self.last_config = config
-                timeout = 60.0 + block * slowest * 20 / 1000.0
-                values = self.session.request(timeout, cmd="run", arm=key, n=block)["ms"]
-                blocks[key].append(values)
-                self.samples[key].extend(values)
-            comparisons = [self._compare(baseline, candidate, blocks) for candidate in candidates]
+            values: list[list[float]] = [[] for _ in arms]
+            for index in [*range(len(arms)), *reversed(range(len(arms)))]:
+                key = config_key(arms[index][1])
+                self.last_config = arms[index][1]
+                timeout = 60.0 + half * slowest * 20 / 1000.0
+                values[index].extend(self.session.request(timeout, cmd="run", arm=key, n=half)["ms"])
+            for index, (_, config) in enumerate(arms):
+                blocks[index].append(values[index])
+                self.samples[config_key(config)].extend(values[index])
             elapsed = time.monotonic() - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
-            if round_index >= 1 and (all(c.verdict != stats.UNDECIDED for c in comparisons) or elapsed >= budget_s):
+            final = elapsed >= budget_s or round_index == MAX_ROUNDS - 1
+            confidence = 0.95 if final else 0.99
+            comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
+                           for i, candidate in enumerate(candidates)]
+            if round_index >= 1 and (final or all(c.verdict != stats.UNDECIDED for c in comparisons)):
                 break
         return comparisons
 
-    def _compare(self, baseline, candidate, blocks) -> ComparisonResult:
-        result = stats.compare(blocks[config_key(baseline[1])], blocks[config_key(candidate[1])], self.min_effect)
+    def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
+        result = stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence)
         return ComparisonResult(baseline[0], candidate[0], result.ratio, result.ci_low, result.ci_high,
-                                result.verdict, result.rounds)
+                                result.verdict, result.rounds, confidence=confidence)
 
     def drop_all(self) -> None:
         for key in list(self.loaded):

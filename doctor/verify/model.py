@@ -63,8 +63,8 @@ def locate_model(path: str | Path) -> ModelFiles:
             if program.is_file():
                 candidates.append((fmt, program, path.with_name(path.name + ".pdiparams")))
     if not candidates:
-        if not path.exists() and not path.parent.exists():
-            raise ModelError(f"{path}: no such file or directory")
+        if not path.exists():
+            raise ModelError(f"{path}: no such file or directory, and no {path.name}.json or {path.name}.pdmodel beside it")
         raise ModelError(f"{path}: no Paddle model found (expected *.json or *.pdmodel with *.pdiparams, or __model__)")
     fmt, program, params = candidates[0]
     if params is not None and fmt != "legacy" and not params.is_file():

@@ -8,12 +8,16 @@ recommendation against the baseline.
 
 from __future__ import annotations
 
+import time
+
+from ..budget import cpu_budget
 from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from . import stats
 from .arms import Arm, label, snippet, vary
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
+FINAL_SHARE = 0.5
 
 
 def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
@@ -26,9 +30,17 @@ def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
     return [vary(current, **{name: not current[name]})]
 
 
-def best_improvement(result: ExperimentResult) -> tuple[ComparisonResult, Arm] | None:
+def best_improvement(result: ExperimentResult, max_threads: float | None = None) -> tuple[ComparisonResult, Arm] | None:
+    """The fastest candidate measured faster (and not changing outputs).
+
+    Threads above the CPU budget are a failing rule (PD-CPU-010): when the current setting is
+    above the budget and no candidate is faster, a candidate within the budget that measured
+    no slower ("no measurable effect") is taken, since it frees CPU for concurrent requests.
+    """
     configs = {arm.label: arm.config for arm in result.arms}
     winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs]
+    if not winners and max_threads is not None and configs["baseline"]["threads"] > max_threads:
+        winners = [c for c in result.comparisons if c.verdict == stats.NO_EFFECT and configs[c.candidate]["threads"] <= max_threads]
     if not winners:
         return None
     best = max(winners, key=lambda c: c.ratio)
@@ -36,10 +48,11 @@ def best_improvement(result: ExperimentResult) -> tuple[ComparisonResult, Arm] |
 
 
 def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: float, program: str, params: str | None) -> Recommendation:
+    started = time.monotonic()
     baseline = current = ctx.baseline
     steps: list[str] = []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].status == "measured"]
-    slice_s = budget_s / (len(dimensions) + 1) if dimensions else budget_s
+    slice_s = budget_s * (1 - FINAL_SHARE) / max(len(dimensions), 1)
     for name in dimensions:
         if current == baseline:
             result = measured[name]
@@ -50,15 +63,17 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
             if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                 attach_drift(ctx, result, current, candidates[0])
-        found = best_improvement(result)
+        budget = cpu_budget(ctx.facts)
+        found = best_improvement(result, budget.cpus if budget and name == "threads" else None)
         if found:
             comparison, config = found
-            steps.append(f"{label(config, current)}: {comparison.ratio:.2f}x faster "
-                         f"[95% CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]")
+            steps.append(f"{label(config, current)}: {_speed(comparison)} "
+                         f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]")
             current = config
     comparison = None
     if current != baseline:
-        (comparison,) = ctx.measurer.race(("baseline", baseline), [("recommended", current)], slice_s, "recommended")
+        remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
+        (comparison,) = ctx.measurer.race(("baseline", baseline), [("recommended", current)], remaining, "recommended")
     else:
         steps.append("no change measured faster than the service's configuration")
     return Recommendation(
@@ -69,3 +84,9 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         recommended=ctx.measurer.arm_result("recommended", current),
         comparison=comparison,
     )
+
+
+def _speed(comparison: ComparisonResult) -> str:
+    if comparison.verdict == stats.NO_EFFECT:
+        return f"no slower ({comparison.ratio:.2f}x) and within the CPU budget"
+    return f"{comparison.ratio:.2f}x faster"

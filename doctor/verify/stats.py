@@ -1,9 +1,14 @@
 """Statistics for A/B latency measurements that a performance engineer would sign.
 
-Baseline and candidate run in alternating blocks (A B, then B A, ...), so drift and order
-effects hit both. Each round gives one paired ratio of block medians; the speed-up estimate is
-the geometric mean of those ratios, with a Student-t 95% confidence interval on their logs.
-A verdict needs both statistical and practical significance (the minimum effect, default 3%):
+Baseline and candidate run in rounds of blocks, each round in the order A B B A, so drift and
+order effects hit both. Each round gives one paired ratio of block medians. The speed-up estimate
+is the 20%-trimmed mean of the log ratios, with the Tukey-McLaughlin 95% confidence interval
+(Student t on the winsorized variance): robust to the odd round hit by another process, which
+a plain mean is not.
+While a race is still running it looks at the data after every round; those interim looks
+decide only on a 99% interval, so peeking does not inflate false verdicts. The final look, when
+the budget ends, uses the 95% interval. A verdict needs both statistical and practical
+significance (the minimum effect, default 3%):
 
 - improved: the whole interval lies above 1 and the estimate is at least 1 + min_effect;
 - regressed: the whole interval lies below 1 and the estimate is at most 1 / (1 + min_effect);
@@ -18,12 +23,19 @@ import statistics
 from dataclasses import dataclass
 
 IMPROVED, REGRESSED, NO_EFFECT, UNDECIDED = "improved", "regressed", "no measurable effect", "undecided"
-MIN_ROUNDS = 5
+MIN_ROUNDS = 6
+TRIM = 0.2
 NOISY_CV = 0.25
 # two-sided 97.5% quantiles of Student's t, by degrees of freedom
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
         20: 2.086, 22: 2.074, 24: 2.064, 26: 2.056, 28: 2.048, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+# two-sided 99.5% quantiles, for the 99% intervals of interim looks
+T995 = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 5: 4.032, 6: 3.707, 7: 3.499, 8: 3.355, 9: 3.250, 10: 3.169,
+        11: 3.106, 12: 3.055, 13: 3.012, 14: 2.977, 15: 2.947, 16: 2.921, 17: 2.898, 18: 2.878, 19: 2.861,
+        20: 2.845, 22: 2.819, 24: 2.797, 26: 2.779, 28: 2.763, 30: 2.750, 40: 2.704, 60: 2.660, 120: 2.617}
+NORMAL = {0.95: 1.960, 0.99: 2.576}
+TABLES = {0.95: T975, 0.99: T995}
 
 
 @dataclass
@@ -44,6 +56,7 @@ class Comparison:
     verdict: str
     rounds: int
     ratio_cv: float
+    confidence: float = 0.95
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -62,25 +75,43 @@ def summarize(values: list[float]) -> Summary:
     return Summary(len(values), percentile(values, 50), percentile(values, 90), percentile(values, 99), mean, cv)
 
 
-def t_quantile(df: int) -> float:
-    if df in T975:
-        return T975[df]
-    larger = [key for key in T975 if key > df]
-    return T975[min(larger)] if larger else 1.960
+def t_quantile(df: int, confidence: float = 0.95) -> float:
+    table = TABLES[confidence]
+    if df in table:
+        return table[df]
+    larger = [key for key in table if key > df]
+    return table[min(larger)] if larger else NORMAL[confidence]
 
 
-def compare(baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03) -> Comparison:
+def compare(
+    baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03, confidence: float = 0.95
+) -> Comparison:
     """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks."""
     logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in zip(baseline_blocks, candidate_blocks)]
     rounds = len(logs)
-    if rounds == 0:
-        return Comparison(1.0, 0.0, math.inf, UNDECIDED, 0, 0.0)
-    center = statistics.fmean(logs)
-    spread = statistics.stdev(logs) if rounds > 1 else math.inf
-    half = t_quantile(rounds - 1) * spread / math.sqrt(rounds) if rounds > 1 else math.inf
-    low, high = math.exp(center - half), math.exp(center + half) if half != math.inf else math.inf
-    return Comparison(math.exp(center), low, high, verdict(math.exp(center), low, high, rounds, min_effect), rounds,
-                      spread if spread != math.inf else 0.0)
+    if rounds < 2:
+        center = logs[0] if logs else 0.0
+        return Comparison(math.exp(center), 0.0, math.inf, UNDECIDED, rounds, 0.0, confidence)
+    center, half = trimmed_mean_interval(logs, confidence)
+    low, high = math.exp(center - half), math.exp(center + half)
+    ratio = math.exp(center)
+    return Comparison(ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, statistics.stdev(logs), confidence)
+
+
+def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: float = TRIM) -> tuple[float, float]:
+    """Trimmed mean and the half-width of its confidence interval (Tukey-McLaughlin)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    g = int(trim * n)
+    kept = ordered[g : n - g]
+    winsorized = [ordered[g]] * g + kept + [ordered[n - g - 1]] * g
+    h = len(kept)
+    spread = statistics.stdev(winsorized)
+    if g:
+        half = t_quantile(max(h - 1, 1), confidence) * spread / ((1 - 2 * trim) * math.sqrt(n))
+    else:
+        half = t_quantile(n - 1, confidence) * spread / math.sqrt(n)
+    return statistics.fmean(kept), half
 
 
 def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float) -> str:

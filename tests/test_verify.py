@@ -1,0 +1,290 @@
+"""Verification on real Paddle predictors built by the test suite: every experiment, every
+verdict path, crash isolation, bad inputs, and replay of measured facts."""
+
+import json
+import sys
+
+import jsonschema
+import numpy as np
+import pytest
+
+from conftest import report_json, run_doctor, statuses
+from paddle_doctor.facts import Facts
+from paddle_doctor.verify import experiments, stats
+from paddle_doctor.verify.arms import baseline_arm, config_calls, snippet, vary
+from paddle_doctor.verify.measure import Measurer
+from paddle_doctor.verify.model import ModelError
+from paddle_doctor.verify.run import VerifyOptions, run_verification
+from paddle_doctor.verify.session import WorkerDied, WorkerSession
+from factories import make_facts, paddle_ok
+
+
+def open_worker(model_dir, feeds):
+    program = next(model_dir.glob("*.json"), None) or next(model_dir.glob("*.pdmodel"))
+    session = WorkerSession(sys.executable)
+    session.request(60, cmd="model", files={"program": str(program), "params": str(program.with_suffix(".pdiparams")),
+                                            "dir": str(model_dir)})
+    session.request(60, cmd="feeds", spec=feeds)
+    return session
+
+
+CNN_FEEDS = {"image": {"dtype": "float32", "shape": [1, 3, 224, 224]}}
+BASE = {"threads": 1, "onednn": True, "precision": "fp32", "ir_optim": True, "feed_fetch": False,
+        "onednn_cache_capacity": None, "memory_optim": False}
+
+
+@pytest.fixture(scope="module")
+def cnn_worker(models):
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    yield session
+    session.close()
+
+
+def test_every_verdict_path_is_reachable(cnn_worker):
+    measurer = Measurer(cnn_worker, min_effect=0.03)
+    onednn_off = vary(BASE, onednn=False)
+    improved, = measurer.race(("baseline", onednn_off), [("oneDNN on", BASE)], budget_s=10, what="t")
+    regressed, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=10, what="t")
+    undecided, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t")
+    assert improved.verdict == stats.IMPROVED and improved.ratio > 2
+    assert regressed.verdict == stats.REGRESSED and regressed.ratio < 0.5
+    assert undecided.verdict == stats.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
+
+
+def test_a_fix_that_changes_nothing_has_no_measurable_effect(cnn_worker):
+    """A/A: the "fix" sets what is already set, so both arms are the same predictor."""
+    measurer = Measurer(cnn_worker, min_effect=0.03)
+    same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=20, what="A/A")
+    assert same.verdict == stats.NO_EFFECT, same
+    assert same.ci_low >= 1 / 1.03 and same.ci_high <= 1.03
+
+
+def test_a_worker_killed_by_a_signal_is_reported_and_leaves_no_process(models):
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    with pytest.raises(WorkerDied) as died:
+        session.request(30, cmd="crash", signal="SIGSEGV")
+    assert died.value.signal_name == "SIGSEGV" and "SIGSEGV" in str(died.value)
+    assert session.proc.poll() is not None
+
+
+def test_an_experiment_whose_worker_crashes_is_an_error_and_the_rest_still_run(models, monkeypatch):
+    def crashing(ctx, budget_s):
+        ctx.measurer.load(vary(ctx.baseline, threads=2))
+        ctx.measurer.session.request(30, cmd="crash", signal="SIGABRT")
+
+    monkeypatch.setitem(experiments.EXPERIMENTS, "ir_optim", (crashing, 1.0))
+    facts = make_facts(flags=["avx", "avx2"], online=2, paddle=paddle_ok(python=sys.executable), threads=1)
+    result = run_verification(facts, VerifyOptions(model=str(models["cnn-pir"]), budget_s=6))
+    by_name = {e.name: e for e in result.experiments}
+    assert by_name["ir_optim"].status == "error"
+    assert "SIGABRT" in by_name["ir_optim"].reason and "threads=2" in by_name["ir_optim"].reason
+    assert by_name["feed_fetch"].status == "measured"  # ran after the crash, in a fresh worker
+    assert result.recommendation is not None
+
+
+def test_config_calls_are_what_the_snippet_prints():
+    arm = vary(BASE, threads=2, precision="bf16", onednn_cache_capacity=10)
+    calls = config_calls(arm)
+    assert calls == [("disable_gpu", []), ("set_cpu_math_library_num_threads", [2]), ("enable_mkldnn", []),
+                     ("set_mkldnn_cache_capacity", [10]), ("enable_mkldnn_bfloat16", []),
+                     ("switch_ir_optim", [True]), ("switch_use_feed_fetch_ops", [False])]
+    code = snippet(arm, "m/inference.json", "m/inference.pdiparams")
+    assert "config.set_mkldnn_cache_capacity(10)" in code and "config.enable_mkldnn_bfloat16()" in code
+    compile(code, "snippet", "exec")
+
+
+def test_baseline_follows_the_service_and_paddle_defaults():
+    facts = make_facts(threads=8, onednn=False)
+    assert baseline_arm(facts)["threads"] == 8 and baseline_arm(facts)["onednn"] is False
+    facts = make_facts(paddle=paddle_ok(mkldnn_default_on=False))
+    assert baseline_arm(facts) == {**BASE, "onednn": False}
+
+
+# ------------------------------------------------------------------ the CLI, end to end
+
+
+@pytest.fixture(scope="module")
+def misconfigured_cnn(models):
+    """`paddle-doctor --model` on the CNN with the classic misconfiguration: 8 threads, oneDNN off."""
+    result = run_doctor("--json", "--model", str(models["cnn-pir"]), "--threads", "8", "--no-onednn", "--budget", "20",
+                        timeout=300)
+    return result, report_json(result)
+
+
+def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfigured_cnn, report_schema):
+    result, report = misconfigured_cnn
+    jsonschema.validate(report, report_schema)
+    found = {f["rule_id"]: f for f in report["findings"]}
+    onednn = found["PD-CPU-004"]["verification"]
+    assert onednn["name"] == "onednn" and onednn["comparisons"][0]["verdict"] == "improved"
+    assert onednn["comparisons"][0]["ratio"] > 2
+    assert onednn["arms"][0]["p50"] > 0 and onednn["arms"][0]["runs"] >= 10
+    threads = found["PD-CPU-010"]["verification"]
+    assert threads["name"] == "threads" and {c["candidate"] for c in threads["comparisons"]} >= {"threads=1"}
+    recommendation = report["verification"]["recommendation"]
+    assert recommendation["config"]["onednn"] is True
+    assert "config.enable_mkldnn()" in recommendation["snippet"]
+    assert recommendation["comparison"]["verdict"] == "improved"
+    assert found["PD-CFG-001"]["status"] == "fail"
+    assert "config.enable_mkldnn()" in found["PD-CFG-001"]["fix"]["changes"][0]["code"]
+    assert result.returncode == 1
+
+
+def test_each_experiment_reports_measured_or_why_not(misconfigured_cnn):
+    report = misconfigured_cnn[1]
+    status = {e["name"]: e for e in report["verification"]["experiments"]}
+    assert {"threads", "onednn", "ir_optim", "feed_fetch", "warmup", "optim_cache"} <= {
+        name for name, e in status.items() if e["status"] == "measured"}
+    assert status["trt_cache"]["status"] == "skipped" and "GPU" in status["trt_cache"]["reason"]
+    flags = set(json.loads(run_doctor("facts", "--no-paddle").stdout)["cpu"]["flags"])
+    if {"avx512_bf16", "amx_bf16"} & flags:
+        assert status["bf16"]["status"] == "measured"
+    else:
+        assert status["bf16"]["status"] == "skipped" and "bfloat16" in status["bf16"]["reason"]
+
+
+def test_measured_warmup_finding(misconfigured_cnn):
+    found = {f["rule_id"]: f for f in misconfigured_cnn[1]["findings"]}
+    warmup = found["PD-START-002"]
+    ratio = warmup["evidence"]["ratio"]
+    assert warmup["status"] == ("fail" if ratio >= 10 else "pass")
+    assert warmup["evidence"]["first_ms"] > 0
+
+
+def test_text_report_shows_measurements_and_the_snippet(models):
+    result = run_doctor("--model", str(models["cnn-pdmodel"]), "--threads", "8", "--no-onednn", "--budget", "6",
+                        env={"COLUMNS": "160"}, timeout=300)
+    assert "measured (onednn) oneDNN on vs baseline" in result.stdout
+    assert "Recommended configuration" in result.stdout
+    assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
+
+
+def test_measured_facts_replay_to_identical_findings(models, tmp_path):
+    snapshot = tmp_path / "facts.json"
+    recorded = run_doctor("facts", "--model", str(models["encoder-pir"]), "--budget", "5", "-o", str(snapshot), timeout=300)
+    assert recorded.returncode == 0, recorded.stderr
+    first = report_json(run_doctor("--json", "--facts", str(snapshot)))
+    second = report_json(run_doctor("--json", "--facts", str(snapshot)))
+    assert first["findings"] == second["findings"]
+    assert first["verification"]["model"]["inputs"]["input_ids"]["high"] == 18000
+    assert first["verification"]["experiments"][0]["status"] in ("measured", "skipped")
+
+
+def test_legacy_lod_model_is_measured(models):
+    report = report_json(run_doctor("--json", "--model", str(models["sequence-legacy"]), "--budget", "5", timeout=300))
+    assert report["verification"]["model"]["format"] == "legacy"
+    assert report["verification"]["model"]["inputs"]["words"]["lod"] == [[0, 8, 16]]
+    assert report["verification"]["error"] is None
+    assert report["verification"]["recommendation"]["baseline"]["p50"] > 0
+
+
+def test_unbounded_onednn_cache_is_measured(models, tmp_path):
+    config = tmp_path / "service.yaml"
+    config.write_text("onednn_cache_capacity: 0\nthreads: 1\n")
+    report = report_json(run_doctor("--json", "--model", str(models["cnn-pir"]), "--config", str(config), "--budget", "4",
+                                    timeout=300))
+    experiment = next(e for e in report["findings"] if e["rule_id"] == "PD-MEM-001")
+    assert experiment["status"] == "fail"
+    rss = experiment["verification"]["extra"]["rss"]
+    assert len(rss["service"]["after_each_shape_mb"]) == 12 and "growth_mb" in rss["bounded"]
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def one_line_error(result) -> str:
+    assert result.returncode == 2, (result.stdout[-500:], result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    return result.stderr.strip()
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    line = one_line_error(run_doctor("--model", str(tmp_path / "nope")))
+    assert "nope" in line and "no such file" in line
+
+
+def test_shape_that_does_not_fit_names_the_input(models):
+    line = one_line_error(run_doctor("--model", str(models["cnn-pir"]), "--shape", "image:1x3x32"))
+    assert "input 'image'" in line and "float32" in line and "[1, 3, 32]" in line
+
+
+def test_npz_with_the_wrong_dtype_names_the_input(models, tmp_path):
+    npz = tmp_path / "sample.npz"
+    np.savez(npz, image=np.zeros((1, 3, 224, 224), dtype="float64"))
+    line = one_line_error(run_doctor("--model", str(models["cnn-pir"]), "--inputs", str(npz)))
+    assert "input 'image'" in line and "float32" in line and "float64" in line
+
+
+def test_npz_with_real_inputs_is_used(models, tmp_path):
+    npz = tmp_path / "sample.npz"
+    np.savez(npz, input_ids=np.ones((1, 128), dtype="int64"))
+    report = report_json(run_doctor("--json", "--model", str(models["encoder-pir"]), "--inputs", str(npz), "--budget", "3",
+                                    timeout=300))
+    assert report["verification"]["error"] is None
+
+
+def test_truncated_params_name_the_model(models, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "inference.json").write_bytes((models["cnn-pir"] / "inference.json").read_bytes())
+    params = (models["cnn-pir"] / "inference.pdiparams").read_bytes()
+    (broken / "inference.pdiparams").write_bytes(params[: len(params) // 3])
+    line = one_line_error(run_doctor("--model", str(broken), timeout=300))
+    assert "inference.json" in line and "cannot load or run" in line
+
+
+def test_corrupt_program_names_the_file(tmp_path):
+    (tmp_path / "inference.pdmodel").write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
+    (tmp_path / "inference.pdiparams").write_bytes(b"x")
+    line = one_line_error(run_doctor("--model", str(tmp_path)))
+    assert "inference.pdmodel" in line and "ProgramDesc" in line
+
+
+def test_verification_without_paddle_is_reported_not_crashed(models):
+    facts = Facts()
+    result = run_verification(facts, VerifyOptions(model=str(models["cnn-pir"])))
+    assert result.error and "cannot be imported" in result.error
+
+
+def comparison(candidate, verdict, ratio):
+    from paddle_doctor.facts import ComparisonResult
+
+    return ComparisonResult("baseline", candidate, ratio, ratio * 0.97, ratio * 1.03, verdict, 10)
+
+
+def threads_result(*comparisons):
+    from paddle_doctor.facts import ArmResult, ExperimentResult
+
+    arms = [ArmResult("baseline", vary(BASE, threads=8))] + [
+        ArmResult(c.candidate, vary(BASE, threads=int(c.candidate.split("=")[1]))) for c in comparisons]
+    return ExperimentResult("threads", "measured", arms=arms, comparisons=list(comparisons))
+
+
+@pytest.mark.parametrize(
+    "comparisons, budget, chosen",
+    [
+        ((comparison("threads=1", "improved", 1.2), comparison("threads=2", "improved", 1.5)), 2, 2),
+        # nothing faster, but 2 threads fit the budget and are no slower: take them
+        ((comparison("threads=1", "regressed", 0.7), comparison("threads=2", "no measurable effect", 1.0)), 2, 2),
+        # no slower is not enough when the service already fits its budget
+        ((comparison("threads=2", "no measurable effect", 1.0),), 16, None),
+        # undecided is never taken
+        ((comparison("threads=2", "undecided", 1.1),), 2, None),
+    ],
+)
+def test_recommended_threads(comparisons, budget, chosen):
+    from paddle_doctor.verify.recommend import best_improvement
+
+    found = best_improvement(threads_result(*comparisons), budget)
+    assert (found[1]["threads"] if found else None) == chosen
+
+
+def test_outputs_changing_candidates_are_never_recommended():
+    from paddle_doctor.facts import ArmResult, ExperimentResult
+    from paddle_doctor.verify.recommend import best_improvement
+
+    faster = comparison("bf16", "improved", 2.2)
+    faster.changes_outputs = True
+    result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", vary(BASE, precision="bf16"))],
+                              comparisons=[faster])
+    assert best_improvement(result) is None
