@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Verification: recommendation quality, cost and calibration, measured side by side in one run.
+
+Targets (issue: prove each fix on the real predictor):
+  quality      p50(recommended) / p50(best of an exhaustive sweep)  <= 1.05, per fixture model,
+               starting from a misconfigured service (8 threads on this machine, oneDNN off);
+               p50(baseline) / p50(recommended) is printed too.
+  cost         verifying all fixes for one model with the default budget            <= 60 s
+  calibration  20 A/A runs (the fix is a no-op)  ->  at most 1 verdict other than "no measurable effect"
+
+The exhaustive sweep (threads 1..CPU budget x oneDNN on/off x IR optim on/off x fp32/bf16 where
+the CPU has bf16) runs as one interleaved race that also holds the baseline and the
+recommended configuration, so all p50s come from the same minutes of the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from paddle_doctor.budget import cpu_budget
+from paddle_doctor.context import ProbeContext
+from paddle_doctor.facts import ServiceFacts
+from paddle_doctor.modelzoo import build_model
+from paddle_doctor.probes import collect_facts
+from paddle_doctor.verify import stats
+from paddle_doctor.verify.arms import baseline_arm, label, vary
+from paddle_doctor.verify.experiments import BF16_FLAGS
+from paddle_doctor.verify.measure import Measurer, config_key
+from paddle_doctor.verify.run import VerifyOptions, run_verification
+from paddle_doctor.verify.session import WorkerSession
+
+MODELS = (("cnn", "pir"), ("encoder", "pir"), ("sequence", "legacy"))
+
+
+def open_session(verification) -> WorkerSession:
+    model = verification.model
+    session = WorkerSession(sys.executable)
+    session.request(60, cmd="model", files={"program": model.program, "params": model.params, "dir": str(Path(model.program).parent)})
+    session.request(60, cmd="feeds", spec=model.inputs)
+    return session
+
+
+def sweep_space(facts, baseline):
+    budget = cpu_budget(facts)
+    precisions = ["fp32", "bf16"] if any(f in facts.cpu.flags for f in BF16_FLAGS) else ["fp32"]
+    for threads, onednn, ir, precision in itertools.product(range(1, budget.whole_cpus + 1), (True, False), (True, False), precisions):
+        if precision == "bf16" and not onednn:
+            continue
+        yield vary(baseline, threads=threads, onednn=onednn, ir_optim=ir, precision=precision)
+
+
+def quality(kind: str, fmt: str, workdir: Path, budget: float) -> tuple[float, float, float]:
+    model = build_model(kind, fmt, workdir / f"{kind}-{fmt}")
+    service = ServiceFacts(threads=8, onednn=False, model=str(model))
+    facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
+    started = time.monotonic()
+    verification = run_verification(facts, VerifyOptions(model=str(model), budget_s=budget))
+    cost = time.monotonic() - started
+    recommended = verification.recommendation.config
+    baseline = verification.baseline
+    arms = {config_key(c): c for c in [baseline, recommended, *sweep_space(facts, baseline)]}
+    session = open_session(verification)
+    try:
+        measurer = Measurer(session, 0.03)
+        configs = list(arms.values())
+        measurer.race(("baseline", configs[0]), [(label(c, configs[0]), c) for c in configs[1:]], budget_s=60, what="sweep")
+        p50 = {key: measurer.arm_result("", c).p50 for key, c in arms.items()}
+    finally:
+        session.close()
+    best_key = min((config_key(c) for c in sweep_space(facts, baseline)), key=lambda k: p50[k])
+    print(f"  {kind:8s} recommended: {label(recommended)}")
+    print(f"  {kind:8s} best of sweep: {label(arms[best_key])}")
+    q = p50[config_key(recommended)] / p50[best_key]
+    gain = p50[config_key(baseline)] / p50[config_key(recommended)]
+    print(f"  {kind:8s} p50 recommended/best {q:.3f} (target <= 1.05) {'OK' if q <= 1.05 else 'OVER'}; "
+          f"baseline/recommended {gain:.2f}x; verification took {cost:.1f} s (target <= 60) {'OK' if cost <= 60 else 'OVER'}")
+    return q, gain, cost
+
+
+def calibration(workdir: Path, runs: int, budget: float) -> None:
+    model = build_model("cnn", "pir", workdir / "calibration")
+    facts = collect_facts(ProbeContext("/"), ServiceFacts(model=str(model)), sys.executable, 120)
+    verification = run_verification(facts, VerifyOptions(model=str(model), budget_s=4))
+    session = open_session(verification)
+    verdicts = []
+    try:
+        measurer = Measurer(session, 0.03)
+        base = baseline_arm(facts)
+        for _ in range(runs):
+            (result,) = measurer.race(("baseline", base), [("no-op", vary(base, threads=base["threads"]))], budget, "A/A")
+            verdicts.append(result.verdict)
+    finally:
+        session.close()
+    others = sum(v != stats.NO_EFFECT for v in verdicts)
+    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
+    print(f"  {runs} A/A runs ({budget:g} s budget each): {counts}; other than 'no measurable effect': {others} "
+          f"(target <= 1) {'OK' if others <= 1 else 'OVER'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--budget", type=float, default=40.0, help="verification budget per model (the CLI default)")
+    parser.add_argument("--aa-runs", type=int, default=20)
+    parser.add_argument("--aa-budget", type=float, default=4.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="paddle-doctor-bench-") as tmp:
+        workdir = Path(tmp)
+        print("recommendation quality and cost (misconfigured baseline: threads 8, oneDNN off)")
+        for kind, fmt in MODELS:
+            quality(kind, fmt, workdir, args.budget)
+        print("calibration")
+        calibration(workdir, args.aa_runs, args.aa_budget)
+
+
+if __name__ == "__main__":
+    main()
