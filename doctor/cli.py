@@ -19,6 +19,7 @@ from .service import ServiceConfigError
 from .settings import SettingsError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
+DEFAULT_GPU_TIMEOUT = 30.0
 USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision")
 
@@ -41,6 +42,10 @@ def probe_options(function):
         click.option("--no-paddle", is_flag=True, help="Do not import Paddle in a child process."),
         click.option("--paddle-timeout", type=click.FloatRange(min=1), default=DEFAULT_PADDLE_TIMEOUT, show_default=True,
                      help="Seconds the Paddle import may take."),
+        click.option("--gpu/--no-gpu", "gpu", default=None,
+                     help="Ask NVML about the driver and GPUs, in a child process [default: on; off with --root]."),
+        click.option("--gpu-timeout", type=click.FloatRange(min=1), default=DEFAULT_GPU_TIMEOUT, show_default=True,
+                     help="Seconds NVML may take (a wedged driver hangs it)."),
         click.option("--config", "service_config", type=click.Path(dir_okay=False), default=None,
                      help="YAML file describing the service's Paddle Config (see doctor/service.py); flags override it."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -81,7 +86,9 @@ def _collect(params: dict[str, Any]):
         python = sys.executable
     if params["no_paddle"]:
         python = None
-    return collect_facts(ctx, _service(params), python, params["paddle_timeout"])
+    probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
+    return collect_facts(ctx, _service(params), python, params["paddle_timeout"],
+                         gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
 
 
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
