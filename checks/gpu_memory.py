@@ -46,11 +46,12 @@ def memory_finding(facts: Facts) -> Finding:
                 "batch_size": service.batch_size, "device_id": service.gpu_device_id,
                 "suggested_pool_mb": max(1, int(free_mb * POOL_SHARE_OF_FREE / service.instances))}
     per = f"{pool} MiB x {service.instances} instance{'s' if service.instances != 1 else ''}"
+    mig = " (MIG is on: the service's slice has less)" if device.mig_mode else ""
     if need > free_mb:
-        return Finding(MEMORY, Status.FAIL, f"the memory pools ({per} = {need} MiB) exceed the {free_mb} MiB free on {describe(device)}",
+        return Finding(MEMORY, Status.FAIL, f"the memory pools ({per} = {need} MiB) exceed the {free_mb} MiB free on {describe(device)}{mig}",
                        observed=f"{need} MiB reserved at start", expected=f"well under {free_mb} MiB, leaving room for batch {service.batch_size}",
                        evidence=evidence)
-    return passed(MEMORY, f"the memory pools ({per} = {need} MiB) fit in the {free_mb} MiB free on {describe(device)}", **evidence)
+    return passed(MEMORY, f"the memory pools ({per} = {need} MiB) fit in the {free_mb} MiB free on {describe(device)}{mig}", **evidence)
 
 
 def shared_finding(facts: Facts) -> Finding:

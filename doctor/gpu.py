@@ -124,6 +124,18 @@ def compute_capability(device: GpuDevice) -> tuple[int, int] | None:
     return (version[0], version[1] if len(version) > 1 else 0) if version else None
 
 
+def summary(facts: Facts) -> str | None:
+    """One line for the report's host table; None when nothing about a GPU was probed or found."""
+    gpu = facts.gpu
+    if gpu.status == "ok" and gpu.devices:
+        names = sorted({f"{d.name} (compute capability {d.compute_capability})" for d in gpu.devices})
+        return f"{len(gpu.devices)} x {', '.join(names)}; driver {gpu.driver_version} (CUDA {gpu.cuda_driver_version})"
+    if gpu.status == "not_probed" and not gpu.kernel_driver:
+        return None
+    driver = f"; kernel driver {gpu.kernel_driver}" if gpu.kernel_driver else ""
+    return f"none reachable: {gpu.reason or gpu.status}{driver}"
+
+
 def describe(device: GpuDevice) -> str:
     return f"GPU {device.index} {device.name or '(unnamed)'} (compute capability {device.compute_capability or '?'})"
 

@@ -7,6 +7,8 @@ import json
 import stat
 import sys
 
+import jsonschema
+
 from conftest import facts_from_root, fixture_root, report_json, run_doctor
 from gpu_helpers import GPU_ROOT, GPU_RULES, fake_paddle, run_with_fake_nvml, service_config
 from paddle_doctor.context import ProbeContext
@@ -147,3 +149,12 @@ def test_gpu_facts_replay_gives_identical_findings(tmp_path):
     assert live["findings"] == replay["findings"]
     fired = {f["rule_id"] for f in replay["findings"] if f["rule_id"] in GPU_RULES and f["status"] not in ("pass", "skip")}
     assert fired == {"PD-GPU-001", "PD-TRT-004"}
+
+
+def test_gpu_report_validates_and_names_the_gpu_in_the_host_summary(tmp_path, report_schema):
+    args = ("--json", "--root", str(fixture_root(GPU_ROOT)), "--gpu", "--python", fake_paddle(tmp_path, "gpu-cu118-trt86"))
+    report = report_json(run_with_fake_nvml(*args, scenario="t4-driver-470"))
+    jsonschema.validate(report, report_schema)
+    assert report["host"]["gpu"] == "1 x Tesla T4 (compute capability 7.5); driver 470.82.01 (CUDA 11.4)"
+    report = report_json(run_with_fake_nvml(*args, scenario="no-library"))
+    assert report["host"]["gpu"] == "none reachable: nvmlInit failed: NVML Shared Library Not Found; kernel driver 470.82.01"
