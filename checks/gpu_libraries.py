@@ -23,7 +23,7 @@ def check(facts: Facts) -> list[Finding]:
     if gpu_wheel(facts) is not True:
         return [skipped(RULE, f"no GPU build of Paddle: {wheel_label(facts)}")]
     if not uses_gpu(facts):
-        return [skipped(RULE, f"the GPU wheel has no GPU to run on ({host_evidence(facts)}); see PD-GPU-005")]
+        return [skipped(RULE, f"the service does not run on a GPU here ({host_evidence(facts)}); see PD-GPU-005")]
     wanted = version_tuple(facts.paddle.cudnn_version)
     cuda = version_tuple(facts.paddle.cuda_version) or (12,)
     if wanted is None:

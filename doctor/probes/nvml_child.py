@@ -105,6 +105,13 @@ def cuda_version(number):
     return f"{number // 1000}.{number % 1000 // 10}"
 
 
+def system_answer(pynvml, function, convert):
+    try:
+        return convert(function())
+    except pynvml.NVMLError:
+        return None
+
+
 def main():
     start = time.perf_counter()
     try:
@@ -120,8 +127,8 @@ def main():
     try:
         result = {
             "status": "ok",
-            "driver_version": text(pynvml.nvmlSystemGetDriverVersion()),
-            "cuda_driver_version": cuda_version(pynvml.nvmlSystemGetCudaDriverVersion()),
+            "driver_version": system_answer(pynvml, pynvml.nvmlSystemGetDriverVersion, text),
+            "cuda_driver_version": system_answer(pynvml, pynvml.nvmlSystemGetCudaDriverVersion, cuda_version),
             "devices": [describe(pynvml, index) for index in range(pynvml.nvmlDeviceGetCount())],
         }
     except pynvml.NVMLError as exc:
