@@ -20,6 +20,7 @@ from .settings import SettingsError
 from .verify.model import ModelError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
+DEFAULT_GPU_TIMEOUT = 30.0
 USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision")
 
@@ -42,6 +43,10 @@ def probe_options(function):
         click.option("--no-paddle", is_flag=True, help="Do not import Paddle in a child process."),
         click.option("--paddle-timeout", type=click.FloatRange(min=1), default=DEFAULT_PADDLE_TIMEOUT, show_default=True,
                      help="Seconds the Paddle import may take."),
+        click.option("--gpu/--no-gpu", "gpu", default=None,
+                     help="Ask NVML about the driver and GPUs, in a child process [default: on; off with --root]."),
+        click.option("--gpu-timeout", type=click.FloatRange(min=1), default=DEFAULT_GPU_TIMEOUT, show_default=True,
+                     help="Seconds NVML may take (a wedged driver hangs it)."),
         click.option("--config", "service_config", type=click.Path(dir_okay=False), default=None,
                      help="YAML file describing the service's Paddle Config (see doctor/service.py); flags override it."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -97,8 +102,10 @@ def _collect(params: dict[str, Any]):
     service = _service(params)
     if params["model"]:
         service.model = params["model"]
-    facts = collect_facts(ctx, service, python, params["paddle_timeout"])
-    if service.model:
+    probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
+    facts = collect_facts(ctx, service, python, params["paddle_timeout"],
+                          gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
+    if service.model and ctx.is_live:
         facts.verification = _verify(facts, params)
     return facts
 

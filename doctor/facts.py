@@ -92,6 +92,8 @@ class Mount:
 class ProcessFacts:
     affinity: list[int] | None = None
     affinity_source: str | None = None
+    euid: int | None = None
+    groups: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -113,10 +115,89 @@ class PaddleFacts:
     supports: dict[str, bool] = field(default_factory=dict)
     trt_compile_version: list[int] | None = None
     trt_runtime_version: list[int] | None = None
+    tensorrt_version: str | None = None
+    cuda_archs: list[int] | None = None
+    cuda_lib_dirs: list[str] = field(default_factory=list)
     import_seconds: float | None = None
     returncode: int | None = None
     signal: str | None = None
     stderr_tail: str | None = None
+
+
+@dataclass
+class GpuProcess:
+    pid: int
+    used_memory_bytes: int | None = None
+
+
+@dataclass
+class GpuDevice:
+    """One GPU as NVML reports it; ``None`` where NVML could not tell (listed in ``unsupported``)."""
+
+    index: int
+    name: str | None = None
+    compute_capability: str | None = None
+    memory_total_bytes: int | None = None
+    memory_used_bytes: int | None = None
+    memory_free_bytes: int | None = None
+    processes: list[GpuProcess] | None = None
+    persistence_mode: bool | None = None
+    throttle_reasons: list[str] | None = None
+    mig_mode: bool | None = None
+    unsupported: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GpuFacts:
+    """What NVML said, plus the kernel driver's traces under the root.
+
+    ``status``: ok, library_not_found, driver_not_loaded, driver_mismatch, no_permission,
+    no_device, failed, timeout, no_pynvml, not_probed.
+    """
+
+    status: str = "not_probed"
+    reason: str | None = None
+    nvml_error: str | None = None
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    devices: list[GpuDevice] = field(default_factory=list)
+    kernel_driver: str | None = None
+    device_nodes: list[str] = field(default_factory=list)
+    seconds: float | None = None
+
+
+@dataclass
+class SharedLibrary:
+    path: str
+    version: str | None = None
+
+
+@dataclass
+class LibraryFacts:
+    """CUDA libraries in the loader's view: per name, every copy in search order (the first one loads)."""
+
+    searched: list[str] = field(default_factory=list)
+    found: dict[str, list[SharedLibrary]] = field(default_factory=dict)
+
+
+@dataclass
+class TrtCacheFacts:
+    """Where ``use_static`` TensorRT engines go, and what is there. ``status``: probed, not_probed."""
+
+    status: str = "not_probed"
+    reason: str | None = None
+    directory: str | None = None
+    source: str | None = None
+    exists: bool = False
+    engines: list[str] = field(default_factory=list)
+    checked_path: str | None = None
+    mode: int | None = None
+    uid: int | None = None
+    gid: int | None = None
+    stamp: dict[str, str] | None = None
+    stamp_error: str | None = None
+    shape_file: str | None = None
+    shape_file_exists: bool | None = None
 
 
 @dataclass
@@ -257,6 +338,9 @@ class Facts:
     service: ServiceFacts = field(default_factory=ServiceFacts)
     paddle: PaddleFacts = field(default_factory=PaddleFacts)
     verification: VerificationFacts | None = None
+    gpu: GpuFacts = field(default_factory=GpuFacts)
+    libraries: LibraryFacts = field(default_factory=LibraryFacts)
+    trt_cache: TrtCacheFacts = field(default_factory=TrtCacheFacts)
     issues: list[ProbeIssue] = field(default_factory=list)
 
     def issues_for(self, probe: str) -> list[ProbeIssue]:

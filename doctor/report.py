@@ -10,6 +10,7 @@ from . import __version__
 from .budget import cpu_budget
 from .facts import Facts
 from .findings import Finding, Status, severity_rank
+from .gpu import summary as gpu_summary
 from .registry import LoadFailure
 from .rules import AREAS, Rule, Rulebook
 from .serde import to_data
@@ -185,4 +186,5 @@ def host_summary(facts: Facts) -> dict[str, Any]:
         "paddle_version": paddle.version,
         "paddle_distribution": paddle.distribution,
         "python": paddle.python,
+        "gpu": gpu_summary(facts),
     }

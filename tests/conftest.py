@@ -30,9 +30,10 @@ def facts_from_root(name: str, environ: dict[str, str] | None = None, **service)
     return collect_facts(ProbeContext(fixture_root(name)), ServiceFacts(**service), None, 5.0, environ=environ or {})
 
 
-def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The installed CLI, exactly as a user runs it."""
-    full_env = dict(os.environ)
+def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
+               unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """The installed CLI, exactly as a user runs it; ``unset`` drops variables of the test's own environment."""
+    full_env = {name: value for name, value in os.environ.items() if name not in unset}
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "paddle_doctor", *args],

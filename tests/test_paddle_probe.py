@@ -34,6 +34,7 @@ def test_real_paddle_wheel_is_probed():
     assert facts.mkldnn_default_on is True
     assert facts.default_threads == 1
     assert facts.trt_compile_version == [0, 0, 0]
+    assert (facts.tensorrt_version, facts.cuda_archs) == (None, [])  # 'None' and [] on the CPU wheel
     assert set(facts.supports) >= {"avx512f", "bfloat16", "int8"}
     assert facts.import_seconds > 0
 

@@ -11,9 +11,12 @@ from ..facts import Facts, PaddleFacts, ServiceFacts
 from .cgroup import probe_cgroup
 from .common import Reader
 from .cpu import probe_cpu
+from .gpu import probe_gpu
+from .libraries import probe_libraries
 from .mounts import probe_mounts
 from .paddle_import import probe_paddle
 from .system import live_environment, probe_container, probe_host, probe_process
+from .trt_cache import probe_trt_cache
 
 
 def collect_facts(
@@ -22,14 +25,18 @@ def collect_facts(
     python: str | None,
     paddle_timeout: float,
     environ: dict[str, str] | None = None,
+    gpu_python: str | None = None,
+    gpu_timeout: float = 30.0,
 ) -> Facts:
-    """Probe everything. The Paddle import (about a second) runs in parallel with the rest.
+    """Probe everything. The Paddle import (about a second) and NVML run in parallel with the rest.
 
     ``python``: the interpreter whose Paddle to probe; None skips the Paddle probe.
+    ``gpu_python``: the interpreter that asks NVML (it needs nvidia-ml-py); None skips NVML.
     """
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         paddle_future = pool.submit(probe_paddle, ctx, python, paddle_timeout) if python else None
-        reader = Reader(ctx)
+        reader, gpu_reader = Reader(ctx), Reader(ctx)
+        gpu_future = pool.submit(probe_gpu, gpu_reader, gpu_python, gpu_timeout)
         env = live_environment() if environ is None else environ
         mounts = probe_mounts(reader)
         cgroup, memory = probe_cgroup(reader, mounts)
@@ -46,9 +53,12 @@ def collect_facts(
             env=env,
             service=service,
         )
-        facts.issues = reader.issues
+        facts.trt_cache = probe_trt_cache(reader, service)
         if paddle_future is not None:
             facts.paddle = paddle_future.result()
         else:
             facts.paddle = PaddleFacts(status="not_probed", reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
+        facts.libraries = probe_libraries(reader, env, facts.paddle.cuda_lib_dirs)
+        facts.gpu = gpu_future.result()
+        facts.issues = reader.issues + gpu_reader.issues
     return facts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..context import ProbeContext
 from ..facts import ProbeIssue
 
@@ -71,3 +73,22 @@ def format_cpu_list(cpus: list[int]) -> str:
     if start is not None:
         ranges.append(f"{start}-{prev}" if prev != start else str(start))
     return ",".join(ranges)
+
+
+def tagged_lines(stdout: str, tags: tuple[str, ...]) -> dict[str, dict]:
+    """A child probe's ``TAG {json}`` lines, by tag; lines that are not JSON objects are passed over."""
+    found = {}
+    for line in stdout.splitlines():
+        tag, _, body = line.partition(" ")
+        if tag in tags:
+            try:
+                payload = json.loads(body)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(payload, dict):
+                found[tag] = payload
+    return found
+
+
+def last_line(text: str) -> str:
+    return (text.strip().splitlines() or ["no output"])[-1]

@@ -51,6 +51,30 @@ def call(obj, name, *args):
         return None
 
 
+def version_text(value):
+    """``paddle.version`` answers 'False' or 'None' (strings) on builds without the library."""
+    text = None if value is None else str(value)
+    return None if text in (None, "", "False", "None", "0") else text
+
+
+def pip_library_dirs():
+    """Library folders of pip-installed CUDA and TensorRT wheels (nvidia-*-cu12, tensorrt-libs), which GPU
+    wheels of Paddle load before the system's."""
+    import glob
+    import os
+    from importlib.util import find_spec
+
+    dirs = []
+    for package, pattern in (("nvidia", "*/lib"), ("tensorrt_libs", "")):
+        try:
+            spec = find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            dirs.extend(sorted(path for path in glob.glob(os.path.join(location, pattern)) if os.path.isdir(path)))
+    return dirs
+
+
 def main():
     name, version = distribution()
     emit("META", {"distribution": name, "version": version, "python": sys.executable})
@@ -72,6 +96,7 @@ def main():
         if value is not None:
             supports[flag.replace("supports_", "")] = bool(value)
     version_module = paddle.version
+    archs = call(version_module, "cuda_archs")
     emit(
         "RESULT",
         {
@@ -89,6 +114,9 @@ def main():
             "supports": supports,
             "trt_compile_version": list(call(inference, "get_trt_compile_version") or ()) or None,
             "trt_runtime_version": list(call(inference, "get_trt_runtime_version") or ()) or None,
+            "tensorrt_version": version_text(call(version_module, "tensorrt")),
+            "cuda_archs": [int(arch) for arch in archs] if isinstance(archs, (list, tuple)) else None,
+            "cuda_lib_dirs": pip_library_dirs(),
             "import_seconds": round(seconds, 3),
         },
     )

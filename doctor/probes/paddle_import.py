@@ -6,11 +6,11 @@ without AVX), costs about a second and 300 MB, and must not poison the doctor.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..context import ProbeContext
 from ..facts import PaddleFacts
+from .common import last_line, tagged_lines
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
 STDERR_TAIL_CHARS = 800
@@ -19,7 +19,7 @@ STDERR_TAIL_CHARS = 800
 def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
     result = ctx.run([python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")], timeout=timeout)
     facts = PaddleFacts(python=python, import_seconds=None)
-    payloads = _tagged_lines(result.stdout)
+    payloads = tagged_lines(result.stdout, ("META", "RESULT"))
     meta = payloads.get("META", {})
     facts.distribution = meta.get("distribution")
     facts.version = meta.get("version")
@@ -37,8 +37,7 @@ def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
     outcome = payloads.get("RESULT")
     if outcome is None:
         facts.status = "failed"
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        facts.reason = f"importing Paddle failed (exit code {result.returncode}): {last}"
+        facts.reason = f"importing Paddle failed (exit code {result.returncode}): {last_line(result.stderr)}"
         return facts
     facts.status = outcome.pop("status")
     facts.reason = outcome.pop("reason", None)
@@ -48,14 +47,3 @@ def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
         facts.stderr_tail = None
     return facts
 
-
-def _tagged_lines(stdout: str) -> dict[str, dict]:
-    found = {}
-    for line in stdout.splitlines():
-        tag, _, body = line.partition(" ")
-        if tag in ("META", "RESULT"):
-            try:
-                found[tag] = json.loads(body)
-            except json.JSONDecodeError:
-                continue
-    return found

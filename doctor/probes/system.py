@@ -55,6 +55,14 @@ def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) ->
 
 
 def probe_process(reader: Reader) -> ProcessFacts:
+    facts = _affinity(reader)
+    if reader.ctx.is_live:
+        facts.euid = os.geteuid()
+        facts.groups = sorted({os.getegid(), *os.getgroups()})
+    return facts
+
+
+def _affinity(reader: Reader) -> ProcessFacts:
     text = reader.text("process", "/proc/self/status", required=False)
     if text is not None:
         for line in text.splitlines():

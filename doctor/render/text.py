@@ -63,6 +63,8 @@ def _host_table(report: Report) -> Table:
     else:
         paddle = host["paddle_status"]
     table.add_row("Paddle", f"{paddle}; python {host['python'] or '?'}")
+    if host["gpu"]:
+        table.add_row("GPU", host["gpu"])
     return table
 
 

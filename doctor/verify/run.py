@@ -30,7 +30,10 @@ class VerifyOptions:
     seed: int = 0
 
 
-def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | None = None) -> VerificationFacts:
+def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | None = None) -> VerificationFacts | None:
+    """None when the service does not run on the CPU (GPU predictors are not measured here)."""
+    if facts.service.device != "cpu":
+        return None
     files = locate_model(options.model)
     specs = input_specs(read_model_program(files))
     feeds = feed_plan(specs, dict(parse_shape_option(s) for s in options.shapes), facts.service.batch_size)

@@ -1,0 +1,70 @@
+"""The Paddle wheel against the hardware: a CPU wheel where there is a GPU (or the reverse), and a GPU
+whose compute capability the wheel has no kernels for.
+
+Why: a CPU wheel in a GPU container runs every request on the CPU, often 10x slower, without an
+error; a GPU wheel without a GPU fails at start. A wheel built without this GPU's architecture
+fails with "no kernel image is available for execution on the device".
+Fix: install the wheel that matches the hardware (``paddlepaddle-gpu`` from Paddle's index for the
+driver's CUDA, or ``paddlepaddle``), and one whose ``paddle.version.cuda_archs()`` covers the GPU.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.gpu import (PADDLE_INDEX_TAG, compute_capability, describe, gpu_wheel, host_evidence, host_gpu,
+                               no_service_gpu, service_gpu, version_tuple, wheel_label)
+from paddle_doctor.registry import Check
+
+ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"
+INDEX = "https://www.paddlepaddle.org.cn/packages/stable"
+
+
+def check(facts: Facts) -> list[Finding]:
+    return [arch_finding(facts), mismatch_finding(facts)]
+
+
+def mismatch_finding(facts: Facts) -> Finding:
+    wheel, label, device = gpu_wheel(facts), wheel_label(facts), facts.service.device
+    if wheel is None:
+        return skipped(MISMATCH, f"cannot compare the wheel with the hardware: {label}")
+    gpus = len(facts.gpu.devices) if facts.gpu.status == "ok" else 0
+    driver_cuda = version_tuple(facts.gpu.cuda_driver_version) or (12,)
+    gpu_install = f"paddlepaddle-gpu -i {INDEX}/{PADDLE_INDEX_TAG.get(driver_cuda[0], 'cu126')}/"
+    if not wheel and (device == "gpu" or gpus):
+        why = "the service config asks for the GPU" if device == "gpu" else f"NVML sees {gpus} GPU{'s' if gpus != 1 else ''}"
+        return Finding(MISMATCH, Status.FAIL, f"{label} is installed but {why}: every request runs on the CPU",
+                       observed=label, expected="a GPU build of Paddle (paddlepaddle-gpu)",
+                       evidence={"installed": facts.paddle.distribution, "wanted": gpu_install})
+    if wheel and device != "gpu" and host_gpu(facts) == "absent":
+        return Finding(MISMATCH, Status.FAIL, f"{label} is installed but {host_evidence(facts)}",
+                       observed=label, expected="the CPU wheel here, or a GPU in the container (--gpus)",
+                       evidence={"installed": facts.paddle.distribution, "wanted": "paddlepaddle==3.*"})
+    if wheel and device == "gpu":
+        return passed(MISMATCH, f"{label} for a service configured for the GPU")
+    return passed(MISMATCH, f"{label} fits this host: {host_evidence(facts)}")
+
+
+def arch_finding(facts: Facts) -> Finding:
+    if gpu_wheel(facts) is not True:
+        return skipped(ARCH, f"no GPU build of Paddle: {wheel_label(facts)}")
+    reason = no_service_gpu(facts)
+    if reason:
+        return skipped(ARCH, reason)
+    device = service_gpu(facts)
+    capability, archs = compute_capability(device), facts.paddle.cuda_archs
+    if capability is None:
+        return skipped(ARCH, f"NVML did not give the compute capability of {describe(device)}")
+    if not archs:
+        return skipped(ARCH, "this Paddle does not report its CUDA architectures (paddle.version.cuda_archs)")
+    major, minor = capability
+    # A kernel built for sm_XY runs on any GPU of the same major version with minor >= Y.
+    if any(arch // 10 == major and arch % 10 <= minor for arch in archs):
+        return passed(ARCH, f"the wheel has kernels for {describe(device)}", archs=archs)
+    built = ", ".join(f"sm_{arch}" for arch in archs)
+    return Finding(ARCH, Status.FAIL, f"{describe(device)} is not among the wheel's architectures ({built})",
+                   observed=built, expected=f"sm_{major}{minor} (or sm_{major}0..sm_{major}{minor})",
+                   evidence={"archs": archs, "compute_capability": device.compute_capability, "sm": f"{major}{minor}"})
+
+
+CHECK = Check(name="gpu_wheel", rules=(ARCH, MISMATCH), run=check)

@@ -1,0 +1,90 @@
+"""The TensorRT engine cache: are engines serialized, into a folder that survives a restart and that the
+service can write?
+
+Paddle serializes engines with ``use_static=True`` (and for INT8 or dynamic shapes) into
+``set_optim_cache_dir(d)`` or ``<model_dir>/_opt_cache/``. The folder must sit on a volume, not
+on the container's overlay root or a tmpfs, and be writable: judged by the mount's ``ro`` flag
+and by the mode bits for the doctor's user (root writes past mode bits, so ``os.access`` alone
+would say yes). A folder that does not exist yet is judged by the folder Paddle creates it in.
+Why: building TensorRT engines takes seconds to minutes at every cold start; a read-only folder
+fails silently ("Save TRT Optimized Info" is logged, nothing is saved) and the engine is rebuilt
+at every start; an overlay or tmpfs cache is lost with the container.
+Fix: ``use_static=True`` with ``config.set_optim_cache_dir("/cache/paddle")`` on a writable volume.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.probes.mounts import mount_for
+from paddle_doctor.registry import Check
+
+REBUILT, NOT_PERSISTED, NOT_WRITABLE = "PD-TRT-001", "PD-TRT-002", "PD-TRT-003"
+CONTAINER_LAYER = ("overlay", "aufs", "fuse-overlayfs")
+MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
+
+
+def check(facts: Facts) -> list[Finding]:
+    trt, cache = facts.service.tensorrt, facts.trt_cache
+    rules = (REBUILT, NOT_PERSISTED, NOT_WRITABLE)
+    if not trt.enabled:
+        return [skipped(rule, "the service does not enable TensorRT") for rule in rules]
+    if cache.status != "probed":
+        return [skipped(rule, cache.reason or "the cache folder was not probed") for rule in rules]
+    if not (trt.use_static or trt.precision == "int8" or trt.dynamic_shape_file):
+        rebuilt = Finding(REBUILT, Status.FAIL, "use_static is off: TensorRT engines are built in memory at every start",
+                          observed="enable_tensorrt_engine(use_static=False)", expected="use_static=True",
+                          evidence={"directory": cache.directory})
+        return [rebuilt, *(skipped(rule, "engines are not serialized; see PD-TRT-001") for rule in rules[1:])]
+    count = len(cache.engines)
+    state = f"{count} serialized engine{'s' if count != 1 else ''}" if count else "no engines yet (the first start builds them)"
+    return [passed(REBUILT, f"engines are serialized to {cache.directory}: {state}", engines=count),
+            persisted_finding(facts), writable_finding(facts)]
+
+
+def persisted_finding(facts: Facts) -> Finding:
+    directory = facts.trt_cache.directory
+    mount = mount_for(facts.mounts, directory)
+    if mount is None:
+        return skipped(NOT_PERSISTED, "the mount table (/proc/self/mountinfo) was not read")
+    evidence = {"directory": directory, "mountpoint": mount.mountpoint, "fstype": mount.fstype, "source": mount.source}
+    if mount.fstype in CONTAINER_LAYER and mount.mountpoint == "/":
+        where = f"the container's writable layer ({mount.fstype} at /), which is thrown away with the container"
+    elif mount.fstype in MEMORY_FILESYSTEMS:
+        where = f"{mount.fstype} at {mount.mountpoint}, which lives in memory and is lost at every restart"
+    else:
+        return passed(NOT_PERSISTED, f"{directory} is on {mount.fstype} {mount.source} mounted at {mount.mountpoint}", **evidence)
+    return Finding(NOT_PERSISTED, Status.FAIL, f"the engine cache {directory} is on {where}",
+                   observed=f"{mount.fstype} at {mount.mountpoint}", expected="a volume or bind mount", evidence=evidence)
+
+
+def writable_finding(facts: Facts) -> Finding:
+    cache, euid = facts.trt_cache, facts.process.euid
+    target = cache.directory if cache.exists else f"{cache.checked_path} (where Paddle would create {cache.directory})"
+    mount = mount_for(facts.mounts, cache.checked_path or cache.directory)
+    if mount is not None and "ro" in (*mount.options, *mount.super_options):
+        return not_writable(facts, f"{target} is on a read-only mount ({mount.mountpoint}, {mount.fstype})", "ro mount")
+    if cache.mode is None:
+        return skipped(NOT_WRITABLE, f"the mode of {cache.checked_path} could not be read")
+    mode = f"mode {cache.mode:04o}, owner {cache.uid}:{cache.gid}"
+    if euid == 0:
+        return passed(NOT_WRITABLE, f"{target} is writable as root ({mode}); a non-root service user needs write permission there too")
+    if euid is None:
+        bits, who = cache.mode >> 6, f"its owner (uid {cache.uid})"
+    else:
+        shift = 6 if euid == cache.uid else 3 if cache.gid in facts.process.groups else 0
+        bits, who = cache.mode >> shift, f"uid {euid}"
+    if bits & 0o3 == 0o3:
+        return passed(NOT_WRITABLE, f"{target} is writable for {who} ({mode})")
+    return not_writable(facts, f"{target} is not writable for {who} ({mode})", mode)
+
+
+def not_writable(facts: Facts, message: str, observed: str) -> Finding:
+    cache = facts.trt_cache
+    service_user = str(facts.process.euid) if facts.process.euid not in (None, 0) else "app"
+    return Finding(NOT_WRITABLE, Status.FAIL, message + ": every start rebuilds the engines and the save fails silently",
+                   observed=observed, expected="a writable folder",
+                   evidence={"directory": cache.directory, "checked_path": cache.checked_path, "service_user": service_user})
+
+
+CHECK = Check(name="trt_cache", rules=(REBUILT, NOT_PERSISTED, NOT_WRITABLE), run=check)

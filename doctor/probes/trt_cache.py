@@ -1,0 +1,89 @@
+"""The TensorRT engine cache: where ``use_static`` engines go and what is there (a service with TensorRT).
+
+Paddle serializes engines to ``set_optim_cache_dir(d)`` when set, else ``<model_dir>/_opt_cache/``,
+as ``trt_serialized_<key>``. The probe records whether that folder exists, its engines, the
+owner and mode of the folder (or of the nearest folder above it, where Paddle would create it),
+the ``paddle-doctor-cache.json`` stamp that names the TensorRT version and GPU that built the
+engines, and whether the shape-range file exists. A relative path is taken from the working
+directory, as the service would take it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import stat
+
+from ..facts import ServiceFacts, TrtCacheFacts
+from .common import Reader
+
+ENGINE_PREFIX = "trt_serialized_"
+STAMP_FILE = "paddle-doctor-cache.json"
+
+
+def probe_trt_cache(reader: Reader, service: ServiceFacts) -> TrtCacheFacts:
+    trt = service.tensorrt
+    if not trt.enabled:
+        return TrtCacheFacts(reason="the service does not enable TensorRT")
+    facts = TrtCacheFacts(reason="the service config names neither the model nor optim_cache_dir")
+    if trt.dynamic_shape_file:
+        facts.shape_file = absolute(reader, trt.dynamic_shape_file)
+        facts.shape_file_exists = reader.ctx.path(facts.shape_file).is_file()
+    if service.optim_cache_dir:
+        facts.directory, facts.source = absolute(reader, service.optim_cache_dir), "optim_cache_dir"
+    elif service.model:
+        model = absolute(reader, service.model)
+        model_dir = model if reader.ctx.path(model).is_dir() else posixpath.dirname(model)
+        facts.directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
+    else:
+        return facts
+    facts.status, facts.reason = "probed", None
+    look_inside(reader, facts)
+    return facts
+
+
+def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
+    ctx, directory = reader.ctx, facts.directory
+    facts.exists = ctx.path(directory).is_dir()
+    if facts.exists:
+        try:
+            names = ctx.listdir(directory)
+        except OSError as exc:
+            reader.note("trt_cache", directory, f"cannot list: {exc.strerror or exc}")
+            names = []
+        facts.engines = [name for name in names if name.startswith(ENGINE_PREFIX)]
+        if STAMP_FILE in names:
+            facts.stamp, facts.stamp_error = read_stamp(reader, posixpath.join(directory, STAMP_FILE))
+    facts.checked_path = nearest_existing(reader, directory)
+    try:
+        info = ctx.path(facts.checked_path).stat()
+        facts.mode, facts.uid, facts.gid = stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid
+    except OSError as exc:
+        reader.note("trt_cache", facts.checked_path, f"cannot stat: {exc.strerror or exc}")
+
+
+def absolute(reader: Reader, path: str) -> str:
+    if posixpath.isabs(path):
+        return posixpath.normpath(path)
+    base = os.getcwd() if reader.ctx.is_live else "/"
+    return posixpath.normpath(posixpath.join(base, path))
+
+
+def nearest_existing(reader: Reader, path: str) -> str:
+    while path != "/" and not reader.ctx.path(path).exists():
+        path = posixpath.dirname(path)
+    return path
+
+
+def read_stamp(reader: Reader, path: str) -> tuple[dict[str, str] | None, str | None]:
+    text = reader.text("trt_cache", path)
+    if text is None:
+        return None, f"{path} cannot be read"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"{path} is not JSON ({exc.msg} at line {exc.lineno})"
+    if not isinstance(data, dict):
+        return None, f"{path} is not a JSON object"
+    return {str(key): str(value) for key, value in data.items()}, None
