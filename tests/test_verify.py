@@ -54,7 +54,7 @@ def test_every_verdict_path_is_reachable(cnn_worker):
 def test_a_fix_that_changes_nothing_has_no_measurable_effect(cnn_worker):
     """A/A: the "fix" sets what is already set, so both arms are the same predictor."""
     measurer = Measurer(cnn_worker, min_effect=0.03)
-    same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=20, what="A/A")
+    same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=40, what="A/A")
     assert same.verdict == stats.NO_EFFECT, same
     assert same.ci_low >= 1 / 1.03 and same.ci_high <= 1.03
 
