@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 from .. import __version__
 from ..context import ProbeContext
@@ -27,7 +27,7 @@ def collect_facts(
 
     ``python``: the interpreter whose Paddle to probe; None skips the Paddle probe.
     """
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with _paddle_pool(python) as pool:
         paddle_future = pool.submit(probe_paddle, ctx, python, paddle_timeout) if python else None
         reader = Reader(ctx)
         env = live_environment() if environ is None else environ
@@ -52,3 +52,12 @@ def collect_facts(
         else:
             facts.paddle = PaddleFacts(status="not_probed", reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
     return facts
+
+
+def _paddle_pool(python: str | None):
+    """A thread for the Paddle import, or none where Paddle is not probed (the healthcheck saves the import)."""
+    if python is None:
+        return nullcontext()
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=1)
