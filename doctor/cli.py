@@ -156,7 +156,8 @@ def check(**params: Any) -> None:
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "
-                   f"({counts['fail']} failed, {counts['warn']} warnings, {counts['error']} errors; exit {report.exit_code})", err=True)
+                   f"({counts['fail']} failed, {counts['warn']} warnings, {counts['error']} errors; "
+                   f"{report.summary.problems} at or above --fail-on {report.fail_on}: exit {report.exit_code})", err=True)
     sys.exit(report.exit_code)
 
 
