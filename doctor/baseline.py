@@ -24,6 +24,7 @@ from .budget import cpu_budget, service_threads
 from .context import ProbeContext
 from .facts import Facts, Mount, ServiceFacts
 from .probes.mounts import mount_for
+from .registry import LoadFailure, discover_registered
 from .rules import Rule, Rulebook
 from .serde import DecodeError, from_data, load_json_file, to_data
 from .settings import Settings
@@ -130,7 +131,7 @@ class Baseline:
 
     def describe(self) -> str:
         budget = f"{self.cpu.budget_cpus:g}" if self.cpu.budget_cpus is not None else "unknown"
-        memory = f"{self.memory.limit_bytes} bytes" if self.memory.limit_bytes is not None else "none"
+        memory = size_text(self.memory.limit_bytes)
         if self.cache is None:
             cache = "no cache configured"
         else:
@@ -143,10 +144,8 @@ class Baseline:
         return Rulebook(f"baseline ({len(self.rules)} pinned rules)", {rule.id: rule for rule in self.rules})
 
 
-def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, settings: Settings) -> tuple[Baseline, list]:
+def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, settings: Settings) -> tuple[Baseline, list[LoadFailure]]:
     """The baseline for these facts, and the checks that could not be loaded (not pinned)."""
-    from .registry import discover_registered
-
     registered, load_failures = discover_registered()
     pinned = [PinnedCheck(check.name, reference) for reference, check in registered if check.fast]
     declared = {rule for _, check in registered if check.fast for rule in check.rules}
@@ -262,3 +261,13 @@ def load_baseline(path: str | Path) -> Baseline:
         return from_data(Baseline, data)
     except DecodeError as exc:
         raise BaselineError(f"{path}: {exc}; re-create the baseline with 'paddle-doctor baseline --out {path}'") from None
+
+
+def size_text(value: int | None) -> str:
+    """A byte count for people: ``2.0 GiB``; None is no limit."""
+    if value is None:
+        return "unlimited"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:g} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024

@@ -28,31 +28,26 @@ from typing import Any
 HEALTHY, UNHEALTHY = 0, 1
 DEFAULT_BUDGET = 2.0
 MAX_BUDGET = 3600.0
-THROTTLED_LIMIT = 0.05  # share of the CFS periods since the baseline in which the quota throttled us
-MIN_PERIODS = 10  # fewer periods since the baseline say nothing about throttling
 LINE_PROBLEMS = 1  # problems named on the one-line output; --json has them all
-
-
-@dataclass
-class Invariant:
-    """One comparison of a live fact with the baseline."""
-
-    name: str
-    ok: bool
-    message: str
-    rule: str | None = None
+LINE_MAX = 500  # characters; Docker keeps the last 4096 bytes of each check's output
 
 
 @dataclass
 class Progress:
     """What the healthcheck is doing and has done, readable by the main thread when the budget runs out."""
 
-    current: str = "starting"
-    done: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=lambda: ["starting"])
 
     def step(self, name: str) -> None:
-        self.done.append(self.current)
-        self.current = name
+        self.steps.append(name)
+
+    @property
+    def current(self) -> str:
+        return self.steps[-1]
+
+    @property
+    def finished(self) -> list[str]:
+        return self.steps[1:-1]
 
 
 @dataclass
@@ -138,7 +133,7 @@ def main(argv: list[str]) -> None:
     def work() -> None:
         try:
             box["outcome"] = evaluate(args, progress)
-        except Exception as exc:  # the healthcheck must answer 0 or 1, whatever happens
+        except BaseException as exc:  # the healthcheck must answer 0 or 1, whatever happens
             reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
             box["outcome"] = _unhealthy(reason, {"error": reason})
 
@@ -148,7 +143,7 @@ def main(argv: list[str]) -> None:
     outcome = box.get("outcome")
     if outcome is None:
         reason = f"did not finish within {args.budget:g} s: still {progress.current}"
-        outcome = _unhealthy(reason, {"unfinished": [progress.current], "finished": progress.done[1:]})
+        outcome = _unhealthy(reason, {"unfinished": [progress.current], "finished": progress.finished})
     outcome.detail.update(budget_seconds=args.budget, seconds=round(time.perf_counter() - start, 3))
     _finish(outcome, args.json, hard=worker.is_alive())
 
@@ -156,6 +151,7 @@ def main(argv: list[str]) -> None:
 def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     from .baseline import BaselineError, load_baseline
     from .context import ProbeContext
+    from .drift import compare, cpu_summary
     from .probes import collect_facts
     from .registry import RegistryError
     from .report import build_report, counts_against
@@ -185,7 +181,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         progress.step(f"running check {check.name}")
         results.append(run_one(check, facts, rulebook))
     report = build_report(facts, results, rulebook, settings, load_failures)
-    invariants: list[Invariant] = []
+    invariants = []
     if baseline is not None:
         progress.step("comparing with the baseline")
         invariants = compare(baseline, facts, ctx)
@@ -208,7 +204,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     }
     if problems:
         return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
-    summary = [inv.message for inv in invariants if inv.name in ("cpu_budget", "throttling")] or [_cpu_summary(facts)]
+    summary = [inv.message for inv in invariants if inv.name in ("cpu_budget", "throttling")] or [cpu_summary(facts)]
     summary.append(f"{len(checks)} fast checks" + ("" if baseline else ", no baseline"))
     return Outcome(True, "healthy: " + "; ".join(summary), detail)
 
@@ -243,107 +239,6 @@ def _checks(baseline):
     return [check for check in checks if check.fast], load_rules(), Settings(), load_failures
 
 
-def compare(baseline, facts, ctx) -> list[Invariant]:
-    """Live cheap facts against the baseline: what must have stayed true."""
-    return [
-        _compare_cpu(baseline, facts),
-        _compare_throttling(baseline, facts),
-        _compare_memory(baseline, facts),
-        *([_compare_cache(baseline, facts, ctx)] if baseline.cache else []),
-        *([_compare_paddle(baseline, ctx)] if baseline.paddle.metadata_file else []),
-    ]
-
-
-def _compare_cpu(baseline, facts) -> Invariant:
-    from .budget import cpu_budget, service_threads
-
-    budget = cpu_budget(facts)
-    total = service_threads(facts)[0] * facts.service.instances
-    if budget is None:
-        return Invariant("cpu_budget", False, "cannot establish the CPU budget now (no cgroup, cpuset or CPU count readable)", "PD-CPU-010")
-    before = baseline.cpu.budget_cpus
-    if before is not None and budget.cpus < before and budget.cpus < total:
-        return Invariant("cpu_budget", False, f"cpu budget shrank from {before:g} to {budget.describe()}, "
-                         f"below {total} threads", "PD-CPU-010")
-    return Invariant("cpu_budget", True, _cpu_summary(facts, before), "PD-CPU-010")
-
-
-def _compare_throttling(baseline, facts) -> Invariant:
-    before, now = baseline.throttling, facts.cgroup
-    if None in (before.nr_periods, before.nr_throttled, now.nr_periods, now.nr_throttled):
-        return Invariant("throttling", True, "no throttling counters to compare", "PD-CPU-012")
-    periods, throttled = now.nr_periods - before.nr_periods, now.nr_throttled - before.nr_throttled
-    if periods < 0 or throttled < 0:
-        return Invariant("throttling", False, "throttling counters went backwards since the baseline (another cgroup); "
-                         "re-create the baseline", "PD-CPU-012")
-    if periods < MIN_PERIODS:
-        judged = "not throttled" if not throttled else f"throttled in {throttled} of them, too few to judge"
-        return Invariant("throttling", True, f"{periods} CPU quota periods since baseline, {judged}", "PD-CPU-012")
-    ratio = throttled / periods
-    if ratio >= THROTTLED_LIMIT:
-        return Invariant("throttling", False, f"throttled in {ratio:.1%} of {periods} CPU periods since baseline "
-                         f"(limit {THROTTLED_LIMIT:.0%})", "PD-CPU-012")
-    return Invariant("throttling", True, f"throttled {ratio:.1%} of {periods} periods since baseline", "PD-CPU-012")
-
-
-def _compare_memory(baseline, facts) -> Invariant:
-    before, now = baseline.memory.limit_bytes, facts.memory.limit_bytes
-    if now is not None and (before is None or now < before):
-        return Invariant("memory_limit", False, f"memory limit lowered from {_size(before)} to {_size(now)} since baseline")
-    return Invariant("memory_limit", True, f"memory limit {_size(now)}" + (" (raised since baseline)" if now != before else ""))
-
-
-def _compare_cache(baseline, facts, ctx) -> Invariant:
-    from .baseline import probe_cache
-
-    before = baseline.cache
-    now = probe_cache(ctx, before.path, facts.mounts)
-    where = f"cache {before.path}"
-    if now.error:
-        return Invariant("cache", False, now.error, "PD-TRT-003")
-    if before.exists and not now.exists:
-        return Invariant("cache", False, f"{where} is gone (baseline: {before.files} files, {before.engines} engines)", "PD-TRT-001")
-    if before.engines and not now.engines:
-        return Invariant("cache", False, f"{where} lost its {before.engines} TensorRT engines", "PD-TRT-001")
-    if before.files and not now.files:
-        return Invariant("cache", False, f"{where} was emptied (baseline: {before.files} files)", "PD-START-001")
-    if before.persisted and not now.persisted:
-        return Invariant("cache", False, f"{where} is no longer on its volume ({before.mountpoint}, {before.fstype}); "
-                         f"now on {now.fstype}", "PD-TRT-002")
-    return Invariant("cache", True, f"{where}: {now.files} files, {now.engines} engines" if now.exists else f"{where} absent, as at baseline")
-
-
-def _compare_paddle(baseline, ctx) -> Invariant:
-    from .baseline import read_installed
-
-    before = baseline.paddle
-    now, problem = read_installed(ctx, before.metadata_file)
-    if now != before.installed:
-        return Invariant("paddle_build", False, f"Paddle build changed since baseline: was {before.installed}, now {now or problem}")
-    return Invariant("paddle_build", True, f"{now} as at baseline")
-
-
-def _cpu_summary(facts, before: float | None = None) -> str:
-    from .budget import cpu_budget, service_threads
-
-    budget = cpu_budget(facts)
-    total = service_threads(facts)[0] * facts.service.instances
-    if budget is None:
-        return f"{total} threads, cpu budget unknown"
-    changed = f" (was {before:g} at baseline)" if before is not None and budget.cpus != before else ""
-    return f"cpu budget {budget.cpus:g} {'>=' if budget.cpus >= total else '<'} {total} threads{changed}"
-
-
-def _size(value: int | None) -> str:
-    if value is None:
-        return "unlimited"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:g} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(value)
-
-
 def _more(problems: list[str]) -> str:
     extra = len(problems) - LINE_PROBLEMS
     return f" (+{extra} more, see --json)" if extra > 0 else ""
@@ -370,7 +265,9 @@ def _finish(outcome: Outcome, as_json: bool, hard: bool = False) -> None:
         payload = {"healthy": outcome.healthy, "line": outcome.line, **outcome.detail}
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     else:
-        sys.stdout.write(outcome.line + "\n")
+        line = " ".join(outcome.line.split())  # one line, whatever the messages inside it hold
+        sys.stdout.write((line[: LINE_MAX - 3] + "...") if len(line) > LINE_MAX else line)
+        sys.stdout.write("\n")
     sys.stdout.flush()
     code = HEALTHY if outcome.healthy else UNHEALTHY
     if hard:  # a thread is stuck in a read that cannot be interrupted: leave without waiting for it

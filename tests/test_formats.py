@@ -157,6 +157,13 @@ def test_a_published_docs_page_makes_links_absolute(tmp_path, source):
     assert {f["docs_link"] for f in report["findings"] if f["rule_id"] == "PD-CPU-010"} == {f"{page}#pd-cpu-010"}
 
 
+def test_a_docs_url_that_is_not_text_is_a_usage_error(tmp_path):
+    settings = tmp_path / "doctor.yaml"
+    settings.write_text("docs_url: [1, 2]\n")
+    line = one_line_error(doctor("--json", "--settings", str(settings)))
+    assert str(settings) in line and "docs_url must be the URL of the published docs/rules.md page" in line
+
+
 def test_the_environment_wins_over_the_settings_file(tmp_path):
     settings = tmp_path / "doctor.yaml"
     settings.write_text("docs_url: https://old.example.com/rules\n")
