@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -75,10 +76,16 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
 
 
+@functools.lru_cache(maxsize=None)
+def _type_hints(cls: Any) -> dict[str, Any]:
+    """Resolved field types, once per class (resolving them dominates decoding a baseline)."""
+    return typing.get_type_hints(cls)
+
+
 def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
