@@ -1,3 +1,3 @@
-from paddle_doctor.cli import main
+from paddle_doctor.entry import main
 
 main()

@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from . import __version__
+from .baseline import BaselineError
 from .facts import FactsError
+from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
 from .service import ServiceConfigError
@@ -21,7 +23,7 @@ from .verify.model import ModelError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
-USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError)
+USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision")
 
 
@@ -89,7 +91,12 @@ def _service(params: dict[str, Any], base=None):
     return service
 
 
-def _collect(params: dict[str, Any]):
+def _collect(params: dict[str, Any], measure: bool = True):
+    """Probe the container; with --model (and ``measure``), also measure the model on the real predictor.
+
+    A ``model:`` in --config only describes the service (its TensorRT cache, say); measuring,
+    which takes the --budget, happens when --model is asked for.
+    """
     from .context import ProbeContext
     from .probes import collect_facts
 
@@ -105,7 +112,7 @@ def _collect(params: dict[str, Any]):
     probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
     facts = collect_facts(ctx, service, python, params["paddle_timeout"],
                           gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
-    if service.model and ctx.is_live:
+    if measure and params["model"] and ctx.is_live:
         facts.verification = _verify(facts, params)
     return facts
 
@@ -143,7 +150,11 @@ def cli() -> None:
 
 @cli.command()
 @probe_options
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (same as --format json).")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+              help="Report format: text for people; json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
+@click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report to this file instead of stdout.")
 @click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
               help="Check these recorded facts (from `paddle-doctor facts`) instead of probing.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
@@ -177,17 +188,38 @@ def check(**params: Any) -> None:
         facts = _collect(params)
     checks, load_failures = discover_checks()
     report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
-    if params["as_json"]:
-        from .render.json_report import render_json
-
-        click.echo(render_json(report), nl=False)
-    else:
+    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
+    if params["as_json"] and output_format != "json":
+        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
+    if output_format == "text":
         from rich.console import Console
 
         from .render.text import render_text
 
-        render_text(report, Console(), show_passed=not params["quiet"])
+        if params["output_file"]:
+            with open(params["output_file"], "w", encoding="utf-8") as handle:
+                render_text(report, Console(file=handle, width=100, color_system=None), show_passed=not params["quiet"])
+        else:
+            render_text(report, Console(), show_passed=not params["quiet"])
+    else:
+        from .docs import docs_page
+        from .render import render_machine
+
+        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"])
+    if params["output_file"]:
+        counts = report.summary.counts
+        click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "
+                   f"({counts['fail']} failed, {counts['warn']} warnings, {counts['error']} errors; "
+                   f"{report.summary.problems} at or above --fail-on {report.fail_on}: exit {report.exit_code})", err=True)
     sys.exit(report.exit_code)
+
+
+def _write_output(text: str, path: str | None) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
 
 
 @cli.command()
@@ -196,12 +228,7 @@ def check(**params: Any) -> None:
               help="Write the facts to this file instead of stdout.")
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
-    text = _collect(params).to_json()
-    if params["output"]:
-        with open(params["output"], "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        click.echo(text, nl=False)
+    _write_output(_collect(params).to_json(), params["output"])
 
 
 @cli.command("rules")
@@ -251,10 +278,48 @@ def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
     for change in rule.fix_changes:
         console.print(f"  [{change.kind}]", style="dim", end=" ")
         console.print(change.code, style="cyan", highlight=False, markup=False)
-    if rule.docs:
-        console.print("\n[bold]Docs[/]")
-        for url in rule.docs:
-            console.print(f"  {url}", highlight=False)
+    from .docs import docs_link, docs_page
+
+    console.print("\n[bold]Docs[/]")
+    console.print(f"  {docs_link(rule.id, docs_page())}", highlight=False)
+    for url in rule.docs:
+        console.print(f"  {url}", highlight=False)
+
+
+@cli.command("baseline")
+@probe_options
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Write the baseline (JSON) to this file.")
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML file with fail_on, ignore and severity overrides the healthcheck will apply.")
+@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
+def baseline(**params: Any) -> None:
+    """Record what must stay true in this container, for `healthcheck --baseline`.
+
+    Run it in the entrypoint after the warm-up (or at image build): it records the CPU budget
+    against the threads, the memory limit, throttling counters, the Paddle build and the TensorRT /
+    optimisation cache, and pins the fast checks the healthcheck runs.
+    """
+    from .baseline import record_baseline, write_baseline
+    from .context import ProbeContext
+    from .rules import load_rules
+    from .settings import Settings, load_settings
+
+    settings = load_settings(params["settings_file"]) if params["settings_file"] else Settings()
+    facts = _collect(params, measure=False)
+    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), load_rules(params["rules_file"]), settings)
+    write_baseline(record, params["out"])
+    for failure in load_failures:
+        click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
+    click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe()}")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def healthcheck(args: tuple[str, ...]) -> None:
+    """Cheap probe for HEALTHCHECK / exec probes: exit 0 healthy, 1 unhealthy (--help for options)."""
+    from .healthcheck import main as healthcheck_main
+
+    healthcheck_main(list(args))
 
 
 @cli.command()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +66,8 @@ class ProbeContext:
         stdin_text: str | None = None,
     ) -> RunResult:
         """Run a command with a hard timeout; never raises for the child's failures."""
+        import subprocess  # here: the healthcheck never runs one, and the import costs its start-up
+
         start = time.perf_counter()
         try:
             proc = subprocess.Popen(
@@ -97,7 +98,7 @@ class ProbeContext:
         )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

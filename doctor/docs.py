@@ -1,12 +1,25 @@
-"""Documentation generated from rules.yaml: the README rules table (kept fresh by a test)."""
+"""Documentation generated from rules.yaml: the README rules table and docs/rules.md (kept fresh by
+tests), and the link from a finding to its rule's section there."""
 
 from __future__ import annotations
 
-from .rules import AREAS, Rulebook
+import os
+
+from .rules import AREAS, Rule, Rulebook
 
 README_START = "<!-- rules-table:start (generated from rules.yaml by `paddle-doctor rules --markdown`) -->"
 README_END = "<!-- rules-table:end -->"
 CHECKED = {"stable": "yes", "planned": "not yet", "removed": "removed"}
+
+RULES_DOC = "docs/rules.md"
+DOCS_URL_ENV = "PADDLE_DOCTOR_DOCS_URL"
+FENCE_LANGUAGE = {"python": "python", "env": "sh", "dockerfile": "dockerfile", "shell": "sh",
+                  "kubernetes": "yaml", "yaml": "yaml", "text": "text"}
+LIFECYCLE_TEXT = {
+    "stable": "checked",
+    "planned": "planned (in the checklist; no check evaluates it yet)",
+    "removed": "removed (kept so that its id is never reused)",
+}
 
 
 def rules_table_markdown(rulebook: Rulebook) -> str:
@@ -22,3 +35,82 @@ def rules_table_markdown(rulebook: Rulebook) -> str:
 def replace_readme_table(readme: str, table: str) -> str:
     start, end = readme.index(README_START) + len(README_START), readme.index(README_END)
     return readme[:start] + "\n" + table + readme[end:]
+
+
+def docs_page(configured: str | None = None) -> str:
+    """Where the rules page lives: $PADDLE_DOCTOR_DOCS_URL, else the settings' docs_url, else the
+    repository-relative docs/rules.md."""
+    return os.environ.get(DOCS_URL_ENV) or configured or RULES_DOC
+
+
+def docs_link(rule_id: str, page: str) -> str:
+    """The rule's section on the rules page; the anchor is the id in lower case (``#pd-cpu-010``)."""
+    return f"{page}#{rule_id.lower()}"
+
+
+def is_absolute_url(link: str) -> bool:
+    return link.startswith(("https://", "http://"))
+
+
+def rules_doc_markdown(rulebook: Rulebook) -> str:
+    """docs/rules.md: one section per rule with fixed headings, in the order of `paddle-doctor rules`."""
+    rules = rulebook.ordered()
+    parts = [
+        "# paddle-doctor rules",
+        "",
+        "<!-- generated from rules.yaml by scripts/update-readme-rules; edit rules.yaml, not this file -->",
+        "",
+        "Every finding links to its rule's section here (`docs/rules.md#pd-cpu-010`); "
+        f"set `{DOCS_URL_ENV}` or `docs_url` in the settings file to the address where this page is "
+        "published and the links point there instead. `paddle-doctor explain ID` prints the same in a "
+        "terminal. Words in braces in a fix, such as `{threads_per_instance}`, are filled in with the "
+        "values the doctor measured when it reports the finding.",
+        "",
+    ]
+    for area, title in AREAS.items():
+        in_area = [rule for rule in rules if rule.area == area]
+        if in_area:
+            links = ", ".join(f"[{rule.id}](#{rule.id.lower()})" for rule in in_area)
+            parts.append(f"- **{title}**: {links}")
+    for rule in rules:
+        parts.extend(["", *_rule_section(rule)])
+    return "\n".join(parts) + "\n"
+
+
+def _rule_section(rule: Rule) -> list[str]:
+    lines = [
+        f"## {rule.id}",
+        "",
+        f"`{rule.slug}` · {AREAS[rule.area]} · severity `{rule.severity}` · {LIFECYCLE_TEXT[rule.status]}",
+        "",
+        "### What it checks",
+        "",
+        f"Whether this holds in the container: **{rule.title}.**",
+        "",
+        f"Symptom: {rule.symptom}",
+        "",
+        "### Why it matters",
+        "",
+        rule.cause,
+        "",
+        "### Fix",
+        "",
+        rule.fix_text,
+    ]
+    for change in rule.fix_changes:
+        lines.extend(["", f"```{FENCE_LANGUAGE[change.kind]}", change.code, "```"])
+    lines.extend(["", "### Confirm (experiment)", ""])
+    if rule.experiment:
+        lines.append(
+            f"`paddle-doctor --model PATH` runs the `{rule.experiment}` experiment: the service's model on "
+            "the real predictor with and without the fix, interleaved, and says whether the fix helped."
+        )
+    else:
+        lines.append(
+            "No measurement applies: the finding is an installation or configuration fact. "
+            "Run `paddle-doctor` again after the fix."
+        )
+    lines.extend(["", "### References", ""])
+    lines.extend(f"- <{url}>" for url in rule.docs)
+    lines.append(f"- `{rule.explain_command}`")
+    return lines

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .serde import DecodeError, from_data, to_data
+from .serde import DecodeError, from_data, load_json_file, to_data
 
 SCHEMA_VERSION = 1
 
@@ -366,14 +366,5 @@ def facts_from_data(data: Any, source: str = "facts") -> Facts:
 
 
 def load_facts(path: str | Path) -> Facts:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FactsError(f"{path}: facts file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FactsError(f"{path}: cannot read facts file ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FactsError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); expected the output of 'paddle-doctor facts'") from None
+    data = load_json_file(path, FactsError, "facts", "expected the output of 'paddle-doctor facts'")
     return facts_from_data(data, str(path))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Callable
 
 from .facts import Facts
@@ -47,7 +46,15 @@ def discover_checks() -> tuple[list[Check], list[LoadFailure]]:
 
     A third-party entry point that fails to import or is not a Check is reported, not fatal.
     """
-    checks: dict[str, Check] = {}
+    registered, failures = discover_registered()
+    return [check for _, check in registered], failures
+
+
+def discover_registered() -> tuple[list[tuple[str, Check]], list[LoadFailure]]:
+    """Like :func:`discover_checks`, each check with its entry-point value (``module:attribute``)."""
+    from importlib import metadata  # here: scanning entry points is the slow part, and load_check avoids it
+
+    checks: dict[str, tuple[str, Check]] = {}
     failures: list[LoadFailure] = []
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
         label = f"{entry.name} = {entry.value}"
@@ -62,5 +69,24 @@ def discover_checks() -> tuple[list[Check], list[LoadFailure]]:
         if check.name in checks:
             failures.append(LoadFailure(label, f"a check named {check.name!r} is already registered"))
             continue
-        checks[check.name] = check
+        checks[check.name] = (entry.value, check)
     return [checks[name] for name in sorted(checks)], failures
+
+
+def load_check(reference: str) -> Check:
+    """The check an entry-point value ``module:attribute`` names, imported directly.
+
+    Raises RegistryError naming the reference and what went wrong.
+    """
+    import importlib
+
+    module_name, _, attribute = reference.partition(":")
+    try:
+        target = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except Exception as exc:
+        raise RegistryError(f"cannot load check {reference}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(target, Check):
+        raise RegistryError(f"{reference} is a {type(target).__name__}, not a paddle_doctor Check")
+    return target

@@ -8,6 +8,7 @@ from typing import Any
 
 from . import __version__
 from .budget import cpu_budget
+from .docs import docs_link, docs_page
 from .facts import Facts
 from .findings import Finding, Status, severity_rank
 from .gpu import summary as gpu_summary
@@ -46,6 +47,7 @@ class ReportFinding:
     cause: str
     fix: Fix
     docs: list[str]
+    docs_link: str | None
     explain: str
     experiment: str | None
     verification: dict[str, Any] | None = None
@@ -81,17 +83,17 @@ def build_report(
 ) -> Report:
     findings: list[ReportFinding] = []
     ignored: list[str] = []
+    page = docs_page(settings.docs_url)
     for result in results:
         for finding in result.findings:
             if settings.is_ignored(finding.rule_id):
                 ignored.append(finding.rule_id)
                 continue
-            findings.append(_report_finding(finding, result.check.name, rulebook, settings, facts))
+            findings.append(_report_finding(finding, result.check.name, rulebook, settings, page, facts))
     area_order = list(AREAS)
     findings.sort(key=lambda f: (area_order.index(f.area) if f.area in area_order else len(area_order), f.rule_id))
     counts = {status.value: sum(1 for f in findings if f.status == status.value) for status in Status}
-    threshold = severity_rank(settings.fail_on)
-    problems = [f for f in findings if Status(f.status).is_problem and severity_rank(f.severity) >= threshold]
+    problems = [f for f in findings if counts_against(f, settings.fail_on)]
     check_errors = [{"entry_point": failure.entry_point, "reason": failure.reason} for failure in load_failures]
     return Report(
         schema_version=SCHEMA_VERSION,
@@ -106,7 +108,12 @@ def build_report(
     )
 
 
-def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings, facts: Facts) -> ReportFinding:
+def counts_against(finding: ReportFinding, fail_on: str) -> bool:
+    """Whether the finding makes the exit code 1: a problem status at or above the --fail-on severity."""
+    return Status(finding.status).is_problem and severity_rank(finding.severity) >= severity_rank(fail_on)
+
+
+def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings, page: str, facts: Facts) -> ReportFinding:
     rule: Rule | None = rulebook.rules.get(finding.rule_id)
     severity = settings.severity.get(finding.rule_id, rule.severity if rule else "error")
     return ReportFinding(
@@ -127,6 +134,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         if rule
         else Fix("", []),
         docs=list(rule.docs) if rule else [],
+        docs_link=docs_link(rule.id, page) if rule else None,
         explain=rule.explain_command if rule else "",
         experiment=rule.experiment if rule else None,
         verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,

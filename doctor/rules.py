@@ -10,11 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .findings import SEVERITIES
 
@@ -102,11 +99,15 @@ class Rulebook:
 
 
 def default_rules_path() -> Path:
+    from importlib import resources
+
     return Path(str(resources.files("paddle_doctor") / "rules.yaml"))
 
 
 @lru_cache(maxsize=4)
 def load_rules(path: str | None = None) -> Rulebook:
+    import yaml  # here, not at the top: the healthcheck uses Rulebook without parsing YAML
+
     source = str(path or default_rules_path())
     try:
         text = Path(source).read_text(encoding="utf-8")

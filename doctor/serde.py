@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import types
 import typing
+from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -50,6 +53,15 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
         if not isinstance(data, list):
             raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
         return [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(data, list):
+            raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            args = (args[0],) * len(data)
+        elif len(args) != len(data):
+            raise DecodeError(f"{where}: expected {len(args)} items, got {len(data)}")
+        return tuple(_decode(item, v, f"{where}[{i}]") for i, (item, v) in enumerate(zip(args, data)))
     if origin is dict:
         _, value = typing.get_args(tp)
         if not isinstance(data, dict):
@@ -64,10 +76,16 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
 
 
+@functools.lru_cache(maxsize=None)
+def _type_hints(cls: Any) -> dict[str, Any]:
+    """Resolved field types, once per class (resolving them dominates decoding a baseline)."""
+    return typing.get_type_hints(cls)
+
+
 def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
@@ -79,3 +97,17 @@ def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise DecodeError(f"{where}: missing field {name!r}")
     return cls(**values)
+
+
+def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
+    """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: {kind} file not found; {hint}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read {kind} file ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); {hint}") from None

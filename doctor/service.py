@@ -35,8 +35,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .facts import ServiceFacts
 from .serde import DecodeError, from_data
 
@@ -50,6 +48,8 @@ class ServiceConfigError(ValueError):
 
 
 def load_service_config(path: str | Path) -> ServiceFacts:
+    import yaml  # here, not at the top: the healthcheck imports this module without parsing YAML
+
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -6,6 +6,7 @@ A settings file is YAML::
     ignore: [PD-CPU-014, PD-GPU]  # rule ids or id prefixes
     severity:
       PD-CPU-011: warning
+    docs_url: https://docs.example.com/paddle-doctor/rules.html   # where docs/rules.md is published
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from .findings import SEVERITIES
 
-KEYS = {"fail_on", "ignore", "severity"}
+KEYS = {"fail_on", "ignore", "severity", "docs_url"}
 
 
 class SettingsError(ValueError):
@@ -29,12 +28,15 @@ class Settings:
     fail_on: str = "error"
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
+    docs_url: str | None = None
 
     def is_ignored(self, rule_id: str) -> bool:
         return any(rule_id.startswith(item.upper()) for item in self.ignore)
 
 
 def load_settings(path: str | Path) -> Settings:
+    import yaml  # here, not at the top: the healthcheck uses Settings without parsing YAML
+
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -62,4 +64,7 @@ def load_settings(path: str | Path) -> Settings:
     for rule_id, level in severity.items():
         if level not in SEVERITIES:
             raise SettingsError(f"{path}: severity of {rule_id} is {level!r}; expected one of {', '.join(SEVERITIES)}")
-    return Settings(fail_on=fail_on, ignore=tuple(ignore), severity={str(k): v for k, v in severity.items()})
+    docs_url = data.get("docs_url")
+    if docs_url is not None and (not isinstance(docs_url, str) or not docs_url.strip()):
+        raise SettingsError(f"{path}: docs_url must be the URL of the published docs/rules.md page")
+    return Settings(fail_on=fail_on, ignore=tuple(ignore), severity={str(k): v for k, v in severity.items()}, docs_url=docs_url)

@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, fixture_root
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_wheel_installs_only_the_unique_namespace(wheel):
     assert "paddle_doctor/schemas/report.schema.json" in names
     assert "paddle_doctor/checks/cpu_budget.py" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "[paddle_doctor.checks]" in entry_points and "paddle-doctor = paddle_doctor.cli:main" in entry_points
+    assert "[paddle_doctor.checks]" in entry_points and "paddle-doctor = paddle_doctor.entry:main" in entry_points
 
 
 def test_wheel_runs_in_a_fresh_venv_without_paddle(wheel, tmp_path):
@@ -51,3 +51,8 @@ def test_wheel_runs_in_a_fresh_venv_without_paddle(wheel, tmp_path):
     assert result.returncode == 1
     assert subprocess.run([str(env_dir / "bin" / "paddle-doctor"), "explain", "PD-CPU-010"],
                           capture_output=True, timeout=60).returncode == 0
+    healthcheck = subprocess.run([str(env_dir / "bin" / "paddle-doctor"), "healthcheck", "--root",
+                                  str(fixture_root("intel-noavx2-v1-quota")), "--threads", "8"],
+                                 capture_output=True, text=True, timeout=60)
+    assert healthcheck.stdout.startswith("unhealthy: PD-CPU-010 8 compute threads on a budget of 2 CPUs")
+    assert healthcheck.returncode == 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 from .. import __version__
 from ..context import ProbeContext
@@ -33,10 +33,10 @@ def collect_facts(
     ``python``: the interpreter whose Paddle to probe; None skips the Paddle probe.
     ``gpu_python``: the interpreter that asks NVML (it needs nvidia-ml-py); None skips NVML.
     """
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with _child_pool(python, gpu_python) as pool:
         paddle_future = pool.submit(probe_paddle, ctx, python, paddle_timeout) if python else None
         reader, gpu_reader = Reader(ctx), Reader(ctx)
-        gpu_future = pool.submit(probe_gpu, gpu_reader, gpu_python, gpu_timeout)
+        gpu_future = pool.submit(probe_gpu, gpu_reader, gpu_python, gpu_timeout) if gpu_python else None
         env = live_environment() if environ is None else environ
         mounts = probe_mounts(reader)
         cgroup, memory = probe_cgroup(reader, mounts)
@@ -59,6 +59,15 @@ def collect_facts(
         else:
             facts.paddle = PaddleFacts(status="not_probed", reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
         facts.libraries = probe_libraries(reader, env, facts.paddle.cuda_lib_dirs)
-        facts.gpu = gpu_future.result()
+        facts.gpu = gpu_future.result() if gpu_future else probe_gpu(gpu_reader, None, gpu_timeout)
         facts.issues = reader.issues + gpu_reader.issues
     return facts
+
+
+def _child_pool(python: str | None, gpu_python: str | None):
+    """Threads for the Paddle and NVML children, or none where neither runs (the healthcheck saves the import)."""
+    if python is None and gpu_python is None:
+        return nullcontext()
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=2)

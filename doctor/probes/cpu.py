@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import platform
+import os
 
 from ..facts import CpuFacts
 from .common import Reader, parse_cpu_list
@@ -89,7 +89,7 @@ def _fill_from_py_cpuinfo(facts: CpuFacts, reader: Reader) -> None:
         reader.note("cpu", None, f"py-cpuinfo failed: {exc}")
         return
     facts.source = "py-cpuinfo"
-    facts.arch = platform.machine() or info.get("arch_string_raw")
+    facts.arch = os.uname().machine or info.get("arch_string_raw")
     facts.vendor = info.get("vendor_id_raw")
     facts.model_name = info.get("brand_raw")
     facts.logical_cpus = info.get("count")

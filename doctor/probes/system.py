@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import platform
 import re
-import socket
 import sys
 
 from ..facts import ContainerFacts, HostFacts, Mount, ProcessFacts
@@ -18,11 +16,10 @@ CGROUP_MARKERS = {"kubepods": "kubernetes", "docker": "docker", "libpod": "podma
 
 
 def probe_host(reader: Reader) -> HostFacts:
-    facts = HostFacts(python=platform.python_version())
+    facts = HostFacts(python=sys.version.split()[0])
     if reader.ctx.is_live:
-        facts.hostname = socket.gethostname()
-        facts.kernel = platform.release()
-        facts.machine = platform.machine()
+        uname = os.uname()
+        facts.hostname, facts.kernel, facts.machine = uname.nodename, uname.release, uname.machine
     else:
         hostname = reader.text("host", "/etc/hostname", required=False)
         facts.hostname = hostname.strip() if hostname else None

@@ -1,1 +1,28 @@
 """Renderers turn a Report into text; they decide nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..report import Report
+    from ..rules import Rulebook
+
+FORMATS = ("text", "json", "junit", "sarif")
+
+
+def render_machine(fmt: str, report: Report, rulebook: Rulebook, docs_page: str) -> str:
+    """The report in one of the machine formats (json, junit, sarif): plain text, no colour, same facts same bytes."""
+    if fmt == "json":
+        from .json_report import render_json
+
+        return render_json(report)
+    if fmt == "junit":
+        from .junit import render_junit
+
+        return render_junit(report)
+    if fmt == "sarif":
+        from .sarif import render_sarif
+
+        return render_sarif(report, rulebook, docs_page)
+    raise ValueError(f"not a machine format: {fmt!r}")

@@ -85,7 +85,8 @@ def _body(finding: ReportFinding) -> Text | Group:
         parts.extend(measurement_lines(finding.verification))
     elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
         parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
-    parts.append(Text(f"more: {finding.explain}", style="dim"))
+    more = f"more: {finding.explain}" + (f" · {finding.docs_link}" if finding.docs_link else "")
+    parts.append(Text(more, style="dim"))
     return Group(*parts)
 
 

@@ -1,0 +1,273 @@
+"""Baselines: what must stay true in a running container, recorded once when it starts.
+
+``paddle-doctor baseline --out PATH`` runs in the container's entrypoint, after the warm-up and
+before the service takes traffic (or at image build). It records the CPU budget against the threads
+the service configures, the memory limit, the cgroup throttling counters, the Paddle build, and the
+optimisation / TensorRT engine cache (where it is, what it holds, whether it is on a volume). It
+also pins the fast checks and the rules and settings they are judged by, so that
+``paddle-doctor healthcheck --baseline PATH`` neither scans entry points nor parses rules.yaml.
+
+The file is JSON with its own ``schema_version``; a baseline of another version is refused with
+"re-create the baseline", since the healthcheck would otherwise compare the wrong things.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from .budget import cpu_budget, service_threads
+from .context import ProbeContext
+from .facts import Facts, Mount, ServiceFacts
+from .probes.mounts import mount_for
+from .registry import LoadFailure, discover_registered
+from .rules import Rule, Rulebook
+from .serde import DecodeError, from_data, load_json_file, to_data
+from .settings import Settings
+
+SCHEMA_VERSION = 1
+KIND = "paddle-doctor baseline"
+ENGINE_PREFIX = "trt_serialized_"
+DEFAULT_CACHE_DIR = "_opt_cache"
+EPHEMERAL_FILESYSTEMS = ("overlay", "aufs", "fuse-overlayfs", "tmpfs")
+LOCATE_TIMEOUT = 30.0
+# Run with the service's Python: where the Paddle distribution's METADATA file is, so that the
+# healthcheck can read name and version from it without importing Paddle.
+LOCATE_METADATA = """\
+import sys
+from importlib import metadata
+dist = metadata.distribution(sys.argv[1])
+found = [f for f in (dist.files or ()) if f.name == "METADATA" and f.parent.name.endswith(".dist-info")]
+print(dist.locate_file(found[0]).resolve() if found else "")
+"""
+
+
+class BaselineError(ValueError):
+    """A baseline that cannot be used; the message names the file and what to do."""
+
+
+@dataclass
+class PinnedCheck:
+    name: str
+    reference: str
+
+
+@dataclass
+class CpuRecord:
+    budget_cpus: float | None
+    limited_by: str | None
+    limit_file: str | None
+    threads: int
+    threads_source: str
+    instances: int
+
+    @property
+    def total_threads(self) -> int:
+        return self.threads * self.instances
+
+
+@dataclass
+class MemoryRecord:
+    limit_bytes: int | None
+    limit_file: str | None
+
+
+@dataclass
+class ThrottlingRecord:
+    nr_periods: int | None
+    nr_throttled: int | None
+
+
+@dataclass
+class PaddleRecord:
+    status: str
+    distribution: str | None
+    version: str | None
+    with_cuda: bool | None
+    cuda_version: str | None
+    compiled_with_mkldnn: bool | None
+    metadata_file: str | None
+    installed: str | None  # "name version" as the METADATA file says
+
+
+@dataclass
+class CacheRecord:
+    path: str
+    exists: bool
+    files: int
+    engines: int
+    mountpoint: str | None
+    fstype: str | None
+    error: str | None = None
+
+    @property
+    def persisted(self) -> bool:
+        """On a volume or bind mount, not in the container's writable layer or in memory."""
+        return self.fstype is not None and self.fstype not in EPHEMERAL_FILESYSTEMS
+
+
+@dataclass
+class Baseline:
+    schema_version: int
+    kind: str
+    doctor_version: str
+    root: str
+    service: ServiceFacts
+    settings: Settings
+    checks: list[PinnedCheck]
+    rules: list[Rule]
+    cpu: CpuRecord
+    memory: MemoryRecord
+    throttling: ThrottlingRecord
+    paddle: PaddleRecord
+    cache: CacheRecord | None
+
+    def to_json(self) -> str:
+        return json.dumps(to_data(self), indent=2, sort_keys=True) + "\n"
+
+    def describe(self) -> str:
+        budget = f"{self.cpu.budget_cpus:g}" if self.cpu.budget_cpus is not None else "unknown"
+        memory = size_text(self.memory.limit_bytes)
+        if self.cache is None:
+            cache = "no cache configured"
+        else:
+            cache = f"cache {self.cache.path}: {self.cache.files} files, {self.cache.engines} TensorRT engines"
+            cache += "" if self.cache.persisted else f" (not on a volume: {self.cache.fstype or 'no mount found'})"
+        return (f"cpu budget {budget} for {self.cpu.total_threads} threads; memory limit {memory}; "
+                f"paddle {self.paddle.installed or self.paddle.status}; {cache}; {len(self.checks)} fast checks pinned")
+
+    def rulebook(self) -> Rulebook:
+        return Rulebook(f"baseline ({len(self.rules)} pinned rules)", {rule.id: rule for rule in self.rules})
+
+
+def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, settings: Settings) -> tuple[Baseline, list[LoadFailure]]:
+    """The baseline for these facts, and the checks that could not be loaded (not pinned)."""
+    registered, load_failures = discover_registered()
+    pinned = [PinnedCheck(check.name, reference) for reference, check in registered if check.fast]
+    declared = {rule for _, check in registered if check.fast for rule in check.rules}
+    budget = cpu_budget(facts)
+    threads, source = service_threads(facts)
+    directory = cache_directory(facts.service, ctx)
+    baseline = Baseline(
+        schema_version=SCHEMA_VERSION,
+        kind=KIND,
+        doctor_version=facts.doctor_version,
+        root=facts.root,
+        service=facts.service,
+        settings=settings,
+        checks=pinned,
+        rules=[rule for rule in rulebook.ordered() if rule.id in declared],
+        cpu=CpuRecord(budget.cpus if budget else None, budget.limited_by.what if budget else None,
+                      budget.limited_by.source if budget else None, threads, source, facts.service.instances),
+        memory=MemoryRecord(facts.memory.limit_bytes, facts.memory.limit_file),
+        throttling=ThrottlingRecord(facts.cgroup.nr_periods, facts.cgroup.nr_throttled),
+        paddle=_paddle_record(facts, ctx),
+        cache=probe_cache(ctx, directory, facts.mounts) if directory else None,
+    )
+    return baseline, load_failures
+
+
+def _paddle_record(facts: Facts, ctx: ProbeContext) -> PaddleRecord:
+    paddle = facts.paddle
+    metadata_file = installed = None
+    if paddle.distribution and paddle.python:
+        result = ctx.run([paddle.python, "-c", LOCATE_METADATA, paddle.distribution], timeout=LOCATE_TIMEOUT)
+        metadata_file = (result.stdout.strip() or None) if result.returncode == 0 else None
+        if metadata_file:
+            installed, _ = read_installed(ctx, metadata_file)
+    return PaddleRecord(paddle.status, paddle.distribution, paddle.version, paddle.with_cuda, paddle.cuda_version,
+                        paddle.compiled_with_mkldnn, metadata_file, installed)
+
+
+def read_installed(ctx: ProbeContext, metadata_file: str) -> tuple[str | None, str | None]:
+    """("name version", None) from a distribution's METADATA file, or (None, why not)."""
+    try:
+        text = ctx.read_text(metadata_file)
+    except FileNotFoundError:
+        return None, f"{metadata_file} is gone"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read {metadata_file} ({exc})"
+    headers = {}
+    for line in text.split("\n\n", 1)[0].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key in ("Name", "Version"):
+            headers[key] = value.strip()
+    if len(headers) != 2:
+        return None, f"{metadata_file} has no Name and Version"
+    return f"{headers['Name'].lower().replace('_', '-')} {headers['Version']}", None
+
+
+def cache_directory(service: ServiceFacts, ctx: ProbeContext) -> str | None:
+    """Where Paddle keeps the optimised model and serialized TensorRT engines, if the service uses a cache.
+
+    ``set_optim_cache_dir`` wins; otherwise Paddle writes ``_opt_cache`` beside the model.
+    """
+    if service.optim_cache_dir:
+        return posixpath.normpath(os.path.abspath(service.optim_cache_dir))
+    if service.model and (service.tensorrt.enabled or service.save_optim_model):
+        model = os.path.abspath(service.model)
+        model_dir = model if ctx.path(model).is_dir() else posixpath.dirname(model)
+        return posixpath.join(model_dir, DEFAULT_CACHE_DIR)
+    return None
+
+
+def probe_cache(ctx: ProbeContext, directory: str, mounts: list[Mount]) -> CacheRecord:
+    mount = mount_for(mounts, directory)
+    record = CacheRecord(directory, exists=False, files=0, engines=0,
+                         mountpoint=mount.mountpoint if mount else None, fstype=mount.fstype if mount else None)
+    try:
+        names = ctx.listdir(directory)
+    except FileNotFoundError:
+        return record
+    except OSError as exc:
+        record.exists = ctx.exists(directory)
+        record.error = f"cannot list {directory}: {exc.strerror or exc}"
+        return record
+    record.exists = True
+    record.files = len(names)
+    record.engines = sum(1 for name in names if name.startswith(ENGINE_PREFIX))
+    return record
+
+
+def write_baseline(baseline: Baseline, path: str | Path) -> None:
+    """Written to a temporary file beside ``path`` and renamed, so a healthcheck never reads half a file."""
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(baseline.to_json(), encoding="utf-8")
+        os.replace(partial, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise BaselineError(f"{path}: cannot write the baseline ({exc.strerror or exc})") from None
+
+
+def load_baseline(path: str | Path) -> Baseline:
+    record = f"record it with 'paddle-doctor baseline --out {path}'"
+    data = load_json_file(path, BaselineError, "baseline", record)
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise BaselineError(f"{path}: not a paddle-doctor baseline; {record}")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise BaselineError(
+            f"{path}: baseline schema_version is {data.get('schema_version')!r}, this paddle-doctor reads "
+            f"{SCHEMA_VERSION}; re-create the baseline with 'paddle-doctor baseline --out {path}'"
+        )
+    try:
+        return from_data(Baseline, data)
+    except DecodeError as exc:
+        raise BaselineError(f"{path}: {exc}; re-create the baseline with 'paddle-doctor baseline --out {path}'") from None
+
+
+def size_text(value: int | None) -> str:
+    """A byte count for people: ``2.0 GiB``; None is no limit."""
+    if value is None:
+        return "unlimited"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:g} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024

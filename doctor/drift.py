@@ -1,0 +1,112 @@
+"""Live cheap facts against the baseline: what must have stayed true since the container started.
+
+Each comparison is an :class:`Invariant`; the healthcheck is unhealthy when one does not hold.
+Throttling is judged over the CFS periods since the baseline, not since the cgroup was created, so
+a container throttled during its start-up is not unhealthy for the rest of its life.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .baseline import Baseline, probe_cache, read_installed, size_text
+from .budget import cpu_budget, service_threads
+from .context import ProbeContext
+from .facts import Facts
+
+THROTTLED_LIMIT = 0.05  # share of the CFS periods since the baseline in which the quota throttled us
+MIN_PERIODS = 10  # fewer periods since the baseline say nothing about throttling
+
+
+@dataclass
+class Invariant:
+    """One comparison of a live fact with the baseline."""
+
+    name: str
+    ok: bool
+    message: str
+    rule: str | None = None
+
+
+def compare(baseline: Baseline, facts: Facts, ctx: ProbeContext) -> list[Invariant]:
+    """Live cheap facts against the baseline: what must have stayed true."""
+    return [
+        _compare_cpu(baseline, facts),
+        _compare_throttling(baseline, facts),
+        _compare_memory(baseline, facts),
+        *([_compare_cache(baseline, facts, ctx)] if baseline.cache else []),
+        *([_compare_paddle(baseline, ctx)] if baseline.paddle.metadata_file else []),
+    ]
+
+
+def _compare_cpu(baseline: Baseline, facts: Facts) -> Invariant:
+    budget = cpu_budget(facts)
+    total = service_threads(facts)[0] * facts.service.instances
+    if budget is None:
+        return Invariant("cpu_budget", False, "cannot establish the CPU budget now (no cgroup, cpuset or CPU count readable)", "PD-CPU-010")
+    before = baseline.cpu.budget_cpus
+    if before is not None and budget.cpus < before and budget.cpus < total:
+        return Invariant("cpu_budget", False, f"cpu budget shrank from {before:g} to {budget.describe()}, "
+                         f"below {total} threads", "PD-CPU-010")
+    return Invariant("cpu_budget", True, cpu_summary(facts, before), "PD-CPU-010")
+
+
+def _compare_throttling(baseline: Baseline, facts: Facts) -> Invariant:
+    before, now = baseline.throttling, facts.cgroup
+    if None in (before.nr_periods, before.nr_throttled, now.nr_periods, now.nr_throttled):
+        return Invariant("throttling", True, "no throttling counters to compare", "PD-CPU-012")
+    periods, throttled = now.nr_periods - before.nr_periods, now.nr_throttled - before.nr_throttled
+    if periods < 0 or throttled < 0:
+        return Invariant("throttling", False, "throttling counters went backwards since the baseline (another cgroup); "
+                         "re-create the baseline", "PD-CPU-012")
+    if periods < MIN_PERIODS:
+        judged = "not throttled" if not throttled else f"throttled in {throttled} of them, too few to judge"
+        return Invariant("throttling", True, f"{periods} CPU quota periods since baseline, {judged}", "PD-CPU-012")
+    ratio = throttled / periods
+    if ratio >= THROTTLED_LIMIT:
+        return Invariant("throttling", False, f"throttled in {ratio:.1%} of {periods} CPU periods since baseline "
+                         f"(limit {THROTTLED_LIMIT:.0%})", "PD-CPU-012")
+    return Invariant("throttling", True, f"throttled {ratio:.1%} of {periods} periods since baseline", "PD-CPU-012")
+
+
+def _compare_memory(baseline: Baseline, facts: Facts) -> Invariant:
+    before, now = baseline.memory.limit_bytes, facts.memory.limit_bytes
+    if now is not None and (before is None or now < before):
+        return Invariant("memory_limit", False, f"memory limit lowered from {size_text(before)} to {size_text(now)} since baseline")
+    return Invariant("memory_limit", True, f"memory limit {size_text(now)}" + (" (raised since baseline)" if now != before else ""))
+
+
+def _compare_cache(baseline: Baseline, facts: Facts, ctx: ProbeContext) -> Invariant:
+    before = baseline.cache
+    now = probe_cache(ctx, before.path, facts.mounts)
+    where = f"cache {before.path}"
+    if now.error:
+        return Invariant("cache", False, now.error, "PD-TRT-003")
+    if before.exists and not now.exists:
+        return Invariant("cache", False, f"{where} is gone (baseline: {before.files} files, {before.engines} engines)", "PD-TRT-001")
+    if before.engines and not now.engines:
+        return Invariant("cache", False, f"{where} lost its {before.engines} TensorRT engines", "PD-TRT-001")
+    if before.files and not now.files:
+        return Invariant("cache", False, f"{where} was emptied (baseline: {before.files} files)", "PD-START-001")
+    if before.persisted and not now.persisted:
+        return Invariant("cache", False, f"{where} is no longer on its volume ({before.mountpoint}, {before.fstype}); "
+                         f"now on {now.fstype}", "PD-TRT-002")
+    return Invariant("cache", True, f"{where}: {now.files} files, {now.engines} engines" if now.exists else f"{where} absent, as at baseline")
+
+
+def _compare_paddle(baseline: Baseline, ctx: ProbeContext) -> Invariant:
+    before = baseline.paddle
+    now, problem = read_installed(ctx, before.metadata_file)
+    if now != before.installed:
+        return Invariant("paddle_build", False, f"Paddle build changed since baseline: was {before.installed}, now {now or problem}")
+    return Invariant("paddle_build", True, f"{now} as at baseline")
+
+
+def cpu_summary(facts: Facts, before: float | None = None) -> str:
+    """'cpu budget 2 >= 2 threads', with the baseline's budget when it differs."""
+    budget = cpu_budget(facts)
+    total = service_threads(facts)[0] * facts.service.instances
+    if budget is None:
+        return f"{total} threads, cpu budget unknown"
+    changed = f" (was {before:g} at baseline)" if before is not None and budget.cpus != before else ""
+    return f"cpu budget {budget.cpus:g} {'>=' if budget.cpus >= total else '<'} {total} threads{changed}"

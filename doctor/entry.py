@@ -1,0 +1,17 @@
+"""The ``paddle-doctor`` command: ``healthcheck`` goes straight to its lean module, before the click
+command line (and rich) are imported; everything else goes to the click command line."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["healthcheck"]:
+        from .healthcheck import main as healthcheck
+
+        healthcheck(args[1:])
+    from .cli import main as command_line
+
+    command_line(args)

@@ -1,0 +1,275 @@
+"""``paddle-doctor healthcheck``: a cheap probe for Docker ``HEALTHCHECK`` and Kubernetes exec probes.
+
+It runs every few seconds in production, so it never imports Paddle and never runs a predictor: it
+reads the cheap live facts (cgroup, /proc, mounts), runs only the checks marked fast and, given a
+baseline, compares the live facts with it. All of that runs within a time budget (default 2 s);
+whatever has not finished by then is reported as unhealthy.
+
+Exit 0 healthy, 1 unhealthy, and nothing else (Docker reserves 2): bad arguments, a missing or
+corrupt baseline and internal errors are unhealthy too. One short line goes to stdout, which
+Docker keeps in ``docker inspect``; ``--json`` prints the detail instead.
+
+Start-up is most of the cost, so the entry point dispatches here before click and rich are
+imported, and with a baseline the checks, rules and settings come from it (no entry-point scan, no
+YAML).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+HEALTHY, UNHEALTHY = 0, 1
+DEFAULT_BUDGET = 2.0
+MAX_BUDGET = 3600.0
+LINE_PROBLEMS = 1  # problems named on the one-line output; --json has them all
+LINE_MAX = 500  # characters; Docker keeps the last 4096 bytes of each check's output
+
+
+@dataclass
+class Progress:
+    """What the healthcheck is doing and has done, readable by the main thread when the budget runs out."""
+
+    steps: list[str] = field(default_factory=lambda: ["starting"])
+
+    def step(self, name: str) -> None:
+        self.steps.append(name)
+
+    @property
+    def current(self) -> str:
+        return self.steps[-1]
+
+    @property
+    def finished(self) -> list[str]:
+        return self.steps[1:-1]
+
+
+@dataclass
+class Outcome:
+    healthy: bool
+    line: str
+    detail: dict[str, Any]
+
+
+class Usage(Exception):
+    pass
+
+
+HELP = f"""\
+usage: paddle-doctor healthcheck [--baseline PATH] [--budget SECONDS] [--json] [--root DIR]
+                                 [--config FILE] [--threads N] [--instances K]
+
+Cheap liveness/readiness probe: exit 0 healthy, 1 unhealthy, one line on stdout.
+
+  --baseline PATH     compare with this baseline (from `paddle-doctor baseline --out PATH`)
+  --budget SECONDS    total time allowed; what has not finished by then is unhealthy [default: {DEFAULT_BUDGET:g}]
+  --json              print the detail as one JSON object instead of one line
+  --root DIR          read /proc and /sys under this directory [default: the baseline's, or /]
+  --config FILE       the service's config YAML (paddle-doctor --config); flags override it
+  --threads N         math threads per predictor (overrides the baseline)
+  --instances K       predictor instances in this container (overrides the baseline)
+"""
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= MAX_BUDGET:
+        raise ValueError(text)
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+OPTIONS = {"--baseline": str, "--budget": _seconds, "--root": str, "--config": str, "--threads": _positive, "--instances": _positive}
+
+
+def parse_args(argv: list[str]) -> SimpleNamespace:
+    """The options, by hand: argparse and the help formatter it builds cost this command's start-up."""
+    values: dict[str, Any] = {name[2:]: None for name in OPTIONS}
+    values.update(budget=DEFAULT_BUDGET, json=False)
+    rest = list(argv)
+    while rest:
+        argument = rest.pop(0)
+        if argument in ("-h", "--help"):
+            sys.stdout.write(HELP)
+            sys.exit(HEALTHY)
+        name, has_value, value = argument.partition("=")
+        if name == "--json" and not has_value:
+            values["json"] = True
+            continue
+        if name not in OPTIONS:
+            raise Usage(f"unknown argument {argument!r}")
+        if not has_value:
+            if not rest:
+                raise Usage(f"{name} needs a value")
+            value = rest.pop(0)
+        try:
+            values[name[2:]] = OPTIONS[name](value)
+        except ValueError:
+            raise Usage(f"{name}: invalid value {value!r}") from None
+    return SimpleNamespace(**values)
+
+
+def main(argv: list[str]) -> None:
+    start = time.perf_counter()
+    try:
+        args = parse_args(argv)
+    except Usage as exc:
+        _finish(Outcome(False, f"unhealthy: bad arguments: {exc} (paddle-doctor healthcheck --help)", {}), as_json=False)
+    progress = Progress()
+    box: dict[str, Outcome] = {}
+
+    def work() -> None:
+        try:
+            box["outcome"] = evaluate(args, progress)
+        except BaseException as exc:  # the healthcheck must answer 0 or 1, whatever happens
+            reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
+            box["outcome"] = _unhealthy(reason, {"error": reason})
+
+    worker = threading.Thread(target=work, name="healthcheck", daemon=True)
+    worker.start()
+    worker.join(args.budget)
+    outcome = box.get("outcome")
+    if outcome is None:
+        reason = f"did not finish within {args.budget:g} s: still {progress.current}"
+        outcome = _unhealthy(reason, {"unfinished": [progress.current], "finished": progress.finished})
+    outcome.detail.update(budget_seconds=args.budget, seconds=round(time.perf_counter() - start, 3))
+    _finish(outcome, args.json, hard=worker.is_alive())
+
+
+def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
+    from .baseline import BaselineError, load_baseline
+    from .context import ProbeContext
+    from .drift import compare, cpu_summary
+    from .probes import collect_facts
+    from .registry import RegistryError
+    from .report import build_report, counts_against
+    from .runner import run_one
+
+    baseline = None
+    if args.baseline:
+        progress.step(f"reading the baseline {args.baseline}")
+        try:
+            baseline = load_baseline(args.baseline)
+        except BaselineError as exc:
+            return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
+    progress.step("reading the service settings")
+    service = _service(args, baseline)
+    root = args.root or (baseline.root if baseline else "/")
+    ctx = ProbeContext(root)
+    progress.step("probing the container")
+    facts = collect_facts(ctx, service, None, 0)
+    progress.step("loading the checks")
+    try:
+        checks, rulebook, settings, load_failures = _checks(baseline)
+    except RegistryError as exc:
+        message = f"{exc}; re-create the baseline with 'paddle-doctor baseline --out {args.baseline}'"
+        return _unhealthy(message, {"baseline": args.baseline, "error": message})
+    results = []
+    for check in checks:
+        progress.step(f"running check {check.name}")
+        results.append(run_one(check, facts, rulebook))
+    report = build_report(facts, results, rulebook, settings, load_failures)
+    invariants = []
+    if baseline is not None:
+        progress.step("comparing with the baseline")
+        invariants = compare(baseline, facts, ctx)
+    progress.step("done")
+    problems = [inv.message for inv in invariants if not inv.ok]
+    problems += [f"{f.rule_id} {f.message}" for f in report.findings if counts_against(f, settings.fail_on)]
+    problems += [f"check could not be loaded: {e['entry_point']}: {e['reason']}" for e in report.check_errors]
+    detail = {
+        "baseline": args.baseline,
+        "root": root,
+        "fail_on": settings.fail_on,
+        "invariants": [vars(inv) for inv in invariants],
+        "findings": [
+            {"rule_id": f.rule_id, "status": f.status, "severity": f.severity, "message": f.message,
+             "counts": counts_against(f, settings.fail_on), "docs": f.docs_link}
+            for f in report.findings
+        ],
+        "check_errors": report.check_errors,
+        "problems": problems,
+    }
+    if problems:
+        return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
+    summary = [inv.message for inv in invariants if inv.name in ("cpu_budget", "throttling")] or [cpu_summary(facts)]
+    summary.append(f"{len(checks)} fast checks" + ("" if baseline else ", no baseline"))
+    return Outcome(True, "healthy: " + "; ".join(summary), detail)
+
+
+def _service(args: SimpleNamespace, baseline):
+    from .facts import ServiceFacts
+
+    if args.config:
+        from .service import load_service_config
+
+        service = load_service_config(args.config)
+    else:
+        service = baseline.service if baseline else ServiceFacts()
+    for name in ("threads", "instances"):
+        if getattr(args, name) is not None:
+            setattr(service, name, getattr(args, name))
+    return service
+
+
+def _checks(baseline):
+    """The fast checks and what judges them: pinned in the baseline, or discovered (slower)."""
+    if baseline is not None:
+        from .registry import load_check
+
+        checks = [load_check(pinned.reference) for pinned in baseline.checks]
+        return checks, baseline.rulebook(), baseline.settings, []
+    from .registry import discover_checks
+    from .rules import load_rules
+    from .settings import Settings
+
+    checks, load_failures = discover_checks()
+    return [check for check in checks if check.fast], load_rules(), Settings(), load_failures
+
+
+def _more(problems: list[str]) -> str:
+    extra = len(problems) - LINE_PROBLEMS
+    return f" (+{extra} more, see --json)" if extra > 0 else ""
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Bad input the user can fix: the message names the file and what is wrong."""
+    from .rules import RulesError
+    from .service import ServiceConfigError
+
+    return RulesError, ServiceConfigError
+
+
+def _reason(exc: BaseException) -> str:
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _unhealthy(reason: str, detail: dict[str, Any]) -> Outcome:
+    return Outcome(False, f"unhealthy: {reason}", detail)
+
+
+def _finish(outcome: Outcome, as_json: bool, hard: bool = False) -> None:
+    if as_json:
+        payload = {"healthy": outcome.healthy, "line": outcome.line, **outcome.detail}
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    else:
+        line = " ".join(outcome.line.split())  # one line, whatever the messages inside it hold
+        sys.stdout.write((line[: LINE_MAX - 3] + "...") if len(line) > LINE_MAX else line)
+        sys.stdout.write("\n")
+    sys.stdout.flush()
+    code = HEALTHY if outcome.healthy else UNHEALTHY
+    if hard:  # a thread is stuck in a read that cannot be interrupted: leave without waiting for it
+        os._exit(code)
+    sys.exit(code)

@@ -1,0 +1,101 @@
+"""The report as SARIF 2.1.0, for code-scanning views and SARIF viewers.
+
+``runs[0].tool.driver.rules`` lists every rule of rules.yaml (id, slug as name, title, symptom and
+cause, the fix as help text, the docs link); ``results`` hold the findings that are problems: a fail
+or warn is ``kind: fail`` with the level mapped from its severity, an error (the doctor could not
+verify the rule) is ``kind: review``. Passed and skipped rules are not results. ``helpUri`` is set
+only when the docs are published somewhere (PADDLE_DOCTOR_DOCS_URL or docs_url), since SARIF wants
+an absolute URI there. Keys are sorted and nothing carries a timestamp: the same facts give the
+same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..docs import FENCE_LANGUAGE, docs_link, is_absolute_url
+from ..report import Report, ReportFinding
+from ..rules import AREAS, Rule, Rulebook
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:
+    rules = rulebook.ordered()
+    index = {rule.id: position for position, rule in enumerate(rules)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": report.tool["name"],
+                "version": report.tool["version"],
+                "rules": [_descriptor(rule, page) for rule in rules],
+            }
+        },
+        "results": [_result(finding, index) for finding in report.findings if finding.status in ("fail", "warn", "error")],
+        "invocations": [
+            {
+                "executionSuccessful": not report.check_errors,
+                "exitCode": report.exit_code,
+                "toolExecutionNotifications": [
+                    {"level": "error", "message": {"text": f"check could not be loaded: {failure['entry_point']}: {failure['reason']}"}}
+                    for failure in report.check_errors
+                ],
+            }
+        ],
+        "properties": {"fail_on": report.fail_on},
+    }
+    document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _descriptor(rule: Rule, page: str) -> dict[str, Any]:
+    link = docs_link(rule.id, page)
+    changes = [f"{change.kind}: {change.code}" for change in rule.fix_changes]
+    markdown_changes = [f"```{FENCE_LANGUAGE[change.kind]}\n{change.code}\n```" for change in rule.fix_changes]
+    descriptor: dict[str, Any] = {
+        "id": rule.id,
+        "name": rule.slug,
+        "shortDescription": {"text": rule.title},
+        "fullDescription": {"text": f"{rule.symptom} Cause: {rule.cause}"},
+        "help": {
+            "text": "\n".join([f"Fix: {rule.fix_text}", *changes, f"Docs: {link}"]),
+            "markdown": "\n\n".join([f"**Fix:** {rule.fix_text}", *markdown_changes, f"Docs: {link}"]),
+        },
+        "defaultConfiguration": {"level": LEVEL[rule.severity], "enabled": rule.status != "removed"},
+        "properties": {
+            "area": AREAS[rule.area],
+            "status": rule.status,
+            "experiment": rule.experiment,
+            "docs": link,
+            "references": list(rule.docs),
+            "tags": [rule.area.lower(), rule.status],
+        },
+    }
+    if is_absolute_url(link):
+        descriptor["helpUri"] = link
+    return descriptor
+
+
+def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
+    text = finding.message
+    if finding.observed or finding.expected:
+        text += f" (observed: {finding.observed or '?'}; expected: {finding.expected or '?'})"
+    result: dict[str, Any] = {
+        "ruleId": finding.rule_id,
+        "kind": "review" if finding.status == "error" else "fail",
+        "level": "none" if finding.status == "error" else LEVEL[finding.severity],
+        "message": {"text": text},
+        "properties": {
+            "status": finding.status,
+            "severity": finding.severity,
+            "check": finding.check,
+            "fix": finding.fix.changes,
+            "docs": finding.docs_link,
+        },
+    }
+    if finding.rule_id in index:
+        result["ruleIndex"] = index[finding.rule_id]
+    return result

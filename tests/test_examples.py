@@ -1,0 +1,299 @@
+"""examples/: the Dockerfile, the Kubernetes Deployment and the CI jobs, tested without a Docker
+engine: every file parses (the Dockerfile with BuildKit's own parser and hadolint, the manifest
+against Kubernetes' schemas, the CI files against their published schemas), every paddle-doctor
+command in them runs for real, the probe timings fit the healthcheck's budget, and the example
+service itself warms up, serves and passes the Dockerfile's HEALTHCHECK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import dockerfile
+import kubernetes_validate
+import pytest
+import yaml
+from junitparser import JUnitXml
+
+from conftest import REPO, run_doctor
+from paddle_doctor.healthcheck import DEFAULT_BUDGET
+from paddle_doctor.service import service_from_data
+
+EXAMPLES = REPO / "examples"
+DOCKERFILE = EXAMPLES / "Dockerfile"
+DEPLOYMENT = EXAMPLES / "kubernetes" / "deployment.yaml"
+GITHUB = EXAMPLES / "ci" / "github-actions.yml"
+GITLAB = EXAMPLES / "ci" / "gitlab-ci.yml"
+ENTRYPOINT = EXAMPLES / "service" / "entrypoint.sh"
+SERVICE_YAML = EXAMPLES / "service" / "service.yaml"
+BIN = Path(sys.executable).parent
+KUBERNETES_VERSION = "1.30"
+
+
+def instructions(name: str) -> list:
+    return [command for command in dockerfile.parse_file(str(DOCKERFILE)) if command.cmd == name]
+
+
+def docs(path: Path) -> list:
+    return list(yaml.safe_load_all(path.read_text()))
+
+
+def deployment() -> dict:
+    return next(doc for doc in docs(DEPLOYMENT) if doc["kind"] == "Deployment")
+
+
+def container() -> dict:
+    (service,) = deployment()["spec"]["template"]["spec"]["containers"]
+    return service
+
+
+def budget_of(argv: list[str]) -> float:
+    return float(argv[argv.index("--budget") + 1]) if "--budget" in argv else DEFAULT_BUDGET
+
+
+def seconds(duration: str) -> float:
+    match = re.fullmatch(r"(\d+)(s|m)", duration)
+    assert match, duration
+    return int(match.group(1)) * (60 if match.group(2) == "m" else 1)
+
+
+# ------------------------------------------------------------------ the files parse
+
+
+def test_every_yaml_example_parses():
+    found = sorted(EXAMPLES.rglob("*.y*ml"))
+    assert {path.name for path in found} >= {"deployment.yaml", "github-actions.yml", "gitlab-ci.yml", "service.yaml"}
+    for path in found:
+        assert all(doc for doc in docs(path)), path
+
+
+def test_dockerfile_parses_and_passes_hadolint():
+    names = [command.cmd for command in dockerfile.parse_file(str(DOCKERFILE))]
+    assert names[0] == "FROM" and {"HEALTHCHECK", "ENTRYPOINT", "VOLUME", "USER"} <= set(names)
+    lint = subprocess.run([str(BIN / "hadolint"), "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 0, lint.stdout
+
+
+def test_hadolint_does_catch_problems():
+    """The control for the test above: hadolint is really linting."""
+    lint = subprocess.run([str(BIN / "hadolint"), "--no-color", "-"], input="FROM python\nRUN pip install paddlepaddle\n",
+                          capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 1 and "DL3013" in lint.stdout
+
+
+def test_kubernetes_manifest_validates_against_the_kubernetes_schemas():
+    kinds = []
+    for doc in docs(DEPLOYMENT):
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+        kinds.append(doc["kind"])
+    assert kinds == ["ConfigMap", "PersistentVolumeClaim", "Deployment"]
+    broken = deployment()
+    broken["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["periodSecond"] = 30
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, KUBERNETES_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("path, schema", [(GITHUB, "vendor.github-workflows"), (GITLAB, "vendor.gitlab-ci")])
+def test_ci_files_validate_against_their_schemas(path, schema, tmp_path):
+    check = [str(BIN / "check-jsonschema"), "--builtin-schema", schema]
+    result = subprocess.run([*check, str(path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    broken = tmp_path / path.name
+    broken.write_text(path.read_text().replace("stage: doctor", "stages: doctor").replace("timeout-minutes", "timeout-minute"))
+    assert subprocess.run([*check, str(broken)], capture_output=True, timeout=120).returncode == 1
+
+
+# ------------------------------------------------------------------ the commands in them are real
+
+
+def shell_commands(text: str) -> list[list[str]]:
+    """paddle-doctor command lines in shell text (continuations joined, comments skipped)."""
+    found = []
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.strip().startswith("#") or "paddle-doctor " not in line:
+            continue
+        words = shlex.split(line)
+        if "paddle-doctor" in words:
+            found.append(words[words.index("paddle-doctor"):])
+    return found
+
+
+def yaml_commands(node, key: str | None = None) -> list[list[str]]:
+    """paddle-doctor commands in YAML: exec arrays (a probe's command) and the shell of run/script keys."""
+    if isinstance(node, dict):
+        return [command for name, value in node.items() for command in yaml_commands(value, name)]
+    if isinstance(node, list):
+        if node and node[0] == "paddle-doctor":
+            return [list(node)]
+        return [command for item in node for command in yaml_commands(item, key)]
+    return shell_commands(node) if isinstance(node, str) and key in ("run", "script") else []
+
+
+def example_commands() -> dict[str, list[list[str]]]:
+    (healthcheck,) = instructions("HEALTHCHECK")
+    return {
+        "Dockerfile": [list(healthcheck.value[1:])],
+        "entrypoint.sh": shell_commands(ENTRYPOINT.read_text()),
+        "deployment.yaml": [command for doc in docs(DEPLOYMENT) for command in yaml_commands(doc)],
+        "github-actions.yml": yaml_commands(docs(GITHUB)[0]),
+        "gitlab-ci.yml": yaml_commands(docs(GITLAB)[0]),
+    }
+
+
+def test_commands_are_found_in_every_example():
+    commands = example_commands()
+    assert all(commands.values()), commands
+    assert commands["entrypoint.sh"] == [["paddle-doctor", "baseline", "--config", "$CONFIG", "--out", "$BASELINE"]]
+    for name in ("github-actions.yml", "gitlab-ci.yml"):
+        (command,) = commands[name]
+        assert " ".join(command).count("--format junit --fail-on warning --output") == 1, command
+
+
+def test_ci_jobs_publish_the_file_paddle_doctor_writes():
+    (gitlab,) = example_commands()["gitlab-ci.yml"]
+    assert docs(GITLAB)[0]["paddle-doctor"]["artifacts"]["reports"]["junit"] == gitlab[gitlab.index("--output") + 1]
+    (github,) = example_commands()["github-actions.yml"]
+    published = next(step for step in docs(GITHUB)[0]["jobs"]["doctor"]["steps"] if "junit-report" in step.get("uses", ""))
+    assert github[github.index("--output") + 1] == "/reports/paddle-doctor.xml"
+    assert published["with"]["report_paths"] == "reports/paddle-doctor.xml"  # -v "$PWD/reports:/reports"
+
+
+def test_every_paddle_doctor_command_in_the_examples_runs(tmp_path):
+    """Each command runs with the container paths mapped into a temporary directory."""
+    config = tmp_path / "service.yaml"
+    config.write_text(SERVICE_YAML.read_text().replace("/cache/paddle", str(tmp_path / "cache")))
+    paths = {
+        "$CONFIG": str(config), "/srv/service.yaml": str(config),
+        "$BASELINE": str(tmp_path / "baseline.json"), "/var/lib/paddle-doctor/baseline.json": str(tmp_path / "baseline.json"),
+        "/reports/paddle-doctor.xml": str(tmp_path / "github.xml"), "paddle-doctor.xml": str(tmp_path / "gitlab.xml"),
+    }
+    commands = [(name, [paths.get(word, word) for word in command[1:]])
+                for name, found in example_commands().items() for command in found]
+    commands.sort(key=lambda item: item[1][:1] != ["baseline"])  # the entrypoint's baseline comes first
+    for name, args in commands:
+        result = run_doctor(*args)
+        if args[0] == "baseline":
+            assert result.returncode == 0, (name, result.stderr)
+        elif args[0] == "healthcheck":
+            assert result.returncode in (0, 1) and result.stdout.startswith(("healthy: ", "unhealthy: ")), (name, result)
+            assert len(result.stdout.splitlines()) == 1
+        else:
+            assert result.returncode in (0, 1), (name, result.stderr)
+            report = JUnitXml.fromfile(args[args.index("--output") + 1])
+            assert report.tests > 0
+    subcommands = {args[0] if args[0] in ("baseline", "healthcheck") else "check" for _, args in commands}
+    assert subcommands == {"baseline", "healthcheck", "check"}
+
+
+# ------------------------------------------------------------------ timings and resources
+
+
+def test_dockerfile_healthcheck_timings_fit_the_healthcheck(tmp_path):
+    (healthcheck,) = instructions("HEALTHCHECK")
+    flags = dict(flag.lstrip("-").split("=", 1) for flag in healthcheck.flags)
+    interval, timeout, start = seconds(flags["interval"]), seconds(flags["timeout"]), seconds(flags["start-period"])
+    command = list(healthcheck.value[1:])
+    budget = budget_of(command)
+    assert budget < timeout < interval and int(flags["retries"]) >= 2 and start >= 60
+    # the measured healthcheck, against a baseline of this machine, fits well inside the timeout
+    baseline = tmp_path / "baseline.json"
+    assert run_doctor("baseline", "--no-paddle", "--out", str(baseline)).returncode == 0
+    started = time.perf_counter()
+    result = run_doctor(*[str(baseline) if word.endswith("baseline.json") else word for word in command[1:]])
+    assert result.returncode in (0, 1)
+    assert time.perf_counter() - started < timeout
+
+
+def test_kubernetes_probes_fit_the_healthcheck_budget():
+    probes = {name: container()[name] for name in ("startupProbe", "readinessProbe", "livenessProbe")}
+    for name, probe in probes.items():
+        command = probe["exec"]["command"]
+        assert command[:2] == ["paddle-doctor", "healthcheck"], name
+        assert budget_of(command) < probe["timeoutSeconds"] <= probe["periodSeconds"], name
+    startup = probes["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= 120  # time for the import, warm-up and baseline
+
+
+def test_kubernetes_cpu_limit_matches_threads_and_the_cache_is_on_a_volume():
+    configmap = next(doc for doc in docs(DEPLOYMENT) if doc["kind"] == "ConfigMap")
+    service = service_from_data(yaml.safe_load(configmap["data"]["service.yaml"]), "ConfigMap paddle-service")
+    resources = container()["resources"]
+    assert float(resources["limits"]["cpu"]) == float(resources["requests"]["cpu"]) == service.threads * service.instances
+    env = {item["name"]: item["value"] for item in container()["env"]}
+    assert int(env["OMP_NUM_THREADS"]) == service.threads
+    mounts = {mount["mountPath"]: mount["name"] for mount in container()["volumeMounts"]}
+    volumes = {volume["name"]: volume for volume in deployment()["spec"]["template"]["spec"]["volumes"]}
+    assert "persistentVolumeClaim" in volumes[mounts[service.optim_cache_dir]]
+    assert env.get("SERVICE_CONFIG", "").startswith(next(path for path, name in mounts.items() if name == "config"))
+
+
+def test_the_image_and_the_deployment_use_the_same_service_config():
+    configmap = next(doc for doc in docs(DEPLOYMENT) if doc["kind"] == "ConfigMap")
+    assert yaml.safe_load(configmap["data"]["service.yaml"]) == yaml.safe_load(SERVICE_YAML.read_text())
+
+
+# ------------------------------------------------------------------ the example service, end to end
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_line(process: subprocess.Popen, prefix: str, timeout: float) -> str:
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line.startswith(prefix):
+            return line
+        seen.append(line)
+        if not line and process.poll() is not None:
+            break
+    raise AssertionError(f"no line starting with {prefix!r}; exit code {process.poll()}; output:\n{''.join(seen[-30:])}")
+
+
+def test_the_example_service_warms_up_serves_and_passes_the_dockerfile_healthcheck(tmp_path):
+    model = tmp_path / "model"
+    built = subprocess.run([sys.executable, str(EXAMPLES / "service" / "make_model.py"), str(model)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    config = tmp_path / "service.yaml"
+    config.write_text(SERVICE_YAML.read_text().replace("/srv/model/inference", str(model / "inference"))
+                      .replace("/cache/paddle", str(tmp_path / "cache")))
+    baseline = tmp_path / "baseline.json"
+    port = free_port()
+    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "SERVICE_CONFIG": str(config), "PORT": str(port),
+           "PADDLE_DOCTOR_BASELINE": str(baseline), "SERVE": str(EXAMPLES / "service" / "serve.py")}
+    service = subprocess.Popen(["sh", str(ENTRYPOINT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=env, start_new_session=True)
+    try:
+        wait_for_line(service, "serve: listening", timeout=300)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=10) as ready:
+            assert ready.status == 200
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/predict", method="POST",
+                                         data=json.dumps({"inputs": [[[[0.5] * 32] * 32] * 3]}).encode())
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert len(json.loads(answer.read())["outputs"][0]) == 4
+        recorded = json.loads(baseline.read_text())
+        assert recorded["cpu"]["threads"] == 2 and recorded["service"]["warmup_runs"] == 5
+        assert recorded["cache"]["path"] == str(tmp_path / "cache")
+        assert recorded["paddle"]["status"] == "ok"
+        (healthcheck,) = instructions("HEALTHCHECK")
+        command = [str(baseline) if word.endswith("baseline.json") else word for word in healthcheck.value[2:]]
+        result = run_doctor(*command)
+        assert result.returncode == 0 and result.stdout.startswith("healthy: "), result.stdout
+    finally:
+        if service.poll() is None:
+            os.killpg(service.pid, signal.SIGTERM)
+        service.wait(timeout=30)

@@ -1,0 +1,467 @@
+"""`paddle-doctor baseline` and `paddle-doctor healthcheck`: what a running container must keep true.
+
+A recorded container tree is copied per test, a baseline recorded from it, then the cgroup files are
+changed as a shrinking quota, rising throttling, a lowered memory limit or a lost cache would change
+them. The healthcheck must answer 0 (healthy) or 1 (unhealthy) with one line, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import fixture_root, run_doctor
+from test_registry import install_plugin
+
+ROOT = "amd-avx512bf16-v2-quota"  # cgroup v2, quota 1.5 CPUs, memory.max 2 GiB, throttled 3100 of 12000 periods
+CACHE_MOUNT = "1600 1532 253:2 / /cache rw,relatime - ext4 /dev/vdb rw\n"
+
+
+class Container:
+    """A writable copy of a recorded container root, and its baseline file."""
+
+    def __init__(self, tmp_path, name=ROOT):
+        self.root = tmp_path / "root"
+        shutil.copytree(fixture_root(name), self.root)
+        self.baseline = tmp_path / "state" / "baseline.json"
+        self.tmp = tmp_path
+
+    def write(self, path: str, text: str) -> None:
+        target = self.root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    def cpu_stat(self, periods: int, throttled: int) -> None:
+        self.write("/sys/fs/cgroup/cpu.stat", f"usage_usec 1\nnr_periods {periods}\nnr_throttled {throttled}\nthrottled_usec 5\n")
+
+    def record(self, *args: str) -> subprocess.CompletedProcess:
+        result = run_doctor("baseline", "--root", str(self.root), "--out", str(self.baseline), *args)
+        assert result.returncode == 0, result.stderr
+        return result
+
+    def check(self, *args: str) -> subprocess.CompletedProcess:
+        return run_doctor("healthcheck", "--baseline", str(self.baseline), *args)
+
+    def detail(self, *args: str) -> dict:
+        return json.loads(self.check("--json", *args).stdout)
+
+    def with_cache(self, *names: str) -> str:
+        """A cache volume mounted at /cache holding ``names``; returns a service config using it."""
+        with open(self.root / "proc/self/mountinfo", "a") as handle:
+            handle.write(CACHE_MOUNT)
+        for name in names:
+            self.write(f"/cache/paddle/{name}", "engine")
+        config = self.tmp / "service.yaml"
+        config.write_text("optim_cache_dir: /cache/paddle\ndevice: gpu\ntensorrt:\n  enabled: true\n  use_static: true\n")
+        return str(config)
+
+
+@pytest.fixture
+def container(tmp_path) -> Container:
+    return Container(tmp_path)
+
+
+def line_of(result: subprocess.CompletedProcess) -> str:
+    """The healthcheck's single stdout line; exit code 0 or 1 only."""
+    assert result.returncode in (0, 1), (result.returncode, result.stdout, result.stderr)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.stdout
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def healthy(result) -> str:
+    line = line_of(result)
+    assert result.returncode == 0 and line.startswith("healthy: "), line
+    return line
+
+
+def unhealthy(result) -> str:
+    line = line_of(result)
+    assert result.returncode == 1 and line.startswith("unhealthy: "), line
+    return line
+
+
+# ------------------------------------------------------------------ the baseline file
+
+
+def test_baseline_records_the_invariants_and_pins_fast_checks(container):
+    config = container.with_cache("trt_serialized_1a2b", "_optimized.pdmodel")
+    result = container.record("--threads", "1", "--config", config)
+    assert "cache /cache/paddle: 2 files, 1 TensorRT engines" in result.stdout
+    data = json.loads(container.baseline.read_text())
+    assert data["schema_version"] == 1 and data["kind"] == "paddle-doctor baseline"
+    assert data["cpu"]["budget_cpus"] == 1.5 and data["cpu"]["threads"] == 1
+    assert data["memory"]["limit_bytes"] == 2147483648
+    assert data["throttling"] == {"nr_periods": 12000, "nr_throttled": 3100}
+    assert data["cache"] == {"path": "/cache/paddle", "exists": True, "files": 2, "engines": 1,
+                             "mountpoint": "/cache", "fstype": "ext4", "error": None}
+    assert data["paddle"]["status"] == "not_probed" and data["paddle"]["metadata_file"] is None
+    pinned = {check["name"]: check["reference"] for check in data["checks"]}
+    assert pinned["cpu_budget"] == "paddle_doctor.checks.cpu_budget:CHECK"
+    assert {rule["id"] for rule in data["rules"]} >= {"PD-CPU-010", "PD-CPU-012", "PD-PADDLE-001"}
+    assert not list(container.baseline.parent.glob(".*.tmp")), "the temporary file was left behind"
+
+
+def test_a_cache_in_the_writable_layer_is_said_to_be_not_on_a_volume(container):
+    container.write("/cache/paddle/trt_serialized_1a2b", "engine")
+    config = container.tmp / "service.yaml"
+    config.write_text("optim_cache_dir: /cache/paddle\n")
+    assert "(not on a volume: overlay)" in container.record("--config", str(config)).stdout
+
+
+@pytest.fixture(scope="module")
+def live_baseline_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("live") / "baseline.json"
+    result = run_doctor("baseline", "--out", str(path))
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def test_baseline_of_the_live_container_records_the_paddle_build(live_baseline_file):
+    """The real Paddle wheel: the METADATA file is found, so the healthcheck can read the build without importing Paddle."""
+    import paddle
+
+    paddle_record = json.loads(live_baseline_file.read_text())["paddle"]
+    assert paddle_record["status"] == "ok"
+    assert paddle_record["installed"] == f"{paddle_record['distribution']} {paddle.__version__}"
+    assert paddle_record["metadata_file"].endswith(".dist-info/METADATA")
+
+
+def test_an_unwritable_baseline_path_is_a_usage_error(container, tmp_path):
+    (tmp_path / "file").write_text("")
+    result = run_doctor("baseline", "--root", str(container.root), "--out", str(tmp_path / "file" / "baseline.json"))
+    assert result.returncode == 2
+    assert "cannot write the baseline" in result.stderr and "Traceback" not in result.stderr
+
+
+# ------------------------------------------------------------------ live invariants against the baseline
+
+
+def test_unchanged_container_is_healthy(container):
+    container.record("--threads", "1")
+    line = healthy(container.check())
+    assert line.startswith("healthy: cpu budget 1.5 >= 1 threads; 0 CPU quota periods since baseline, not throttled; ")
+
+
+def test_cpu_budget_shrinking_below_the_threads_is_unhealthy(container):
+    container.write("/sys/fs/cgroup/cpu.max", "300000 100000\n")
+    container.record("--threads", "3")
+    container.write("/sys/fs/cgroup/cpu.max", "200000 100000\n")
+    line = unhealthy(container.check())
+    assert line == ("unhealthy: cpu budget shrank from 3 to 2 CPUs (cgroup quota 200000/100000 µs), below 3 threads "
+                    "(+1 more, see --json)")
+    detail = container.detail()
+    assert {f["rule_id"] for f in detail["findings"] if f["counts"]} == {"PD-CPU-010"}
+    assert [i["name"] for i in detail["invariants"] if not i["ok"]] == ["cpu_budget"]
+
+
+def test_cpu_budget_shrinking_but_still_enough_is_healthy(container):
+    container.write("/sys/fs/cgroup/cpu.max", "300000 100000\n")
+    container.record("--threads", "2")
+    container.write("/sys/fs/cgroup/cpu.max", "250000 100000\n")
+    assert healthy(container.check()).startswith("healthy: cpu budget 2.5 >= 2 threads (was 3 at baseline);")
+
+
+@pytest.mark.parametrize(
+    "periods, throttled, expected",
+    [
+        (13000, 3200, "unhealthy: throttled in 10.0% of 1000 CPU periods since baseline (limit 5%)"),
+        (13000, 3150, "unhealthy: throttled in 5.0% of 1000 CPU periods since baseline (limit 5%)"),
+        (13000, 3120, "healthy: cpu budget 1.5 >= 1 threads; throttled 2.0% of 1000 periods since baseline"),
+        (12005, 3103, "healthy: cpu budget 1.5 >= 1 threads; 5 CPU quota periods since baseline, throttled in 3 of them"),
+        (100, 0, "unhealthy: throttling counters went backwards since the baseline (another cgroup); re-create the baseline"),
+    ],
+)
+def test_throttling_is_judged_over_the_periods_since_the_baseline(container, periods, throttled, expected):
+    container.record("--threads", "1")  # 3100 of 12000 periods throttled before: 25.8 %, in the past
+    container.cpu_stat(periods, throttled)
+    assert line_of(container.check()).startswith(expected)
+
+
+def test_memory_limit_lowered_is_unhealthy_and_raised_is_not(container):
+    container.record("--threads", "1")
+    container.write("/sys/fs/cgroup/memory.max", "1073741824\n")
+    assert unhealthy(container.check()) == "unhealthy: memory limit lowered from 2.0 GiB to 1.0 GiB since baseline"
+    container.write("/sys/fs/cgroup/memory.max", "max\n")
+    healthy(container.check())
+    memory = next(i for i in container.detail()["invariants"] if i["name"] == "memory_limit")
+    assert memory == {"name": "memory_limit", "ok": True, "message": "memory limit unlimited (raised since baseline)", "rule": None}
+
+
+def test_a_memory_limit_where_there_was_none_is_lowered(tmp_path):
+    container = Container(tmp_path, "intel-avx512-v2-max")  # memory.max max
+    container.record()
+    container.write("/sys/fs/cgroup/memory.max", "536870912\n")
+    assert unhealthy(container.check()) == "unhealthy: memory limit lowered from unlimited to 512.0 MiB since baseline"
+
+
+def test_cache_on_its_volume_is_healthy(container):
+    config = container.with_cache("trt_serialized_1a2b", "trt_serialized_3c4d", "_optimized.pdmodel")
+    container.record("--config", config)
+    healthy(container.check())
+    cache = next(i for i in container.detail()["invariants"] if i["name"] == "cache")
+    assert cache["ok"] and cache["message"] == "cache /cache/paddle: 3 files, 2 engines"
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda c: shutil.rmtree(c.root / "cache/paddle"),
+         "unhealthy: cache /cache/paddle is gone (baseline: 3 files, 2 engines)"),
+        (lambda c: [p.unlink() for p in (c.root / "cache/paddle").glob("trt_serialized_*")],
+         "unhealthy: cache /cache/paddle lost its 2 TensorRT engines"),
+        (lambda c: (c.root / "proc/self/mountinfo").write_text((c.root / "proc/self/mountinfo").read_text().replace(CACHE_MOUNT, "")),
+         "unhealthy: cache /cache/paddle is no longer on its volume (/cache, ext4); now on overlay"),
+    ],
+    ids=["gone", "engines-lost", "volume-gone"],
+)
+def test_cache_lost_is_unhealthy(container, change, expected):
+    config = container.with_cache("trt_serialized_1a2b", "trt_serialized_3c4d", "_optimized.pdmodel")
+    container.record("--config", config)
+    change(container)
+    assert unhealthy(container.check()) == expected
+
+
+def test_cache_emptied_is_unhealthy(container):
+    config = container.with_cache("_optimized.pdmodel", "_optimized.pdiparams")
+    container.record("--config", config)
+    for path in (container.root / "cache/paddle").iterdir():
+        path.unlink()
+    assert unhealthy(container.check()) == "unhealthy: cache /cache/paddle was emptied (baseline: 2 files)"
+
+
+def test_paddle_build_unchanged_then_changed(live_baseline_file, tmp_path):
+    detail = json.loads(run_doctor("healthcheck", "--baseline", str(live_baseline_file), "--json").stdout)
+    build = next(i for i in detail["invariants"] if i["name"] == "paddle_build")
+    installed = json.loads(live_baseline_file.read_text())["paddle"]["installed"]
+    assert build == {"name": "paddle_build", "ok": True, "message": f"{installed} as at baseline", "rule": None}
+
+    metadata = tmp_path / "paddlepaddle-9.9.9.dist-info" / "METADATA"
+    metadata.parent.mkdir()
+    metadata.write_text("Metadata-Version: 2.1\nName: paddlepaddle\nVersion: 9.9.9\n\nlong description\n")
+    edited = json.loads(live_baseline_file.read_text())
+    edited["paddle"]["metadata_file"] = str(metadata)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(edited))
+    line = unhealthy(run_doctor("healthcheck", "--baseline", str(baseline)))
+    assert line.startswith(f"unhealthy: Paddle build changed since baseline: was {installed}, now paddlepaddle 9.9.9")
+    metadata.unlink()
+    line = unhealthy(run_doctor("healthcheck", "--baseline", str(baseline)))
+    assert f"now {metadata} is gone" in line
+
+
+# ------------------------------------------------------------------ policy pinned in the baseline
+
+
+def test_settings_given_to_the_baseline_apply_to_the_healthcheck(container, tmp_path):
+    settings = tmp_path / "doctor.yaml"
+    settings.write_text("fail_on: warning\n")
+    container.record("--threads", "1", "--settings", str(settings))
+    # PD-CPU-012 (warning): throttled in 25.8 % of all periods, which only fail_on warning counts
+    assert unhealthy(container.check()).startswith("unhealthy: PD-CPU-012 the CPU quota throttled this container in 25.8% of periods")
+
+
+def test_only_fast_checks_are_pinned_and_run(container, tmp_path):
+    install_plugin(tmp_path, '''
+        """Plugin. Why: test. Fix: none."""
+        from paddle_doctor.findings import Finding, Status
+        from paddle_doctor.registry import Check
+
+        def fail(facts):
+            return [Finding("PD-PADDLE-001", Status.FAIL, "the slow plugin check ran")]
+
+        CHECK = Check(name="slow_plugin", rules=("PD-PADDLE-001",), run=fail, fast=False)
+    ''')
+    plugin = {"PYTHONPATH": str(tmp_path)}
+    result = run_doctor("baseline", "--root", str(container.root), "--out", str(container.baseline), env=plugin)
+    assert result.returncode == 0, result.stderr
+    assert "slow_plugin" not in container.baseline.read_text()
+    assert line_of(run_doctor("healthcheck", "--root", str(container.root), env=plugin)).startswith("healthy: ")
+    assert run_doctor("--root", str(container.root), "--json", env=plugin).returncode == 1  # `check` runs it
+
+
+def test_a_pinned_check_that_cannot_be_loaded_asks_for_a_new_baseline(container, tmp_path):
+    install_plugin(tmp_path, '''
+        """Plugin. Why: test. Fix: none."""
+        from paddle_doctor.findings import passed
+        from paddle_doctor.registry import Check
+
+        CHECK = Check(name="site_plugin", rules=("PD-CPU-013",), run=lambda facts: [passed("PD-CPU-013", "ok")])
+    ''')
+    result = run_doctor("baseline", "--root", str(container.root), "--out", str(container.baseline), env={"PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert "thirdparty_check:CHECK" in container.baseline.read_text()
+    line = unhealthy(container.check())  # without the plugin on the path
+    assert "cannot load check thirdparty_check:CHECK: ModuleNotFoundError" in line
+    assert line.endswith(f"re-create the baseline with 'paddle-doctor baseline --out {container.baseline}'")
+
+
+# ------------------------------------------------------------------ without a baseline
+
+
+@pytest.mark.parametrize(
+    "threads, expected",
+    [
+        ("8", "unhealthy: PD-CPU-010 8 compute threads on a budget of 2 CPUs (cgroup quota 200000/100000 µs)"),
+        ("2", "healthy: cpu budget 2 >= 2 threads; "),
+    ],
+)
+def test_without_a_baseline_only_live_invariants_are_checked(threads, expected):
+    result = run_doctor("healthcheck", "--root", str(fixture_root("intel-noavx2-v1-quota")), "--threads", threads)
+    line = line_of(result)
+    assert line.startswith(expected) and line.endswith("no baseline") == (threads == "2")
+
+
+def test_json_detail_links_every_finding_to_its_docs(container):
+    container.record("--threads", "1")
+    detail = container.detail()
+    assert detail["healthy"] is True and detail["line"].startswith("healthy: ")
+    assert detail["budget_seconds"] == 2.0 and detail["baseline"] == str(container.baseline)
+    assert detail["findings"] and all(f["docs"] == f"docs/rules.md#{f['rule_id'].lower()}" for f in detail["findings"])
+    assert {i["name"] for i in detail["invariants"]} == {"cpu_budget", "throttling", "memory_limit"}
+
+
+# ------------------------------------------------------------------ every failure path exits 1
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (None, "baseline file not found; record it with 'paddle-doctor baseline --out "),
+        ("{not json", "not JSON (Expecting property name enclosed in double quotes at line 1)"),
+        ("[1, 2]", "not a paddle-doctor baseline"),
+        (json.dumps({"schema_version": 1, "kind": "something else"}), "not a paddle-doctor baseline"),
+        (json.dumps({"schema_version": 99, "kind": "paddle-doctor baseline"}),
+         "baseline schema_version is 99, this paddle-doctor reads 1; re-create the baseline with"),
+        (b"\xff\xfe garbage", "cannot read baseline file"),
+    ],
+    ids=["missing", "not-json", "list", "other-kind", "other-schema", "not-utf8"],
+)
+def test_a_bad_baseline_is_unhealthy_naming_the_file_and_why(tmp_path, content, expected):
+    path = tmp_path / "baseline.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    line = unhealthy(run_doctor("healthcheck", "--baseline", str(path)))
+    assert line.startswith(f"unhealthy: {path}: ") and expected in line
+
+
+def test_a_baseline_with_a_mistyped_field_asks_to_recreate_it(container):
+    container.record()
+    data = json.loads(container.baseline.read_text())
+    data["cpu"]["threads"] = "two"
+    container.baseline.write_text(json.dumps(data))
+    line = unhealthy(container.check())
+    assert "Baseline.cpu.threads: expected int, got 'two'" in line and "re-create the baseline" in line
+
+
+def test_a_directory_as_baseline_is_unhealthy(tmp_path):
+    line = unhealthy(run_doctor("healthcheck", "--baseline", str(tmp_path)))
+    assert str(tmp_path) in line and "cannot read baseline file" in line
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--bogus"], "unknown argument '--bogus'"),
+        (["--budget"], "--budget needs a value"),
+        (["--budget", "soon"], "--budget: invalid value 'soon'"),
+        (["--budget=0"], "--budget: invalid value '0'"),
+        (["--threads", "0"], "--threads: invalid value '0'"),
+        (["extra"], "unknown argument 'extra'"),
+    ],
+)
+def test_bad_arguments_are_unhealthy_not_exit_2(args, expected):
+    line = unhealthy(run_doctor("healthcheck", *args))
+    assert line.startswith("unhealthy: bad arguments: ") and expected in line
+
+
+def test_a_missing_service_config_is_unhealthy(tmp_path):
+    line = unhealthy(run_doctor("healthcheck", "--config", str(tmp_path / "service.yaml")))
+    assert line == f"unhealthy: {tmp_path / 'service.yaml'}: service config not found"
+
+
+def test_help_exits_0_with_usage():
+    result = run_doctor("healthcheck", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: paddle-doctor healthcheck")
+
+
+def test_past_its_budget_it_reports_what_did_not_finish(container):
+    """A read that never returns (a FIFO stands in for a hung filesystem) cannot hold the healthcheck."""
+    container.record("--threads", "1")
+    mountinfo = container.root / "proc/self/mountinfo"
+    mountinfo.unlink()
+    os.mkfifo(mountinfo)
+    line = unhealthy(container.check("--budget", "0.5"))
+    assert line == "unhealthy: did not finish within 0.5 s: still probing the container"
+    detail = json.loads(container.check("--budget", "0.5", "--json").stdout)
+    assert detail["unfinished"] == ["probing the container"]
+    assert detail["finished"] == [f"reading the baseline {container.baseline}", "reading the service settings"]
+
+
+def test_an_internal_error_is_unhealthy(monkeypatch, capsys):
+    from paddle_doctor import healthcheck
+
+    def broken(args, progress):
+        raise RuntimeError("something nobody expected")
+
+    monkeypatch.setattr(healthcheck, "evaluate", broken)
+    with pytest.raises(SystemExit) as exit_:
+        healthcheck.main([])
+    assert exit_.value.code == 1
+    assert capsys.readouterr().out == "unhealthy: internal error: RuntimeError: something nobody expected\n"
+
+
+def test_a_check_that_raises_makes_it_unhealthy(container, tmp_path):
+    install_plugin(tmp_path, '''
+        """Plugin. Why: test. Fix: none."""
+        from paddle_doctor.registry import Check
+
+        def explode(facts):
+            raise KeyError("cgroup")
+
+        CHECK = Check(name="exploding", rules=("PD-PADDLE-001",), run=explode)
+    ''')
+    line = unhealthy(run_doctor("healthcheck", "--root", str(container.root), env={"PYTHONPATH": str(tmp_path)}))
+    assert line.startswith("unhealthy: PD-PADDLE-001 check 'exploding' raised KeyError: 'cgroup'")
+
+
+# ------------------------------------------------------------------ lean start-up
+
+
+LIST_MODULES_AT_EXIT = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: sys.stderr.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+    "from paddle_doctor.entry import main\n"
+    "main(sys.argv[1:])\n"
+)
+
+
+def imported_modules(*args: str) -> set[str]:
+    """Every module the command had loaded when it exited (sys.modules, so imports by any route count)."""
+    result = subprocess.run([sys.executable, "-c", LIST_MODULES_AT_EXIT, *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("MODULES ")]
+    return set(line.split()[1:])
+
+
+def test_healthcheck_with_a_baseline_never_imports_paddle_click_rich_or_yaml(container):
+    container.record("--threads", "1")
+    modules = imported_modules("healthcheck", "--baseline", str(container.baseline))
+    assert "paddle_doctor.healthcheck" in modules and "paddle_doctor.checks.cpu_budget" in modules
+    heavy = {m for m in modules if m.split(".")[0] in ("paddle", "click", "rich", "yaml", "numpy")}
+    assert heavy == set()
+    assert "importlib.metadata" not in modules and "concurrent.futures" not in modules and "subprocess" not in modules
+
+
+def test_healthcheck_without_a_baseline_never_imports_paddle_click_or_rich():
+    modules = imported_modules("healthcheck", "--root", str(fixture_root(ROOT)))
+    assert "paddle_doctor.rules" in modules
+    assert {m for m in modules if m.split(".")[0] in ("paddle", "click", "rich")} == set()
