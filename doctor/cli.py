@@ -99,7 +99,12 @@ def _collect(params: dict[str, Any]):
         service.model = params["model"]
     facts = collect_facts(ctx, service, python, params["paddle_timeout"])
     if service.model:
-        facts.verification = _verify(facts, params)
+        from .graph.probe import probe_graph, unreadable_program
+
+        facts.graph = unreadable_program(service.model)
+        if facts.graph is None:  # an unreadable program is a finding; the rest of the report still comes out
+            facts.verification = _verify(facts, params)
+            facts.graph = probe_graph(facts, service.model)
     return facts
 
 
