@@ -5,7 +5,7 @@ batch_norm's statistics), reached through the static chains that fusions leave b
 the anchor, the other matched ops are found by walking data edges in the optimised program; an
 op that is no longer there as its own op was absorbed by its neighbour. Attention has no
 parameters: its softmax is paired, in program order, with the softmax or fused attention op of
-the optimised program.
+the optimised program (a softmax inside a TensorRT engine's subgraph stands for its engine).
 
 A match whose ops all land on one op was fused; on as many ops as it has, not fused; in between,
 partly fused.
@@ -20,8 +20,8 @@ from .patterns import MATMUL, SOFTMAX, Match, family
 FUSED_ATTENTION = frozenset({"multihead_matmul", "fused_multi_transformer", "self_dp_attention", "fused_attention",
                              "flash_attn", "memory_efficient_attention", "fused_dot_product_attention",
                              "variable_length_memory_efficient_attention", "block_multihead_attention",
-                             "masked_multihead_attention", "tensorrt_engine"})
-WHOLE_MODEL_ATTENTION = ("fused_multi_transformer", "tensorrt_engine")
+                             "masked_multihead_attention"})
+WHOLE_MODEL_ATTENTION = ("fused_multi_transformer",)
 
 
 class Aligner:

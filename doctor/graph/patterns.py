@@ -34,7 +34,7 @@ TITLES = {
     "conv_bias_act": "conv2d + bias add (+ activation)",
     "fc": "matmul + bias add (+ activation) as fc",
     "embedding_layer_norm": "embeddings + add + layer_norm",
-    "attention": "attention: matmul, scale, softmax, matmul",
+    "attention": "attention (matmul, scale, softmax, matmul)",
     "add_layer_norm": "residual add + layer_norm",
 }
 

@@ -24,7 +24,6 @@ from .coverage import IR_OFF, analyse
 OPTIMISED_FILES = ("_optimized.json", "_optimized.pdmodel")
 CREATE_TIMEOUT = 300.0
 START_TIMEOUT = 120.0
-OPTIM_CALLS = ("set_optim_cache_dir", "enable_save_optim_model")
 
 
 def unreadable_program(model: str) -> GraphFacts | None:

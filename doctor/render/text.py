@@ -130,7 +130,8 @@ def _render_graph(graph: dict, console: Console) -> None:
         console.print(Text(graph["error"], style="bold magenta"))
         return
     version = f" version {graph['version']}" if graph["version"] is not None else ""
-    console.print(f"program {graph['program']} ({graph['format']}{version}, {graph['ops']} ops)", highlight=False)
+    console.print(f"program {graph['program']} ({graph['format']}{version}, {graph['ops']} ops; "
+                  f"feed/fetch {_counts(graph['feed_fetch'])})", highlight=False)
     optimised = graph["optimised"]
     if optimised and optimised["status"] == "read":
         console.print(f"optimised for {optimised['pipeline']}: {optimised['ops']} ops, {len(optimised['passes'] or [])} passes ran; "
