@@ -113,7 +113,12 @@ def _collect(params: dict[str, Any], measure: bool = True):
     facts = collect_facts(ctx, service, python, params["paddle_timeout"],
                           gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
     if measure and params["model"] and ctx.is_live:
-        facts.verification = _verify(facts, params)
+        from .graph.probe import probe_graph, unreadable_program
+
+        facts.graph = unreadable_program(service.model)
+        if facts.graph is None:  # an unreadable program is a finding; the rest of the report still comes out
+            facts.verification = _verify(facts, params)
+            facts.graph = probe_graph(facts, service.model)
     return facts
 
 

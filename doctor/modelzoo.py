@@ -4,6 +4,12 @@ Nothing is downloaded. Each build runs in a child interpreter because the progra
 chosen by ``FLAGS_enable_pir_api`` before Paddle is imported:
 
 - ``cnn``: a conv-bn-relu CNN on 1x3x224x224 images;
+- ``cnn_custom_op``: the same CNN with ``paddle.sin`` between the second conv (with its bias)
+  and its batch_norm. It stands for a custom operator: an op that no fusion pass accepts in that
+  position (no conv+bn pass looks through it, and no conv+activation pass knows ``sin``), which
+  is exactly what a user's custom op does to the chain; real custom ops need a C++ build;
+- ``cnn_extra_consumer``: the same CNN where the second conv's output (after its bias) is also
+  added to that block's output, so the intermediate value has a consumer outside conv+bn+relu;
 - ``encoder``: an ERNIE-Tiny-shaped encoder (4 layers, hidden 312, 12 heads, FFN 1248,
   vocab 18000, int64 ids, sequence 128);
 - ``sequence``: embedding -> sequence_conv -> sequence_pool -> fc on a LoD int64 input, saved
@@ -23,7 +29,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-BUILDS = {"cnn": ("pir", "pdmodel"), "encoder": ("pir",), "sequence": ("legacy",)}
+BUILDS = {"cnn": ("pir", "pdmodel"), "cnn_custom_op": ("pir",), "cnn_extra_consumer": ("pir",), "encoder": ("pir",),
+          "sequence": ("legacy",)}
+BROKEN_BLOCK = 1
 ENCODER = {"layers": 4, "hidden": 312, "heads": 12, "ffn": 1248, "vocab": 18000, "seq": 128}
 SEQUENCE_VOCAB = 1000
 
@@ -42,22 +50,29 @@ def build_model(kind: str, fmt: str, out_dir: str | Path, python: str = sys.exec
     return out
 
 
-def _cnn():
+def _cnn(variant: str = "cnn"):
     import paddle
     from paddle import nn
 
     class ConvBnReluNet(nn.Layer):
         def __init__(self):
             super().__init__()
-            layers = []
-            for c_in, c_out, stride in ((3, 16, 1), (16, 32, 2), (32, 32, 2), (32, 64, 2)):
-                layers += [nn.Conv2D(c_in, c_out, 3, stride=stride, padding=1), nn.BatchNorm2D(c_out), nn.ReLU()]
-            self.body = nn.Sequential(*layers)
+            self.blocks = nn.LayerList([
+                nn.LayerList([nn.Conv2D(c_in, c_out, 3, stride=stride, padding=1), nn.BatchNorm2D(c_out), nn.ReLU()])
+                for c_in, c_out, stride in ((3, 16, 1), (16, 32, 2), (32, 32, 2), (32, 64, 2))
+            ])
             self.pool = nn.AdaptiveAvgPool2D(1)
             self.head = nn.Linear(64, 10)
 
         def forward(self, image):
-            return self.head(paddle.flatten(self.pool(self.body(image)), 1))
+            hidden = image
+            for number, (conv, norm, act) in enumerate(self.blocks):
+                convolved = conv(hidden)
+                broken = number == BROKEN_BLOCK
+                hidden = act(norm(paddle.sin(convolved) if broken and variant == "cnn_custom_op" else convolved))
+                if broken and variant == "cnn_extra_consumer":
+                    hidden = hidden + convolved
+            return self.head(paddle.flatten(self.pool(hidden), 1))
 
     return ConvBnReluNet(), [paddle.static.InputSpec([None, 3, 224, 224], "float32", "image")]
 
@@ -91,7 +106,7 @@ def _save_layer(kind: str, out: Path) -> None:
     import paddle
 
     paddle.seed(7)
-    layer, spec = _cnn() if kind == "cnn" else _encoder()
+    layer, spec = _encoder() if kind == "encoder" else _cnn(kind)
     layer.eval()
     static = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
     paddle.jit.save(static, str(out / "inference"))

@@ -1,9 +1,13 @@
 """Reads a Paddle inference program without Paddle and without weights.
 
 Two on-disk forms exist: PIR JSON (``*.json``, the default of ``paddle.jit.save`` in 3.x; ops at
-``program.regions[].blocks[].ops[]``) and the protobuf ``ProgramDesc`` (``*.pdmodel`` and the
-legacy ``__model__``). Both become one small graph: ops with named inputs and outputs, and
-variables with shape, dtype, persistability and LoD level.
+``program.regions[].blocks[].ops[]``, control flow nesting more regions inside an op) and the
+protobuf ``ProgramDesc`` (``*.pdmodel`` and the legacy ``__model__``). Both become one small
+graph: ops in program order with named inputs and outputs, their attributes, position and block,
+and variables with shape, dtype, persistability and LoD level.
+
+Names: protobuf variables keep their names across Paddle's passes; PIR values have none, so
+the reader names them ``%<id>``, which is local to one file (parameters and inputs keep theirs).
 """
 
 from __future__ import annotations
@@ -37,10 +41,18 @@ class Var:
 
 @dataclass
 class Op:
+    """``type`` is normalised (``pd_op.batch_norm_`` and ``onednn_op.batch_norm_`` are both
+    ``batch_norm``); ``dialect`` keeps the PIR dialect prefix; ``index`` is the position in the
+    program (all blocks, in order); ``sub_blocks`` are the blocks nested inside this op."""
+
     type: str
     inputs: dict[str, list[str]]
     outputs: dict[str, list[str]]
     attrs: dict[str, Any] = field(default_factory=dict)
+    index: int = -1
+    block: int = 0
+    dialect: str | None = None
+    sub_blocks: list[int] = field(default_factory=list)
 
     def input_names(self) -> list[str]:
         return [name for names in self.inputs.values() for name in names]
@@ -56,6 +68,7 @@ class Program:
     ops: list[Op]
     vars: dict[str, Var]
     version: int | None = None
+    _edges: Any = field(default=None, init=False, repr=False, compare=False)
 
     def feed_names(self) -> list[str]:
         """Model inputs in program order."""
@@ -68,10 +81,30 @@ class Program:
         return names
 
     def producer(self, name: str) -> Op | None:
-        return next((op for op in self.ops if name in op.output_names()), None)
+        return self._index()[0].get(name)
 
     def consumers(self, name: str) -> list[Op]:
-        return [op for op in self.ops if name in op.input_names()]
+        return self._index()[1].get(name, [])
+
+    def histogram(self) -> dict[str, int]:
+        """Op types and how often each occurs, most frequent first."""
+        counts: dict[str, int] = {}
+        for op in self.ops:
+            counts[op.type] = counts.get(op.type, 0) + 1
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    def _index(self) -> tuple[dict[str, Op], dict[str, list[Op]]]:
+        """Producer and consumers of every name, built once (programs are not changed after reading)."""
+        if self._edges is None or self._edges[2] != len(self.ops):
+            producers: dict[str, Op] = {}
+            consumers: dict[str, list[Op]] = {}
+            for op in self.ops:
+                for name in op.output_names():
+                    producers.setdefault(name, op)
+                for name in dict.fromkeys(op.input_names()):
+                    consumers.setdefault(name, []).append(op)
+            self._edges = (producers, consumers, len(self.ops))
+        return self._edges[0], self._edges[1]
 
 
 def read_program(path: str | Path) -> Program:
@@ -102,26 +135,55 @@ def _read_pir(path: Path, data: bytes) -> Program:
     version = base.get("version")
     if version not in PIR_VERSIONS_KNOWN:
         raise ProgramError(f"{path}: PIR program version {version}; this reader knows versions up to {max(PIR_VERSIONS_KNOWN)}")
-    names: dict[int, str] = {}
-    variables: dict[str, Var] = {}
-    ops: list[Op] = []
-    for raw in (op for block in blocks for op in block.get("ops", [])):
+    reader = _PirReader()
+    try:
+        reader.blocks(blocks)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise ProgramError(f"{path}: PIR program version {version} has ops this reader cannot decode") from None
+    return Program("pir", str(path), reader.ops, reader.variables, version)
+
+
+class _PirReader:
+    """Walks PIR blocks depth first; every block, nested ones included, gets the next number."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.variables: dict[str, Var] = {}
+        self.ops: list[Op] = []
+        self.block_count = 0
+
+    def blocks(self, blocks: list[dict]) -> list[int]:
+        numbers = []
+        for block in blocks:
+            number = self.block_count
+            self.block_count += 1
+            numbers.append(number)
+            for value in block.get("args", []) or []:
+                if isinstance(value, dict) and value.get("%") is not None:
+                    _define(self.names, self.variables, value, f"%{value.get('%')}")
+            for raw in block.get("ops", []):
+                self.op(raw, number)
+        return numbers
+
+    def op(self, raw: dict, block: int) -> None:
         op_name = raw.get("#", "")
         attrs = {a["N"]: _pir_attr(a.get("AT")) for a in raw.get("A", []) if isinstance(a, dict) and "N" in a}
         outputs = raw.get("O", [])
         outputs = [outputs] if isinstance(outputs, dict) else outputs
         if op_name == "p":  # a parameter: A = [..., name]
-            name = raw["A"][-1]
-            _define(names, variables, outputs[0], name, persistable=True)
-            continue
-        kind = op_name.split(".", 1)[-1].rstrip("_") if op_name[:1].isdigit() else op_name
+            _define(self.names, self.variables, outputs[0], raw["A"][-1], persistable=True)
+            return
+        dialect, _, kind = op_name.rpartition(".")
+        kind = kind.rstrip("_") if dialect else op_name
         out_names = []
         for index, value in enumerate(outputs):
             given = attrs.get("name") if kind == "data" and index == 0 else None
-            out_names.append(_define(names, variables, value, given or f"%{value.get('%')}"))
-        in_names = [names.get(v.get("%"), f"%{v.get('%')}") for v in raw.get("I", []) if isinstance(v, dict) and v.get("%")]
-        ops.append(Op(kind, {"X": in_names}, {"Out": out_names}, attrs))
-    return Program("pir", str(path), ops, variables, version)
+            out_names.append(_define(self.names, self.variables, value, given or f"%{value.get('%')}"))
+        in_names = [self.names.get(v.get("%"), f"%{v.get('%')}") for v in raw.get("I", []) if isinstance(v, dict) and v.get("%")]
+        op = Op(kind, {"X": in_names}, {"Out": out_names}, attrs, index=len(self.ops), block=block, dialect=dialect or None)
+        self.ops.append(op)
+        for region in raw.get("regions", []) or []:
+            op.sub_blocks.extend(self.blocks(region.get("blocks", [])))
 
 
 def _define(names: dict[int, str], variables: dict[str, Var], value: dict, name: str, persistable: bool = False) -> str:
@@ -149,21 +211,26 @@ def _pir_attr(attr: Any) -> Any:
 
 def _read_protobuf(path: Path, data: bytes) -> Program:
     try:
-        blocks = [_fields(block) for number, block in _fields(data) if number == 1]
+        fields = _fields(data)
+        blocks = [_fields(block) for number, block in fields if number == 1]
         if not blocks:
             raise ValueError("no blocks")
+        versions = [value for number, raw in fields if number == 4 for inner, value in _fields(raw) if inner == 1]
         variables: dict[str, Var] = {}
         ops: list[Op] = []
-        for block in blocks:
-            for number, value in block:
-                if number == 3:
+        for position, block in enumerate(blocks):
+            number = next((value for field_number, value in block if field_number == 1), position)
+            for field_number, value in block:
+                if field_number == 3:
                     var = _var(value)
                     variables[var.name] = var
-                elif number == 4:
-                    ops.append(_op(value))
+                elif field_number == 4:
+                    op = _op(value)
+                    op.index, op.block = len(ops), number
+                    ops.append(op)
     except (ValueError, IndexError, struct.error, UnicodeDecodeError):
         raise ProgramError(f"{path}: not a Paddle ProgramDesc (protobuf could not be decoded; truncated or another format?)") from None
-    return Program("protobuf", str(path), ops, variables)
+    return Program("protobuf", str(path), ops, variables, versions[0] if versions else None)
 
 
 def _fields(data: bytes) -> list[tuple[int, Any]]:
@@ -261,26 +328,31 @@ def _op(data: bytes) -> Op:
                     arguments.append(inner_value.decode())
             (op.inputs if number == 1 else op.outputs)[slot] = arguments
         elif number == 4:
-            name, attr_value = _attr(value)
+            name, attr_value, is_block = _attr(value)
             op.attrs[name] = attr_value
+            if is_block:
+                op.sub_blocks.extend(attr_value if isinstance(attr_value, list) else [attr_value])
     return op
 
 
-def _attr(data: bytes) -> tuple[str, Any]:
-    name, value, many = "", None, []
+def _attr(data: bytes) -> tuple[str, Any, bool]:
+    """(name, value, whether the value names blocks: a control-flow op's or an engine's sub-block)."""
+    name, value, many, is_block = "", None, [], False
     for number, raw in _fields(data):
         if number == 1:
             name = raw.decode()
         elif number in (3, 13, 12):
             value = _signed(raw)
+            is_block = is_block or number == 12
         elif number == 10:
             value = bool(raw)
         elif number == 4:
             value = struct.unpack("<f", raw)[0]
         elif number in (5, 17):
             value = raw.decode(errors="replace")
-        elif number in (6, 15):
+        elif number in (6, 15, 14):
             many.extend(_ints(raw))
+            is_block = is_block or number == 14
         elif number in (8, 18):
             many.append(raw.decode(errors="replace"))
-    return name, many if many else value
+    return name, many if many else value, is_block

@@ -72,6 +72,7 @@ class Report:
     exit_code: int = EXIT_OK
     areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
     verification: dict[str, Any] | None = None
+    graph: dict[str, Any] | None = None
 
 
 def build_report(
@@ -105,6 +106,7 @@ def build_report(
         summary=Summary(counts=counts, problems=len(problems), ignored=sorted(set(ignored))),
         exit_code=EXIT_FINDINGS if problems or check_errors else EXIT_OK,
         verification=verification_summary(facts),
+        graph=graph_summary(facts),
     )
 
 
@@ -168,6 +170,14 @@ def verification_summary(facts: Facts) -> dict[str, Any] | None:
                         for e in verification.experiments],
         "recommendation": to_data(verification.recommendation) if verification.recommendation else None,
     }
+
+
+def graph_summary(facts: Facts) -> dict[str, Any] | None:
+    """The fusion coverage, with the ir_optim experiment that measures what the fusions are worth."""
+    if facts.graph is None:
+        return None
+    experiment = facts.verification.experiment("ir_optim") if facts.verification else None
+    return {**to_data(facts.graph), "ir_optim_experiment": to_data(experiment) if experiment else None}
 
 
 def fill_placeholders(code: str, values: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ The file mirrors the ``paddle.inference.Config`` calls the service makes::
     batch_size: 1
     gpu_device_id: 0
     gpu_memory_pool_mb: 1024    # enable_use_gpu(memory_pool_init_size_mb=...)
+    delete_passes: [conv_bn_fuse_pass]   # config.delete_pass(name) for each
     tensorrt:                   # enable_tensorrt_engine(...)
       enabled: true
       use_static: true

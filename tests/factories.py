@@ -51,3 +51,20 @@ def make_facts(
 
 def by_rule(findings) -> dict:
     return {finding.rule_id: finding for finding in findings}
+
+
+def graph_facts(*instances, dropout=0, dropout_left=None, optimised_status="read", reason=None, tensorrt=None, error=None):
+    """GraphFacts of a model with these instances: (pattern, status) or (pattern, status, [ChainBreaker])."""
+    from paddle_doctor.facts import FusionInstance, GraphFacts, OptimisedProgram
+    from paddle_doctor.graph.coverage import count
+    from paddle_doctor.graph.patterns import TITLES
+
+    found = [FusionInstance(pattern=i[0], status=i[1], ops=[f"conv2d #{n * 4}", f"batch_norm #{n * 4 + 1}"],
+                            variables=["a", "b"], breakers=list(i[2]) if len(i) > 2 else [])
+             for n, i in enumerate(instances)]
+    optimised = OptimisedProgram(status=optimised_status, reason=reason, pipeline="PIR program, CPU with oneDNN", tensorrt=tensorrt)
+    graph = GraphFacts(program="/models/m/inference.json", format="pir", version=4, ops=40, error=error, optimised=optimised,
+                       instances=found, dropout=[f"dropout #{n}" for n in range(dropout)], dropout_left=dropout_left)
+    graph.coverage = [count(p, [i for i in found if i.pattern == p]) for p in TITLES if any(i.pattern == p for i in found)]
+    graph.total = count("total", found)
+    return graph

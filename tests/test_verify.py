@@ -230,14 +230,16 @@ def test_truncated_params_name_the_model(models, tmp_path):
     params = (models["cnn-pir"] / "inference.pdiparams").read_bytes()
     (broken / "inference.pdiparams").write_bytes(params[: len(params) // 3])
     line = one_line_error(run_doctor("--model", str(broken), timeout=300))
-    assert "inference.json" in line and "cannot load or run" in line
+    assert "inference.json (pir version 4): Paddle 3." in line and "cannot load or run" in line
 
 
-def test_corrupt_program_names_the_file(tmp_path):
+def test_corrupt_program_is_a_finding_naming_the_file(tmp_path):
     (tmp_path / "inference.pdmodel").write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
     (tmp_path / "inference.pdiparams").write_bytes(b"x")
-    line = one_line_error(run_doctor("--model", str(tmp_path)))
-    assert "inference.pdmodel" in line and "ProgramDesc" in line
+    result = run_doctor("--model", str(tmp_path), env={"COLUMNS": "200"})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    text = " ".join(result.stdout.split())
+    assert "PD-GRAPH-006" in text and f"{tmp_path / 'inference.pdmodel'}: not a Paddle ProgramDesc" in text
 
 
 def test_verification_without_paddle_is_reported_not_crashed(models):

@@ -16,6 +16,7 @@ STATUS_STYLE = {
     "skip": ("- skip", "dim"),
 }
 SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+INSTANCES_SHOWN = 8
 
 
 def render_text(report: Report, console: Console, show_passed: bool = True) -> None:
@@ -39,6 +40,8 @@ def render_text(report: Report, console: Console, show_passed: bool = True) -> N
                 _body(finding),
             )
         console.print(table)
+    if report.graph:
+        _render_graph(report.graph, console)
     if report.verification:
         _render_verification(report.verification, console)
     for failure in report.check_errors:
@@ -121,6 +124,60 @@ def measurement_lines(experiment: dict) -> list[Text]:
 
 def _speed(ratio: float) -> str:
     return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+
+
+def _render_graph(graph: dict, console: Console) -> None:
+    console.print()
+    console.print(Text("Graph fusion coverage", style="bold underline"))
+    if graph["error"]:
+        console.print(Text(graph["error"], style="bold magenta"))
+        return
+    version = f" version {graph['version']}" if graph["version"] is not None else ""
+    console.print(f"program {graph['program']} ({graph['format']}{version}, {graph['ops']} ops; "
+                  f"feed/fetch {_counts(graph['feed_fetch'])})", highlight=False)
+    optimised = graph["optimised"]
+    if optimised and optimised["status"] == "read":
+        console.print(f"optimised for {optimised['pipeline']}: {optimised['ops']} ops, {len(optimised['passes'] or [])} passes ran; "
+                      f"removed {_counts(optimised['removed'])}; added {_counts(optimised['added'])}", highlight=False)
+    elif optimised:
+        console.print(Text(f"optimised program {optimised['status']}: {optimised['reason']}", style="dim"))
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    for column in ("pattern", "fusible", "fused", "partly", "not fused", "coverage"):
+        table.add_column(column, justify="left" if column == "pattern" else "right")
+    for row in graph["coverage"] + ([graph["total"]] if graph["total"] else []):
+        cells = [row["title"], *(str(row[k]) for k in ("fusible", "fused", "partial", "unfused")),
+                 f"{row['coverage']:.0%}" if row["coverage"] is not None else "-"]
+        table.add_row(*cells, style="bold" if row["pattern"] == "total" else None)
+    console.print(table)
+    groups: dict[tuple, list[dict]] = {}
+    for instance in graph["instances"]:
+        if instance["status"] != "fused":
+            groups.setdefault((instance["pattern"], instance["status"], instance["reason"]), []).append(instance)
+    for (_, status, reason), instances in list(groups.items())[:INSTANCES_SHOWN]:
+        first = instances[0]
+        params = f" [{', '.join(first['params'][:2])}]" if first["params"] else ""
+        alike = f" and {len(instances) - 1} more like it" if len(instances) > 1 else ""
+        became = f" -> {' + '.join(first['became'])}" if first["became"] else ""
+        console.print(Text.assemble((f"  {status:8} ", "yellow"), " -> ".join(first["ops"]), params, alike, became,
+                                    (f": {reason}", "dim")))
+    if len(groups) > INSTANCES_SHOWN:
+        console.print(Text(f"  and {len(groups) - INSTANCES_SHOWN} more groups (--json lists every instance)", style="dim"))
+    if graph["dropout"]:
+        left = "unknown" if graph["dropout_left"] is None else graph["dropout_left"]
+        console.print(f"dropout: {len(graph['dropout'])} ops in the program, {left} left after optimisation", highlight=False)
+    share = optimised.get("tensorrt") if optimised else None
+    if share:
+        console.print(f"TensorRT: {share['ops_inside']} of {share['ops_inside'] + share['ops_outside']} ops inside "
+                      f"{share['engines']} engines; outside {_counts(share['outside'])}", highlight=False)
+    if graph["ir_optim_experiment"]:
+        for line in measurement_lines(graph["ir_optim_experiment"]):
+            console.print(line)
+
+
+def _counts(counts: dict[str, int], shown: int = 6) -> str:
+    items = list(counts.items())
+    text = ", ".join(f"{name} x{n}" for name, n in items[:shown]) or "nothing"
+    return text + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
 
 def _render_verification(verification: dict, console: Console) -> None:

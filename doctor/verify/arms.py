@@ -19,7 +19,7 @@ SETTINGS = ("threads", "onednn", "precision", "ir_optim", "feed_fetch", "onednn_
 def baseline_arm(facts: Facts) -> Arm:
     service = facts.service
     onednn_default = facts.paddle.mkldnn_default_on if facts.paddle.mkldnn_default_on is not None else True
-    return {
+    arm = {
         "threads": service.threads or PADDLE_DEFAULT_THREADS,
         "onednn": onednn_default if service.onednn is None else service.onednn,
         "precision": service.precision if service.precision in ("fp32", "bf16") else "fp32",
@@ -28,6 +28,9 @@ def baseline_arm(facts: Facts) -> Arm:
         "onednn_cache_capacity": service.onednn_cache_capacity,
         "memory_optim": bool(service.memory_optim),
     }
+    if service.delete_passes:
+        arm["delete_passes"] = list(service.delete_passes)
+    return arm
 
 
 def vary(arm: Arm, **changes: Any) -> Arm:
@@ -71,6 +74,7 @@ def config_calls(arm: Arm) -> list[tuple[str, list[Any]]]:
     calls.append(("switch_use_feed_fetch_ops", [bool(arm["feed_fetch"])]))
     if arm.get("memory_optim"):
         calls.append(("enable_memory_optim", []))
+    calls.extend(("delete_pass", [name]) for name in arm.get("delete_passes", ()))
     for key, method in (("optim_cache_dir", "set_optim_cache_dir"), ("save_optim_model", "enable_save_optim_model"),
                         ("use_optimized_model", "use_optimized_model")):
         if arm.get(key):

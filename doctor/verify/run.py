@@ -35,7 +35,8 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
     if facts.service.device != "cpu":
         return None
     files = locate_model(options.model)
-    specs = input_specs(read_model_program(files))
+    program = read_model_program(files)
+    specs = input_specs(program)
     feeds = feed_plan(specs, dict(parse_shape_option(s) for s in options.shapes), facts.service.batch_size)
     if options.inputs_npz and not Path(options.inputs_npz).is_file():
         raise ModelError(f"{options.inputs_npz}: inputs file not found (expected an .npz keyed by input name)")
@@ -66,7 +67,9 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
         try:
             measurer.load(verification.baseline)
         except (WorkerError, WorkerDied) as exc:
-            raise ModelError(f"{files.program}: Paddle cannot load or run this model with the service's settings: {exc}") from None
+            version = f" ({files.format} version {program.version})" if program.version is not None else ""
+            raise ModelError(f"{files.program}{version}: Paddle {sessions[0].paddle_version} cannot load or run this model "
+                             f"with the service's settings: {exc}") from None
         ctx = Context(facts, measurer, verification.baseline, feeds, options.max_drift, new_session)
         measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
         shares_left = sum(share for _, share in EXPERIMENTS.values())

@@ -8,7 +8,9 @@ can corrupt the protocol. A crash in native code kills only this process.
 
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 
 sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
@@ -29,13 +31,41 @@ def reply(**payload):
     REPLY.write(json.dumps(payload) + "\n")
 
 
-def make_config(calls):
+def make_config(calls, quiet=True):
     files = MODEL
     config = inference.Config(files["program"], files["params"]) if files.get("params") else inference.Config(files["dir"])
-    config.disable_glog_info()
+    if quiet:
+        config.disable_glog_info()
     for method, args in calls:
+        if method == "enable_tensorrt_engine":  # precision travels by name
+            args = [*args[:3], getattr(inference.PrecisionType, args[3]), *args[4:]]
         getattr(config, method)(*args)
     return config
+
+
+def create_logged(config):
+    """Create a predictor with Paddle's log (fds 1 and 2) going to a file; returns the time it took,
+    the passes that ran, and the ops passes refused ("Check the Attr(axis) of Op(...) in pass(...) failed")."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            start = time.perf_counter()
+            inference.create_predictor(config)
+            created = time.perf_counter() - start
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        log.seek(0)
+        text = log.read().decode("utf-8", "replace")
+    passes = re.findall(r"Running (?:PIR |IR )?pass \[(\w+)\]", text)
+    refused = re.findall(r"Check the (\w+\(\w+\)) of Op\((\w+)\) in pass\((\w+)\) failed", text)
+    return created * 1000.0, passes, [{"check": c, "op": o, "pass_name": p} for c, o, p in refused]
 
 
 def make_feeds(spec, npz, seed):
@@ -129,6 +159,9 @@ def handle(request):
         first_ms, outputs = infer(predictor)
         OUTPUTS[request["arm"]] = outputs
         return {"create_ms": created * 1000.0, "first_ms": first_ms}
+    if command == "create":
+        created_ms, passes, refused = create_logged(make_config(request["calls"], quiet=False))
+        return {"create_ms": created_ms, "passes": passes, "rejections": refused}
     if command == "run":
         predictor = PREDICTORS[request["arm"]]
         times = []

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Fusion coverage: reading and diffing a program against creating its predictor, in one run.
+
+Target (issue: graph-fusion coverage): reading the ERNIE-Tiny-shaped encoder's program and its
+optimised program and diffing them (patterns, alignment, reasons, coverage) takes at most 3x the
+time of creating its predictor once (CPU, oneDNN on).
+
+Both are medians of --repeat runs. The predictor is created in the doctor's worker (Paddle
+already imported, the model given), exactly as the graph probe does; reading and diffing run in
+this process. The whole probe (worker start and Paddle import included) is printed for context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from paddle_doctor.facts import OptimisedProgram, ServiceFacts
+from paddle_doctor.graph.coverage import analyse
+from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph, service_calls
+from paddle_doctor.modelzoo import build_model
+from paddle_doctor.program import read_program
+from paddle_doctor.verify.model import locate_model
+from paddle_doctor.verify.session import WorkerSession
+
+TARGET = 3.0
+
+
+def facts_for(model: str):
+    from paddle_doctor.facts import Facts, PaddleFacts
+
+    return Facts(service=ServiceFacts(model=model, onednn=True),
+                 paddle=PaddleFacts(status="ok", python=sys.executable, mkldnn_default_on=True))
+
+
+def create_times(facts, files, repeat: int, optimised_dir: str) -> list[float]:
+    """Predictor creation in the worker; the first creation also writes the optimised program."""
+    calls = service_calls(facts)
+    with WorkerSession(sys.executable) as session:
+        session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
+        session.request(300, cmd="create", calls=calls + [("set_optim_cache_dir", [optimised_dir]), ("enable_save_optim_model", [True])])
+        return [session.request(300, cmd="create", calls=calls)["create_ms"] for _ in range(repeat)]
+
+
+def read_and_diff_ms(program: str, optimised: str) -> float:
+    start = time.perf_counter()
+    analyse(read_program(program), OptimisedProgram("read", pipeline="PIR program, CPU with oneDNN"), read_program(optimised))
+    return (time.perf_counter() - start) * 1000.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="model directory [default: build the ERNIE-Tiny-shaped encoder]")
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="fusion-bench-"))
+    try:
+        model = args.model or str(build_model("encoder", "pir", workdir / "encoder"))
+        files = locate_model(model)
+        facts = facts_for(model)
+        optimised_dir = workdir / "optimised"
+        optimised_dir.mkdir()
+        create = create_times(facts, files, args.repeat, str(optimised_dir))
+        optimised = next(str(optimised_dir / n) for n in OPTIMISED_FILES if (optimised_dir / n).is_file())
+        diff = [read_and_diff_ms(files.program, optimised) for _ in range(args.repeat)]
+        start = time.perf_counter()
+        graph = probe_graph(facts, model)
+        probe_s = time.perf_counter() - start
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    read_diff, created = statistics.median(diff), statistics.median(create)
+    ratio = read_diff / created
+    print(f"model                  {files.program} ({graph.ops} ops; optimised {graph.optimised.ops} ops)")
+    print(f"coverage               {graph.total.fused}/{graph.total.fusible} fused ({graph.total.coverage:.0%})")
+    print(f"read + diff            {read_diff:8.1f} ms  (median of {len(diff)}: {', '.join(f'{d:.1f}' for d in diff)})")
+    print(f"create predictor once  {created:8.1f} ms  (median of {len(create)}: {', '.join(f'{c:.1f}' for c in create)})")
+    print(f"ratio                  {ratio:8.2f}     target <= {TARGET:g}  {'ok' if ratio <= TARGET else 'MISSED'}")
+    print(f"whole graph probe      {probe_s * 1000:8.1f} ms  (worker start, Paddle import, create with log, read, diff)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+"""Graph-fusion coverage: which fusible patterns the model has, which of them Paddle fused in the
+program the predictor really runs, and why the others were not fused."""
+
+from __future__ import annotations
+
+
+def unavailable(facts) -> str | None:
+    """Why a check cannot look at the model's graph (no model, an unreadable program), or None."""
+    if facts.graph is None:
+        return "no model given (--model or model: in --config)"
+    if facts.graph.error:
+        return "the model's program cannot be read (PD-GRAPH-006)"
+    return None

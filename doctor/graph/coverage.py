@@ -1,0 +1,168 @@
+"""Fusion coverage: the fusible patterns of the original program against the optimised program
+the predictor runs, per instance with the reason it was not fused, per pattern and in total.
+
+Pure: programs in, GraphFacts out. Reasons, most specific first: IR optimisation off; a breaker
+in the chain (named with its position); the pass deleted by the service's config; a pass that
+rejected an op of the instance (from Paddle's log); no pass for the pattern ran in this
+configuration; or a pass ran and did not fuse it, for reasons the graph does not show.
+"""
+
+from __future__ import annotations
+
+from ..facts import ChainBreaker, FusionInstance, GraphFacts, OptimisedProgram, PatternCoverage, TensorRTShare
+from ..program import INPUT_OPS, Op, Program
+from .align import Aligner, became, status_of
+from .flow import ENGINE_OPS, Flow
+from .patterns import CUSTOM_DIALECTS, PASSES, TITLES, Breaker, Match, find_patterns
+
+IO_OPS = (*INPUT_OPS, "fetch", "shadow_output", "yield")
+IR_OFF = "IR optimisation is off (switch_ir_optim(False)), so no fusion pass runs"
+
+
+def analyse(original: Program, optimised: OptimisedProgram, optimised_program: Program | None = None,
+            ir_optim: bool = True, deleted_passes: tuple[str, ...] = (), tensorrt: bool = False) -> GraphFacts:
+    flow = Flow(original)
+    matches = find_patterns(flow)
+    histogram = original.histogram()
+    graph = GraphFacts(program=original.path, format=original.format, version=original.version, ops=len(original.ops),
+                       histogram=histogram, optimised=optimised,
+                       feed_fetch={t: histogram[t] for t in ("feed", "data", "fetch") if t in histogram},
+                       dropout=[label(op) for op in original.ops if op.type == "dropout"])
+    aligner = None
+    if optimised_program is not None:
+        optimised_flow = Flow(optimised_program)
+        describe_optimised(optimised, flow, optimised_flow, tensorrt)
+        aligner = Aligner(flow, optimised_flow, [m for m in matches if m.pattern == "attention"])
+        graph.dropout_left = optimised.histogram.get("dropout", 0)
+    elif not ir_optim:
+        graph.dropout_left = len(graph.dropout)
+    why = Reasons(optimised, ir_optim, deleted_passes)
+    for match in matches:
+        placed = aligner.locate(match) if aligner else None
+        status = status_of(placed) if aligner else ("unfused" if not ir_optim else "unknown")
+        graph.instances.append(FusionInstance(
+            pattern=match.pattern, status=status, ops=[label(op) for op in match.ops],
+            variables=[(flow.data_outputs(op) or op.output_names() or ["?"])[0] for op in match.ops],
+            params=flow.parameters(match.ops[match.anchor]), became=became(placed),
+            reason=why.explain(match, status, placed), breakers=[chain_breaker(b) for b in match.breakers]))
+    graph.coverage = [count(pattern, [i for i in graph.instances if i.pattern == pattern])
+                      for pattern in TITLES if any(i.pattern == pattern for i in graph.instances)]
+    graph.total = count("total", graph.instances)
+    return graph
+
+
+def label(op: Op) -> str:
+    return f"{op.type} #{op.index}"
+
+
+def chain_breaker(breaker: Breaker) -> ChainBreaker:
+    return ChainBreaker(kind=breaker.kind, op=breaker.op.type, position=breaker.op.index, variable=breaker.variable,
+                        after=label(breaker.after), before=label(breaker.before) if breaker.before else None,
+                        custom=breaker.op.dialect in CUSTOM_DIALECTS)
+
+
+def count(pattern: str, instances: list[FusionInstance]) -> PatternCoverage:
+    tally = {status: sum(1 for i in instances if i.status == status) for status in ("fused", "partial", "unfused", "unknown")}
+    counted = len(instances) - tally["unknown"]
+    return PatternCoverage(pattern=pattern, title=TITLES.get(pattern, "all patterns"), fusible=len(instances),
+                           coverage=round(tally["fused"] / counted, 4) if counted else None, **tally)
+
+
+def describe_optimised(optimised: OptimisedProgram, original: Flow, flow: Flow, tensorrt: bool) -> None:
+    """Op counts, and which data ops (not weight or shape arithmetic) were fused away and into what."""
+    optimised.format = flow.program.format
+    optimised.ops = len(flow.program.ops)
+    optimised.histogram = flow.program.histogram()
+    before, after = data_histogram(original), data_histogram(flow)
+    optimised.removed = {t: n - after.get(t, 0) for t, n in before.items() if after.get(t, 0) < n}
+    optimised.added = {t: n - before.get(t, 0) for t, n in after.items() if before.get(t, 0) < n}
+    optimised.tensorrt = tensorrt_share(flow, tensorrt)
+
+
+def data_histogram(flow: Flow) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for op in flow.program.ops:
+        if flow.is_data_op(op) and op.type not in IO_OPS:
+            counts[op.type] = counts.get(op.type, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def tensorrt_share(flow: Flow, enabled: bool) -> TensorRTShare | None:
+    """The share of compute ops inside TensorRT engines, and the op types left outside them."""
+    engines = [op for op in flow.program.ops if op.type in ENGINE_OPS]
+    if not engines and not enabled:
+        return None
+    inside = outside = 0
+    left: dict[str, int] = {}
+    for op in flow.program.ops:
+        if op.type in ENGINE_OPS or op.type in IO_OPS or not flow.is_data_op(op):
+            continue
+        if op.block in flow.engine_blocks:
+            inside += 1
+        else:
+            outside += 1
+            left[op.type] = left.get(op.type, 0) + 1
+    total = inside + outside
+    return TensorRTShare(engines=len(engines), ops_inside=inside, ops_outside=outside,
+                         share=round(inside / total, 4) if total else None,
+                         outside=dict(sorted(left.items(), key=lambda item: (-item[1], item[0]))))
+
+
+class Reasons:
+    def __init__(self, optimised: OptimisedProgram, ir_optim: bool, deleted_passes: tuple[str, ...]):
+        self.optimised = optimised
+        self.ir_optim = ir_optim
+        self.deleted = deleted_passes
+
+    def explain(self, match: Match, status: str, placed: list[Op] | None) -> str | None:
+        if status == "fused":
+            return None
+        if status == "unknown":
+            if self.optimised.status != "read":
+                return f"the optimised program is not available: {self.optimised.reason}"
+            return "not found in the optimised program (its parameters were renamed or combined by a pass)"
+        why = self.why(match)
+        if status == "partial":
+            return f"partly fused ({merged(match, placed)}): {why}"
+        return why
+
+    def why(self, match: Match) -> str:
+        if not self.ir_optim:
+            return IR_OFF
+        if match.breakers:
+            return "; ".join(breaker_text(b) for b in match.breakers)
+        passes = PASSES[match.pattern]
+        deleted = [p for p in self.deleted if p in passes]
+        if deleted:
+            return f"the service deletes {', '.join(deleted)} (config.delete_pass)"
+        types = {op.type for op in match.ops}
+        rejected = [r for r in self.optimised.rejections if r.pass_name in passes and r.op in types]
+        if rejected:
+            return "; ".join(f"{r.pass_name} rejected it: the {r.check} of {r.op} failed the pass's compatibility check"
+                             for r in dedupe(rejected))
+        ran = [p for p in self.optimised.passes or [] if p in passes]
+        if self.optimised.passes is not None and not ran:
+            return f"no pass that fuses {TITLES[match.pattern]} ran in this configuration ({self.optimised.pipeline})"
+        which = f"{', '.join(dict.fromkeys(ran))} ran but" if ran else "Paddle"
+        return f"{which} did not fuse it; the graph does not show why (a shape, attribute or data type the pass does not accept)"
+
+
+def breaker_text(breaker: Breaker) -> str:
+    if breaker.kind == "op":
+        what = "custom op" if breaker.op.dialect in CUSTOM_DIALECTS else "op"
+        return f"{what} {label(breaker.op)} sits between {label(breaker.after)} and {label(breaker.before)}; no pass fuses across it"
+    return f"the output of {label(breaker.after)} ({breaker.variable}) is also used by {label(breaker.op)}, outside the pattern"
+
+
+def merged(match: Match, placed: list[Op]) -> str:
+    groups: list[tuple[Op, list[Op]]] = []
+    for op, target in zip(match.ops, placed):
+        if groups and groups[-1][0] is target:
+            groups[-1][1].append(op)
+        else:
+            groups.append((target, [op]))
+    return ", ".join(f"{' + '.join(o.type for o in ops)} -> {target.type}" for target, ops in groups if len(ops) > 1)
+
+
+def dedupe(rejections: list) -> list:
+    return list({(r.pass_name, r.op, r.check): r for r in rejections}.values())
