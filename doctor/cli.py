@@ -354,34 +354,24 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    debug = "--debug" in args
     try:
         cli.main(args=args, prog_name="paddle-doctor", standalone_mode=False)
-    except SystemExit:
-        raise
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("paddle-doctor: aborted", err=True)
-        sys.exit(EXIT_DOCTOR_FAILED)
-    except click.UsageError as exc:
-        if debug:
-            raise
-        click.echo(f"paddle-doctor: error: {exc.format_message()}", err=True)
-        sys.exit(EXIT_DOCTOR_FAILED)
-    except USER_ERRORS as exc:
-        if debug:
-            raise
-        click.echo(f"paddle-doctor: error: {exc}", err=True)
-        sys.exit(EXIT_DOCTOR_FAILED)
-    except click.ClickException as exc:
-        if debug:
-            raise
-        click.echo(f"paddle-doctor: error: {exc.format_message()}", err=True)
-        sys.exit(EXIT_DOCTOR_FAILED)
+        _fail("aborted")
     except Exception as exc:
-        if debug:
+        if "--debug" in args:
             raise
-        click.echo(f"paddle-doctor: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True)
-        sys.exit(EXIT_DOCTOR_FAILED)
+        if isinstance(exc, click.ClickException):
+            _fail(f"error: {exc.format_message()}")
+        if isinstance(exc, USER_ERRORS):
+            _fail(f"error: {exc}")
+        _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
     sys.exit(0)
+
+
+def _fail(message: str) -> None:
+    """One line on stderr and exit 2: the doctor itself failed or was used wrongly."""
+    click.echo(f"paddle-doctor: {message}", err=True)
+    sys.exit(EXIT_DOCTOR_FAILED)

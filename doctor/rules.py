@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .findings import SEVERITIES
+from .serde import load_yaml_file
 
 SCHEMA_VERSION = 1
 RULE_ID = re.compile(r"^PD-(?P<area>[A-Z]+)-\d{3}$")
@@ -106,19 +107,8 @@ def default_rules_path() -> Path:
 
 @lru_cache(maxsize=4)
 def load_rules(path: str | None = None) -> Rulebook:
-    import yaml  # here, not at the top: the healthcheck uses Rulebook without parsing YAML
-
     source = str(path or default_rules_path())
-    try:
-        text = Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(f"{source}: cannot read rules file ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise RulesError(f"{source}: not valid YAML{where}") from None
+    data = load_yaml_file(source, RulesError, "rules", "expected a rules.yaml with schema_version and rules")
     return parse_rules(data, source)
 
 

@@ -99,14 +99,32 @@ def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
     return cls(**values)
 
 
-def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
-    """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
+def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> str:
+    """A file's text, or ``error`` naming the file and why it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{path}: {kind} file not found; {hint}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {kind} file ({exc})") from None
+
+
+def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
+    """The YAML in a file (safe loader), or ``error`` naming the file, the line and ``hint``."""
+    import yaml  # here, not at the top: the healthcheck decodes JSON only
+
+    text = read_text_file(path, error, kind, hint)
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise error(f"{path}: not valid YAML{where}; {hint}") from None
+
+
+def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
+    """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
+    text = read_text_file(path, error, kind, hint)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .facts import ServiceFacts
-from .serde import DecodeError, from_data
+from .serde import DecodeError, from_data, load_yaml_file
 
 DEVICES = ("cpu", "gpu")
 PRECISIONS = ("fp32", "bf16", "fp16", "int8")
@@ -49,16 +49,7 @@ class ServiceConfigError(ValueError):
 
 
 def load_service_config(path: str | Path) -> ServiceFacts:
-    import yaml  # here, not at the top: the healthcheck imports this module without parsing YAML
-
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ServiceConfigError(f"{path}: service config not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ServiceConfigError(f"{path}: cannot read service config ({exc})") from None
-    except yaml.YAMLError:
-        raise ServiceConfigError(f"{path}: not valid YAML") from None
+    data = load_yaml_file(path, ServiceConfigError, "service config", "see doctor/service.py for the keys")
     return service_from_data(data or {}, str(path))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .findings import SEVERITIES
+from .serde import load_yaml_file
 
 KEYS = {"fail_on", "ignore", "severity", "docs_url"}
 
@@ -35,16 +36,7 @@ class Settings:
 
 
 def load_settings(path: str | Path) -> Settings:
-    import yaml  # here, not at the top: the healthcheck uses Settings without parsing YAML
-
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SettingsError(f"{path}: settings file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot read settings file ({exc})") from None
-    except yaml.YAMLError:
-        raise SettingsError(f"{path}: not valid YAML") from None
+    data = load_yaml_file(path, SettingsError, "settings", f"expected keys {', '.join(sorted(KEYS))}")
     if data is None:
         return Settings()
     if not isinstance(data, dict):

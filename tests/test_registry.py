@@ -1,7 +1,6 @@
 """Registry and runner: third-party checks register like built-ins; a broken check becomes an
 error finding with its reason and time, and the rest of the report is still produced."""
 
-import json
 import textwrap
 import time
 

@@ -8,12 +8,11 @@ import jsonschema
 import numpy as np
 import pytest
 
-from conftest import report_json, run_doctor, statuses
+from conftest import report_json, run_doctor
 from paddle_doctor.facts import Facts
 from paddle_doctor.verify import experiments, stats
 from paddle_doctor.verify.arms import baseline_arm, config_calls, snippet, vary
 from paddle_doctor.verify.measure import Measurer
-from paddle_doctor.verify.model import ModelError
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerDied, WorkerSession
 from factories import make_facts, paddle_ok
