@@ -83,7 +83,8 @@ def _body(finding: ReportFinding) -> Text | Group:
         parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
         parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text))
         for change in finding.fix.changes:
-            parts.append(Text.assemble((f"  {change['kind']}: ", "dim"), (change["code"], "cyan")))
+            parts.append(Text(f"  {change['kind']}:", style="dim"))
+            parts.append(Text("\n".join(f"    {line}" for line in change["code"].splitlines()), style="cyan"))
     if finding.verification and finding.experiment != "recommend":
         parts.extend(measurement_lines(finding.verification))
     elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
