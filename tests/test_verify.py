@@ -269,8 +269,12 @@ def threads_result(*comparisons):
         ((comparison("threads=1", "regressed", 0.7), comparison("threads=2", "no measurable effect", 1.0)), 2, 2),
         # no slower is not enough when the service already fits its budget
         ((comparison("threads=2", "no measurable effect", 1.0),), 16, None),
-        # undecided is never taken
-        ((comparison("threads=2", "undecided", 1.1),), 2, None),
+        # over the budget, "undecided" does not keep the known failure ...
+        ((comparison("threads=2", "undecided", 1.1),), 2, 2),
+        # ... but a measured slowdown does
+        ((comparison("threads=2", "regressed", 0.8),), 2, None),
+        # within the budget, undecided is never taken
+        ((comparison("threads=2", "undecided", 1.1),), 16, None),
     ],
 )
 def test_recommended_threads(comparisons, budget, chosen):

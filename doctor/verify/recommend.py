@@ -33,14 +33,17 @@ def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
 def best_improvement(result: ExperimentResult, max_threads: float | None = None) -> tuple[ComparisonResult, Arm] | None:
     """The fastest candidate measured faster (and not changing outputs).
 
-    Threads above the CPU budget are a failing rule (PD-CPU-010): when the current setting is
-    above the budget and no candidate is faster, a candidate within the budget that measured
-    no slower ("no measurable effect") is taken, since it frees CPU for concurrent requests.
+    Threads above the CPU budget are a failing rule (PD-CPU-010), so when the current setting
+    is above the budget and no candidate measured faster, the fastest candidate within the
+    budget that did not measure slower is taken: oversubscription is kept only when measuring
+    shows that leaving it costs speed. (On an oversubscribed machine the measurements are
+    noisy, and "undecided" must not keep the known failure.)
     """
     configs = {arm.label: arm.config for arm in result.arms}
     winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs]
     if not winners and max_threads is not None and configs["baseline"]["threads"] > max_threads:
-        winners = [c for c in result.comparisons if c.verdict == stats.NO_EFFECT and configs[c.candidate]["threads"] <= max_threads]
+        winners = [c for c in result.comparisons
+                   if c.verdict != stats.REGRESSED and configs[c.candidate]["threads"] <= max_threads]
     if not winners:
         return None
     best = max(winners, key=lambda c: c.ratio)
@@ -87,6 +90,6 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
 
 
 def _speed(comparison: ComparisonResult) -> str:
-    if comparison.verdict == stats.NO_EFFECT:
-        return f"no slower ({comparison.ratio:.2f}x) and within the CPU budget"
+    if comparison.verdict != stats.IMPROVED:
+        return f"within the CPU budget and not measured slower ({comparison.ratio:.2f}x, {comparison.verdict})"
     return f"{comparison.ratio:.2f}x faster"
