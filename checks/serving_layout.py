@@ -32,9 +32,11 @@ def check(facts: Facts) -> list[Finding]:
     arms = {arm.label: arm for arm in experiment.arms}
     service, best = experiment.arms[0], arms[experiment.extra["recommended"]]
     comparison = next((c for c in experiment.comparisons if c.candidate == best.label), None)
-    if comparison is None or comparison.verdict != "improved":
-        return [passed(RULE, f"no layout that fits the CPU budget served measurably more requests: "
-                             f"{experiment.extra['why']}", service_rps=_rps(service))]
+    if comparison is None:
+        return [passed(RULE, f"the service's layout stays: {experiment.extra['why']}", service_rps=_rps(service))]
+    if comparison.verdict != "improved":
+        return [passed(RULE, f"{best.label} fits the CPU budget but did not serve measurably more requests than the "
+                             f"service's layout ({comparison.verdict}); see PD-CPU-010", service_rps=_rps(service))]
     layout = experiment.extra["recommended_layout"]
     ci = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
     return [Finding(RULE, Status.FAIL,
@@ -45,7 +47,8 @@ def check(facts: Facts) -> list[Finding]:
                     evidence={"ratio": round(comparison.ratio, 3), "ci_low": round(comparison.ci_low, 3),
                               "ci_high": round(comparison.ci_high, 3), "switch_to": best.label,
                               "layout": layout["layout"], "instances": layout["instances"], "threads": layout["threads"],
-                              "layout_code": layout_snippet(layout["layout"], layout["instances"], layout["threads"])})]
+                              "layout_code": layout_snippet(layout["layout"], layout["instances"], layout["threads"]),
+                              "throttling": experiment.extra.get("throttling", {}).get(service.label)})]
 
 
 def _rps(arm) -> str:

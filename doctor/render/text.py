@@ -178,7 +178,9 @@ def _render_layouts(report: Report, console: Console) -> None:
         console.print(f"  throttled in {counts['throttled_periods']} of {counts['periods']} quota periods "
                       f"({counts['throttled_us'] / 1e6:.2f} s) while measuring {name}", highlight=False)
     if extra.get("throttling") and not throttled:
-        console.print("  cpu.stat: no CPU throttling while measuring", style="dim")
+        periods = sum(t["periods"] for t in extra["throttling"].values())
+        console.print(f"  cpu.stat: no throttled period in {periods} quota periods while measuring" if periods
+                      else "  cpu.stat: no CPU quota periods elapsed (no quota), so nothing was throttled", style="dim")
     console.print(f"→ {extra['recommended']}: {extra['why']}", highlight=False)
     for excluded in extra["excluded"]:
         console.print(Text(f"  not measured: {excluded['layout']} — {excluded['reason']}", style="dim"))

@@ -19,7 +19,7 @@ from ..facts import ComparisonResult, ExperimentResult, Facts
 from . import stats
 from .arms import Arm, config_calls, label, vary
 from .layouts import LoadPlan, skip_reason
-from .load import LayoutFailed, LoadRunner, measure_layouts, start_hosts
+from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
 from .measure import Measurer
 from .session import WorkerDied
 
@@ -209,8 +209,7 @@ def layouts(ctx: Context, budget_s: float) -> ExperimentResult:
     except LayoutFailed as exc:
         return ExperimentResult(name="layouts", status="error", reason=str(exc))
     finally:
-        for host in hosts:
-            host.close()
+        close_hosts(hosts)
 
 
 def gpu_only(name: str) -> Callable[[Context, float], ExperimentResult]:

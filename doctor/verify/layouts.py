@@ -82,6 +82,7 @@ class LoadPlan:
     service_label: str
     candidates: list[Layout]
     excluded: list[tuple[str, str]] = field(default_factory=list)
+    service_shared: bool = False
 
     @property
     def arms(self) -> list[Layout]:
@@ -175,7 +176,7 @@ def plan_load(facts: Facts, files: ModelFiles) -> LoadPlan | None:
             f"the memory limit of {_mib(limit)} ({facts.memory.limit_file}); give the instances the container "
             f"really runs (--instances) or raise the memory limit")
     plan = LoadPlan(concurrency, budget.cpus, service, service_label, candidate_layouts(budget.whole_cpus, concurrency),
-                    [SHARED_EXCLUDED])
+                    [SHARED_EXCLUDED], service_shared=serving_layout(facts.service) == "shared")
     while limit is not None and plan.candidates and plan.memory_bytes(size) > limit:
         largest = max(plan.candidates, key=lambda layout: layout.memory_bytes(size))
         plan.candidates.remove(largest)

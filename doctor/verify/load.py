@@ -2,8 +2,9 @@
 
 Every layout of the plan is set up once in predictor worker processes (K processes for K
 worker processes; the in-process layouts share the first one), then measured in rounds of
-short windows. During a window C client threads send requests back to back (each request
-waits for a free predictor); its throughput is the requests completed over the time until the
+short windows. During a window C client threads send requests back to back; each predictor is
+owned by a worker thread serving requests in arrival order, so a request waits for a free
+predictor as it would in a server's queue. The window's throughput is the requests completed over the time until the
 last one finished, and every request's latency includes its wait. The processes of one layout
 start and stop together at an agreed moment.
 
@@ -11,8 +12,8 @@ Rounds alternate the order of the layouts (A B C, then C B A), so drift and orde
 cancel over each pair of rounds. Each round gives one paired throughput ratio of every layout
 against the service's, and ``stats.compare`` turns those into a trimmed-mean estimate with its
 confidence interval, as latency races do (99% at interim looks, 95% at the end of the budget).
-Before each window the machine settles for longer than OpenMP's spin-wait (KMP_BLOCKTIME,
-200 ms), so that the threads of the previous layout do not steal from the next. Throttling is
+After a multi-threaded layout's window the machine settles for longer than OpenMP's spin-wait
+(KMP_BLOCKTIME, 200 ms), so that its idle threads do not steal from the next. Throttling is
 read from cpu.stat (through the cgroup probe) around every window.
 """
 
@@ -38,6 +39,7 @@ WARMUP_S, WARMUP_REQUESTS = 0.3, 3
 MIN_WINDOW_S, MAX_WINDOW_S, REQUESTS_PER_WINDOW = 0.3, 3.0, 12
 MAX_ROUNDS = 40
 SETUP_TIMEOUT_S, WINDOW_TIMEOUT_S = 300.0, 120.0
+CLOSE_RESERVE_S = 1.0  # ending the worker processes (Paddle's teardown) is part of the budget
 
 
 class LayoutFailed(RuntimeError):
@@ -52,11 +54,12 @@ class LoadRunner:
 
     def __init__(self, hosts: list[WorkerSession], plan: LoadPlan, base: Arm):
         self.hosts, self.plan, self.base = hosts, plan, base
+        self.current = 0  # the layout being set up or loaded, named when a worker fails
+        self.last: Layout | None = None
 
-    def setup(self, arms: list[Layout], started: Callable[[int], None]) -> list[float]:
+    def setup(self, arms: list[Layout]) -> list[float]:
         """Creates every layout's predictors and client threads, the worker processes side by
-        side; returns each layout's slowest creation in ms (``started(index)`` names the one
-        being waited for)."""
+        side; returns each layout's slowest creation in ms."""
         pending: list[tuple[int, int]] = []
         for index, layout in enumerate(arms):
             calls = config_calls(vary(self.base, threads=layout.threads))
@@ -66,12 +69,18 @@ class LoadRunner:
         created = [0.0] * len(arms)
         for host in range(len(self.hosts)):
             for index in (i for h, i in pending if h == host):
-                started(index)
+                self.current = index
                 created[index] = max(created[index], self.hosts[host].receive(SETUP_TIMEOUT_S, "layout")["create_ms"])
         return created
 
     def window(self, index: int, layout: Layout, seconds: float, min_requests: int = 1) -> tuple[list[float], float]:
-        """Latencies (ms) of every request in the window and the seconds until the last one finished."""
+        """Latencies (ms) of every request in the window and the seconds until the last one finished.
+
+        After a multi-threaded layout the machine first settles: its idle OpenMP threads spin
+        for KMP_BLOCKTIME and would slow the next layout (single-threaded ones leave none)."""
+        if self.last is not None and self.last.threads > 1:
+            time.sleep(SETTLE_S)
+        self.current, self.last = index, layout
         start_at = time.monotonic() + LEAD_S
         busy = [host for host, _, _, clients in layout.parts(self.plan.concurrency) if clients]
         for host in busy:
@@ -96,6 +105,12 @@ def start_hosts(new_session: Callable[[], WorkerSession], count: int) -> list[Wo
             session.close()
         raise failed
     return started
+
+
+def close_hosts(hosts: list[WorkerSession]) -> None:
+    """Ends the worker processes side by side."""
+    with ThreadPoolExecutor(max_workers=max(len(hosts), 1)) as pool:
+        list(pool.map(WorkerSession.close, hosts))
 
 
 def read_throttling() -> tuple[int, int, int] | None:
@@ -128,41 +143,22 @@ class Tally:
 def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_effect: float,
                     progress: Callable[[str, float], None]) -> ExperimentResult:
     """Sets up every arm of the plan, races them in alternating rounds until they are decided or
-    the next round would end past the budget (counted from ``started``), and returns the result."""
+    the next round would end past the budget (counted from ``started``; at least two rounds
+    run), and returns the result."""
     plan, arms = runner.plan, runner.plan.arms
-    names = labels(plan, arms)
     tallies = [Tally() for _ in arms]
-    current = names[0]
     try:
-        def naming(index: int) -> None:
-            nonlocal current
-            current = names[index]
-
-        for tally, create_ms in zip(tallies, runner.setup(arms, naming)):
+        for tally, create_ms in zip(tallies, runner.setup(arms)):
             tally.create_ms = create_ms
-        slowest_ms = 0.0
-        for index, layout in enumerate(arms):
-            current = names[index]
-            latencies, _ = runner.window(index, layout, WARMUP_S, WARMUP_REQUESTS)
-            slowest_ms = max(slowest_ms, statistics.median(latencies))
-        # Little's law: C clients each waiting a median latency L complete C / L requests per second
-        window_s = min(MAX_WINDOW_S, max(MIN_WINDOW_S, REQUESTS_PER_WINDOW * slowest_ms / 1000.0 / plan.concurrency))
+        window_s = window_length(runner, arms)
         round_s, stopped, comparisons = len(arms) * (window_s + SETTLE_S + LEAD_S), "max rounds", []
-        previous = arms[-1]
         for round_index in range(MAX_ROUNDS):
-            order = list(enumerate(arms)) if round_index % 2 == 0 else list(reversed(list(enumerate(arms))))
-            for index, layout in order:
-                current = names[index]
-                if previous.threads > 1:  # single-threaded predictors leave no OpenMP thread spinning
-                    time.sleep(SETTLE_S)
-                previous = layout
-                before = read_throttling()
-                latencies, seconds = runner.window(index, layout, window_s)
-                after = read_throttling()
-                tallies[index].add(latencies, seconds, tuple(b - a for a, b in zip(before, after)) if before and after else None)
+            round_started = time.monotonic()
+            run_round(runner, arms, tallies, window_s, reverse=round_index % 2 == 1)
             elapsed = time.monotonic() - started
+            round_s = max(round_s, time.monotonic() - round_started)
             progress("layouts", min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
-            out_of_time = elapsed + round_s > budget_s
+            out_of_time = elapsed + round_s + CLOSE_RESERVE_S > budget_s
             confidence = 0.95 if out_of_time or round_index == MAX_ROUNDS - 1 else 0.99
             comparisons = compare_all(arms, tallies, plan, min_effect, confidence)
             if round_index >= 1 and decided(arms, tallies, plan, comparisons, min_effect, confidence):
@@ -172,9 +168,32 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
                 stopped = "budget"
                 break
     except (WorkerDied, WorkerError) as exc:
-        raise LayoutFailed(current, exc) from exc
+        raise LayoutFailed(labels(plan, arms)[runner.current], exc) from exc
     return result(plan, arms, tallies, comparisons, {"window_s": round(window_s, 3), "rounds": len(tallies[0].blocks),
                                                      "stopped": stopped, "budget_s": round(budget_s, 1)})
+
+
+def window_length(runner: LoadRunner, arms: list[Layout]) -> float:
+    """One warm-up window per layout (discarded), then a window long enough for the slowest
+    layout to complete REQUESTS_PER_WINDOW requests."""
+    slowest_ms = 0.0
+    for index, layout in enumerate(arms):
+        latencies, _ = runner.window(index, layout, WARMUP_S, WARMUP_REQUESTS)
+        slowest_ms = max(slowest_ms, statistics.median(latencies))
+    # Little's law: C clients each waiting a median latency L complete C / L requests per second
+    return min(MAX_WINDOW_S, max(MIN_WINDOW_S, REQUESTS_PER_WINDOW * slowest_ms / 1000.0 / runner.plan.concurrency))
+
+
+def run_round(runner: LoadRunner, arms: list[Layout], tallies: list[Tally], window_s: float, reverse: bool) -> None:
+    """One window per layout, in order or reversed, with cpu.stat read around each."""
+    order = list(enumerate(arms))
+    if reverse:
+        order.reverse()
+    for index, layout in order:
+        before = read_throttling()
+        latencies, seconds = runner.window(index, layout, window_s)
+        after = read_throttling()
+        tallies[index].add(latencies, seconds, tuple(b - a for a, b in zip(before, after)) if before and after else None)
 
 
 def labels(plan: LoadPlan, arms: list[Layout]) -> list[str]:
@@ -215,7 +234,15 @@ def decided(arms, tallies, plan, comparisons, min_effect, confidence) -> bool:
 def recommended(arms, plan, comparisons) -> tuple[int, str]:
     """The layout to run, and why: one that fits the budget and measured more throughput than
     the service's; when the service's layout does not fit the budget, the best one that does,
-    unless it measured less throughput."""
+    unless it measured less throughput. A service that shares its predictor keeps it only
+    behind a lock."""
+    best, why = _choice(arms, plan, comparisons)
+    if best == 0 and plan.service_shared:
+        why += "; guard the service's single predictor with a lock: without one it is not thread-safe"
+    return best, why
+
+
+def _choice(arms, plan, comparisons) -> tuple[int, str]:
     best = leader(arms, plan, comparisons)
     if best == 0:
         return 0, ("the service's layout is the fastest measured that fits the CPU budget" if plan.fits(arms[0])
