@@ -27,8 +27,8 @@ COLD_START_ROUNDS = 6
 VARYING_SHAPES = 12
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 MAX_THREADS_TRIED = 8
-# with the default budget for a service with concurrency (90 s) the other experiments keep about
-# the time they have at 40 s, and the layouts get what is left of the measuring budget (~32 s)
+# with the default budget for a service with a concurrency (90 s) the other experiments keep about
+# the time they have at 40 s, and the layouts, measured last, get what is left of the measuring part
 LAYOUTS_SHARE = 7.0
 
 

@@ -203,5 +203,5 @@ def layout_snippet(kind: str, instances: int, threads: int) -> str:
                   f"predictors = [main] + [main.clone() for _ in range({instances - 1})]  # one per worker thread, {instances} workers"]
     else:
         lines += [f"pool = paddle_infer.PredictorPool(config, {instances})",
-                  f"predictor = pool.retrieve(worker_index)  # worker_index 0..{instances - 1}; Paddle 2.x: pool.retrive"]
+                  f"predictor = pool.retrieve(worker_index)  # worker_index 0..{instances - 1}; older Paddle: pool.retrive"]
     return "\n".join(lines)

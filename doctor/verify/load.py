@@ -39,7 +39,7 @@ WARMUP_S, WARMUP_REQUESTS = 0.3, 3
 MIN_WINDOW_S, MAX_WINDOW_S, REQUESTS_PER_WINDOW = 0.3, 3.0, 12
 MAX_ROUNDS = 40
 SETUP_TIMEOUT_S, WINDOW_TIMEOUT_S = 300.0, 120.0
-CLOSE_RESERVE_S = 1.0  # ending the worker processes (Paddle's teardown) is part of the budget
+CLOSE_RESERVE_S = 1.5  # ending the worker processes (Paddle's teardown) is part of the budget
 
 
 class LayoutFailed(RuntimeError):
@@ -170,7 +170,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
     except (WorkerDied, WorkerError) as exc:
         raise LayoutFailed(labels(plan, arms)[runner.current], exc) from exc
     return result(plan, arms, tallies, comparisons, {"window_s": round(window_s, 3), "rounds": len(tallies[0].blocks),
-                                                     "stopped": stopped, "budget_s": round(budget_s, 1)})
+                                                     "stopped": stopped, "budget_s": round(budget_s, 3)})
 
 
 def window_length(runner: LoadRunner, arms: list[Layout]) -> float:
