@@ -19,12 +19,14 @@ from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
 from .service import ServiceConfigError
 from .settings import SettingsError
+from .verify.layouts import LoadError
 from .verify.model import ModelError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
-USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError)
-SERVICE_FLAGS = ("threads", "instances", "onednn", "precision")
+DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
+USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError)
+SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
 class DefaultCommandGroup(click.Group):
@@ -55,6 +57,11 @@ def probe_options(function):
                      help="Math threads per predictor the service sets (set_cpu_math_library_num_threads) [default: Paddle's 1]."),
         click.option("--instances", type=click.IntRange(min=1), default=None,
                      help="Predictor instances (processes or workers) the service runs in this container [default: 1]."),
+        click.option("--concurrency", type=click.IntRange(min=1), default=None,
+                     help="Concurrent requests the service serves: with --model, measure serving layouts under this load."),
+        click.option("--layout", type=click.Choice(["processes", "clone", "pool", "lock", "shared"]), default=None,
+                     help="How concurrent requests reach predictors (see doctor/service.py) "
+                          "[default: processes with --instances > 1, else lock]."),
         click.option("--onednn/--no-onednn", default=None, help="Whether the service enables oneDNN [default: Paddle's default]."),
         click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16", "int8"]), default=None,
                      help="Precision the service runs in [default: fp32]."),
@@ -64,8 +71,9 @@ def probe_options(function):
                      help="Concrete shape for a dynamic input, e.g. input_ids:1x128 (repeatable)."),
         click.option("--inputs", "inputs_npz", type=click.Path(dir_okay=False), default=None,
                      help="Real inputs: an .npz keyed by input name."),
-        click.option("--budget", type=click.FloatRange(min=2), default=40.0, show_default=True,
-                     help="Seconds of measurement for all experiments together."),
+        click.option("--budget", type=click.FloatRange(min=2), default=None,
+                     help=f"Seconds of measurement for all experiments together [default: {DEFAULT_BUDGET_S:g}; "
+                          f"{DEFAULT_LOAD_BUDGET_S:g} with --concurrency, for the serving layouts]."),
         click.option("--min-effect", type=click.FloatRange(min=0.0, max=0.5), default=0.03, show_default=True,
                      help="Smallest speed change that counts (0.03 = 3%)."),
         click.option("--max-drift", type=click.FloatRange(min=0.0), default=0.01, show_default=True,
@@ -80,14 +88,16 @@ def probe_options(function):
 def _service(params: dict[str, Any], base=None):
     """The service settings: recorded facts or ServiceFacts(), then --config, then flags."""
     from .facts import ServiceFacts
-    from .service import load_service_config
+    from .service import load_service_config, validate_service
 
     service = base or ServiceFacts()
     if params.get("service_config"):
         service = load_service_config(params["service_config"])
-    for name in SERVICE_FLAGS:
-        if params.get(name) is not None:
-            setattr(service, name, params[name])
+    flags = [name for name in SERVICE_FLAGS if params.get(name) is not None]
+    for name in flags:
+        setattr(service, name, params[name])
+    if flags:
+        validate_service(service, f"{params.get('service_config') or 'the service'} with --{', --'.join(flags)}")
     return service
 
 
@@ -112,7 +122,7 @@ def _collect(params: dict[str, Any], measure: bool = True):
     probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
     facts = collect_facts(ctx, service, python, params["paddle_timeout"],
                           gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
-    if measure and params["model"] and ctx.is_live:
+    if measure and params["model"]:
         from .graph.probe import probe_graph, unreadable_program
 
         facts.graph = unreadable_program(service.model)
@@ -125,9 +135,10 @@ def _collect(params: dict[str, Any], measure: bool = True):
 def _verify(facts, params: dict[str, Any]):
     from .verify.run import VerifyOptions, run_verification
 
+    budget = params["budget"] or (DEFAULT_LOAD_BUDGET_S if (facts.service.concurrency or 1) > 1 else DEFAULT_BUDGET_S)
     options = VerifyOptions(
         model=facts.service.model, shapes=list(params["shapes"]), inputs_npz=params["inputs_npz"],
-        budget_s=params["budget"], min_effect=params["min_effect"], max_drift=params["max_drift"],
+        budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],
     )
     if not sys.stderr.isatty():
         return run_verification(facts, options)

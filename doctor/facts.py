@@ -225,6 +225,7 @@ class ServiceFacts:
     threads: int | None = None
     instances: int = 1
     concurrency: int | None = None
+    layout: str | None = None
     onednn: bool | None = None
     onednn_cache_capacity: int | None = None
     ir_optim: bool | None = None
@@ -244,7 +245,8 @@ class ServiceFacts:
 
 @dataclass
 class ArmResult:
-    """One predictor configuration as measured: latency in milliseconds."""
+    """One predictor configuration (or serving layout, under load) as measured: latency in
+    milliseconds; ``throughput_rps`` (requests per second) for a layout under concurrent load."""
 
     label: str
     config: dict[str, Any]
@@ -256,6 +258,7 @@ class ArmResult:
     p99: float | None = None
     mean: float | None = None
     cv: float | None = None
+    throughput_rps: float | None = None
 
 
 @dataclass

@@ -5,8 +5,17 @@ The file mirrors the ``paddle.inference.Config`` calls the service makes::
     model: ./inference          # directory or file prefix
     device: cpu                 # cpu | gpu
     threads: 8                  # set_cpu_math_library_num_threads
-    instances: 2                # predictor processes / workers in this container
+    instances: 2                # predictors: processes, clones or pool size (see layout)
     concurrency: 4              # concurrent requests the service accepts
+    layout: processes           # how concurrent requests reach predictors, one of:
+                                #   processes: `instances` worker processes, one predictor each
+                                #   clone: one process, `instances` predictors from clone(),
+                                #          one per worker thread
+                                #   pool: one process, PredictorPool(config, instances)
+                                #   lock: one predictor behind a lock (instances: 1)
+                                #   shared: one predictor used by concurrent threads without
+                                #           a lock (not thread-safe)
+                                # default: processes when instances > 1, else lock
     onednn: true                # enable_mkldnn / disable_mkldnn
     onednn_cache_capacity: 10   # set_mkldnn_cache_capacity
     ir_optim: true              # switch_ir_optim
@@ -42,6 +51,8 @@ from .serde import DecodeError, from_data, load_yaml_file
 DEVICES = ("cpu", "gpu")
 PRECISIONS = ("fp32", "bf16", "fp16", "int8")
 POSITIVE = ("threads", "instances", "concurrency", "batch_size")
+LAYOUTS = ("processes", "clone", "pool", "lock", "shared")
+SINGLE_PREDICTOR_LAYOUTS = ("lock", "shared")
 
 
 class ServiceConfigError(ValueError):
@@ -77,3 +88,13 @@ def validate_service(service: ServiceFacts, source: str) -> None:
             raise fail(name, f"is {value}; expected a whole number of at least 1")
     if service.warmup_runs is not None and service.warmup_runs < 0:
         raise fail("warmup_runs", f"is {service.warmup_runs}; expected 0 or more")
+    if service.layout is not None and service.layout not in LAYOUTS:
+        raise fail("layout", f"is {service.layout!r}; expected one of {', '.join(LAYOUTS)}")
+    if service.layout in SINGLE_PREDICTOR_LAYOUTS and service.instances > 1:
+        raise fail("layout", f"is {service.layout!r}, one predictor, but instances is {service.instances}; "
+                             "use processes, clone or pool for several predictors")
+
+
+def serving_layout(service: ServiceFacts) -> str:
+    """The service's layout, or the one its instance count implies."""
+    return service.layout or ("processes" if service.instances > 1 else "lock")

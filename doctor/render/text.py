@@ -44,6 +44,7 @@ def render_text(report: Report, console: Console, show_passed: bool = True) -> N
         _render_graph(report.graph, console)
     if report.verification:
         _render_verification(report.verification, console)
+        _render_layouts(report, console)
     for failure in report.check_errors:
         console.print(Text(f"check could not be loaded: {failure['entry_point']}: {failure['reason']}", style="bold magenta"))
     console.print()
@@ -85,7 +86,9 @@ def _body(finding: ReportFinding) -> Text | Group:
         for change in finding.fix.changes:
             parts.append(Text(f"  {change['kind']}:", style="dim"))
             parts.append(Text("\n".join(f"    {line}" for line in change["code"].splitlines()), style="cyan"))
-    if finding.verification and finding.experiment != "recommend":
+    if finding.verification and finding.experiment == "layouts" and finding.verification["status"] == "measured":
+        parts.append(Text("measured (layouts): see 'Serving layouts under load' below", style="dim"))
+    elif finding.verification and finding.experiment != "recommend":
         parts.extend(measurement_lines(finding.verification))
     elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
         parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
@@ -206,6 +209,46 @@ def _render_verification(verification: dict, console: Console) -> None:
                                     f"{comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}, "
                                     f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — {comparison['verdict']}"))
     console.print(Text(recommendation["snippet"], style="cyan"))
+
+
+def _render_layouts(report: Report, console: Console) -> None:
+    """The layouts experiment, once: every layout's throughput and latency under load."""
+    experiment = next((f.verification for f in report.findings if f.experiment == "layouts" and f.verification
+                       and f.verification["status"] == "measured"), None)
+    if experiment is None:
+        return
+    extra = experiment["extra"]
+    console.print()
+    console.print(Text("Serving layouts under load", style="bold underline"))
+    console.print(f"{extra['concurrency']} concurrent clients, CPU budget {extra['budget_cpus']:g}; {extra['rounds']} rounds "
+                  f"of {extra['window_s']:.2f} s windows, interleaved (stopped: {extra['stopped']})", highlight=False)
+    ratios = {c["candidate"]: c for c in experiment["comparisons"]}
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    for column in ("layout", "threads", "req/s", "p50 ms", "p90 ms", "p99 ms", "vs service"):
+        table.add_column(column, justify="left" if column == "layout" else "right")
+    for arm in experiment["arms"]:
+        config, versus = arm["config"], ratios.get(arm["label"])
+        fits = "" if config["fits_budget"] else " (over budget)"
+        table.add_row(("→ " if arm["label"] == extra["recommended"] else "  ") + arm["label"],
+                      f"{config['total_threads']}{fits}", _number(arm["throughput_rps"]), _number(arm["p50"]),
+                      _number(arm["p90"]), _number(arm["p99"]),
+                      f"{versus['ratio']:.2f}x [{versus['ci_low']:.2f}-{versus['ci_high']:.2f}] {versus['verdict']}" if versus else "")
+    console.print(table)
+    throttled = {name: t for name, t in extra.get("throttling", {}).items() if t["throttled_periods"]}
+    for name, counts in throttled.items():
+        console.print(f"  throttled in {counts['throttled_periods']} of {counts['periods']} quota periods "
+                      f"({counts['throttled_us'] / 1e6:.2f} s) while measuring {name}", highlight=False)
+    if extra.get("throttling") and not throttled:
+        periods = sum(t["periods"] for t in extra["throttling"].values())
+        console.print(f"  cpu.stat: no throttled period in {periods} quota periods while measuring" if periods
+                      else "  cpu.stat: no CPU quota periods elapsed (no quota), so nothing was throttled", style="dim")
+    console.print(f"→ {extra['recommended']}: {extra['why']}", highlight=False)
+    for excluded in extra["excluded"]:
+        console.print(Text(f"  not measured: {excluded['layout']} — {excluded['reason']}", style="dim"))
+
+
+def _number(value: float | None) -> str:
+    return f"{value:.1f}" if value is not None else "-"
 
 
 def _summary(report: Report) -> Text:

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..facts import ExperimentResult, Facts, ModelFacts, VerificationFacts
 from .arms import baseline_arm, label
 from .experiments import EXPERIMENTS, Context
+from .layouts import plan_load
 from .measure import Measurer, Progress
 from .model import ModelError, feed_plan, input_specs, locate_model, parse_shape_option, read_model_program
 from .recommend import recommend
@@ -40,6 +41,7 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
     feeds = feed_plan(specs, dict(parse_shape_option(s) for s in options.shapes), facts.service.batch_size)
     if options.inputs_npz and not Path(options.inputs_npz).is_file():
         raise ModelError(f"{options.inputs_npz}: inputs file not found (expected an .npz keyed by input name)")
+    load_plan = plan_load(facts, files)
     verification = VerificationFacts(
         model=ModelFacts(options.model, files.format, files.program, files.params, feeds),
         budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift,
@@ -70,10 +72,12 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
             version = f" ({files.format} version {program.version})" if program.version is not None else ""
             raise ModelError(f"{files.program}{version}: Paddle {sessions[0].paddle_version} cannot load or run this model "
                              f"with the service's settings: {exc}") from None
-        ctx = Context(facts, measurer, verification.baseline, feeds, options.max_drift, new_session)
+        ctx = Context(facts, measurer, verification.baseline, feeds, options.max_drift, new_session, load=load_plan)
         measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
-        shares_left = sum(share for _, share in EXPERIMENTS.values())
-        for name, (runner, share) in EXPERIMENTS.items():
+        shares = {name: 0.0 if name == "layouts" and load_plan is None else share for name, (_, share) in EXPERIMENTS.items()}
+        shares_left = sum(shares.values())
+        for name, (runner, _) in EXPERIMENTS.items():
+            share = shares[name]
             spent = time.monotonic() - started
             slice_s = max(0.5, (measure_budget - spent) * share / shares_left) if share else 0.0
             shares_left -= share

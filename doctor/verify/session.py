@@ -44,6 +44,7 @@ class WorkerSession:
             env={**os.environ, "GLOG_minloglevel": "2", **(env or {})},
             start_new_session=True,
         )
+        self._pending = b""
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
         hello = self._read(start_timeout, "starting the predictor worker")
@@ -51,30 +52,44 @@ class WorkerSession:
 
     def request(self, timeout: float, **request: Any) -> dict[str, Any]:
         """Send one request; returns the reply or raises WorkerError / WorkerDied."""
+        self.send(**request)
+        return self.receive(timeout, request.get("cmd"))
+
+    def send(self, **request: Any) -> None:
+        """Send a request without waiting, so that several workers can work at once; see ``receive``."""
         try:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise self._death(f"'{request.get('cmd')}'") from None
-        reply = self._read(timeout, f"'{request.get('cmd')}'")
+
+    def receive(self, timeout: float, command: str | None) -> dict[str, Any]:
+        """The reply to the request sent last, or WorkerError / WorkerDied."""
+        reply = self._read(timeout, f"'{command}'")
         if not reply.get("ok"):
             raise WorkerError(reply.get("error", "unknown error"))
         return reply
 
     def _read(self, timeout: float, what: str) -> dict[str, Any]:
+        """The next reply line. Bytes are read from the pipe directly and split here: a buffered
+        reader could hold several replies that select() no longer sees."""
         deadline = time.monotonic() + timeout
         while True:
+            line, newline, rest = self._pending.partition(b"\n")
+            if newline:
+                self._pending = rest
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError:
+                    continue
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._selector.select(remaining):
                 self.close()
                 raise WorkerDied(f"the predictor worker did not answer {what} within {timeout:g} s")
-            line = self.proc.stdout.readline()
-            if not line:
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
                 raise self._death(what)
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                continue
+            self._pending += chunk
 
     def _death(self, what: str) -> WorkerDied:
         try:

@@ -1,5 +1,10 @@
 """Runs in a child interpreter and holds Paddle predictors; the parent drives it line by line.
 
+Besides single predictors it holds serving layouts: predictors arranged as a service would
+serve them (one behind a lock, clones, a PredictorPool), loaded by persistent client threads
+that send requests back to back during a window that starts at an agreed moment, so that
+several worker processes can be loaded at once.
+
 Self-contained (stdlib, numpy, paddle): its text is passed with ``python -c`` so that it runs in
 the service's own interpreter. Requests and replies are JSON lines; the reply channel is a
 private copy of the original stdout, and fd 1 is pointed at stderr so that nothing Paddle prints
@@ -8,9 +13,11 @@ can corrupt the protocol. A crash in native code kills only this process.
 
 import json
 import os
+import queue
 import re
 import sys
 import tempfile
+import threading
 import time
 
 sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
@@ -25,6 +32,7 @@ FEEDS = {}
 LODS = {}
 OUTPUTS = {}
 MODEL = {}
+LAYOUTS = {}
 
 
 def reply(**payload):
@@ -123,6 +131,65 @@ def infer(predictor, feeds=None):
     return (time.perf_counter() - start) * 1000.0, outputs
 
 
+class Layout:
+    """``instances`` predictors, each owned by a worker thread that serves requests in arrival
+    order (one instance is one predictor behind a lock), and ``clients`` threads that send
+    requests back to back. All threads live as long as the layout, like a server's."""
+
+    def __init__(self, kind, instances, calls, clients):
+        config = make_config(calls)
+        if kind == "pool":
+            self.pool = inference.PredictorPool(config, instances)
+            retrieve = getattr(self.pool, "retrieve", None) or self.pool.retrive
+            predictors = [retrieve(i) for i in range(instances)]
+        else:
+            main = inference.create_predictor(config)
+            predictors = [main] + [main.clone() for _ in range(instances - 1)]
+        self.requests = queue.Queue()
+        for predictor in predictors:
+            infer(predictor)
+            threading.Thread(target=self.serve, args=(predictor,), daemon=True).start()
+        self.jobs = [queue.Queue() for _ in range(clients)]
+        self.results = queue.Queue()
+        for jobs in self.jobs:
+            threading.Thread(target=self.client, args=(jobs,), daemon=True).start()
+
+    def serve(self, predictor):
+        while True:
+            done, outcome = self.requests.get()
+            try:
+                infer(predictor)
+            except Exception as exc:
+                outcome.append(f"{type(exc).__name__}: {str(exc).strip()[:300]}")
+            done.set()
+
+    def client(self, jobs):
+        done = threading.Event()
+        while True:
+            start_at, end_at, min_requests = jobs.get()
+            times, outcome = [], []
+            time.sleep(max(0.0, start_at - time.monotonic()))
+            while not outcome and (time.monotonic() < end_at or len(times) < min_requests):
+                began = time.monotonic()
+                done.clear()
+                self.requests.put((done, outcome))
+                done.wait()
+                times.append((time.monotonic() - began) * 1000.0)
+            self.results.put((times, time.monotonic(), outcome[0] if outcome else None))
+
+    def window(self, start_at, seconds, min_requests):
+        for jobs in self.jobs:
+            jobs.put((start_at, start_at + seconds, min_requests))
+        latencies, last = [], start_at
+        for _ in self.jobs:
+            times, finished, error = self.results.get()
+            if error:
+                raise RuntimeError(error)
+            latencies.extend(times)
+            last = max(last, finished)
+        return {"ms": latencies, "seconds": last - start_at}
+
+
 def rss_mb():
     with open("/proc/self/status") as status:
         for line in status:
@@ -188,6 +255,12 @@ def handle(request):
         PREDICTORS.pop(request["arm"], None)
         OUTPUTS.pop(request["arm"], None)
         return {}
+    if command == "layout":
+        start = time.perf_counter()
+        LAYOUTS[request["name"]] = Layout(request["kind"], int(request["instances"]), request["calls"], int(request["clients"]))
+        return {"create_ms": (time.perf_counter() - start) * 1000.0}
+    if command == "window":
+        return LAYOUTS[request["name"]].window(float(request["start_at"]), float(request["seconds"]), int(request["min_requests"]))
     if command == "rss":
         return {"rss_mb": rss_mb()}
     if command == "crash":
