@@ -50,10 +50,14 @@ def test_every_verdict_path_is_reachable(cnn_worker):
     assert undecided.verdict == stats.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
 
 
-def test_a_fix_that_changes_nothing_has_no_measurable_effect(cnn_worker):
-    """A/A: the "fix" sets what is already set, so both arms are the same predictor."""
-    measurer = Measurer(cnn_worker, min_effect=0.03)
-    same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=40, what="A/A")
+def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
+    """A/A: the "fix" sets what is already set, so both arms are the same predictor (in a worker of its own)."""
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    measurer = Measurer(session, min_effect=0.03)
+    try:
+        same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=40, what="A/A")
+    finally:
+        session.close()
     assert same.verdict == stats.NO_EFFECT, same
     assert same.ci_low >= 1 / 1.03 and same.ci_high <= 1.03
 

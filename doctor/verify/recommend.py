@@ -2,8 +2,9 @@
 
 Fixes interact (IR optimisation with oneDNN off was measured 2.3x slower on a real GRU model),
 so the search moves one setting at a time from the service's configuration, re-measuring each
-setting in the context of the settings already adopted, and finally measures the whole
-recommendation against the baseline.
+setting in the context of the settings already adopted (in up to two passes, so a setting adopted
+early is revisited once the others have moved), and finally measures the whole recommendation
+against the baseline.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from . import stats
 from .arms import Arm, label, snippet, vary
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts
+from .measure import config_key
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
 FINAL_SHARE = 0.5
+MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
 def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
@@ -55,24 +58,34 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     baseline = current = ctx.baseline
     steps: list[str] = []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].status == "measured"]
-    slice_s = budget_s * (1 - FINAL_SHARE) / max(len(dimensions), 1)
-    for name in dimensions:
-        if current == baseline:
-            result = measured[name]
-        else:
-            candidates = candidates_for(name, ctx, current)
-            if not candidates:
+    search_until = started + budget_s * (1 - FINAL_SHARE)
+    tried: set[tuple[str, str]] = set()
+    for _ in range(MAX_PASSES):
+        changed = False
+        for index, name in enumerate(dimensions):
+            context = (name, config_key(current))
+            if context in tried or time.monotonic() >= search_until:
                 continue
-            result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
-            if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
-                attach_drift(ctx, result, current, candidates[0])
-        budget = cpu_budget(ctx.facts)
-        found = best_improvement(result, budget.cpus if budget and name == "threads" else None)
-        if found:
-            comparison, config = found
-            steps.append(f"{label(config, current)}: {_speed(comparison)} "
-                         f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]")
-            current = config
+            tried.add(context)
+            if current == baseline:
+                result = measured[name]
+            else:
+                candidates = candidates_for(name, ctx, current)
+                if not candidates:
+                    continue
+                slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
+                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
+                if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
+                    attach_drift(ctx, result, current, candidates[0])
+            budget = cpu_budget(ctx.facts)
+            found = best_improvement(result, budget.cpus if budget and name == "threads" else None)
+            if found:
+                comparison, config = found
+                steps.append(f"{label(config, current)}: {_speed(comparison)} "
+                             f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]")
+                current, changed = config, True
+        if not changed:
+            break
     comparison = None
     if current != baseline:
         remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
