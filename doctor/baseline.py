@@ -26,7 +26,7 @@ from .facts import Facts, Mount, ServiceFacts
 from .probes.mounts import mount_for
 from .registry import LoadFailure, discover_registered
 from .rules import Rule, Rulebook
-from .serde import DecodeError, from_data, load_json_file, to_data
+from .serde import decode_document, load_json_file, to_data
 from .settings import Settings
 
 SCHEMA_VERSION = 1
@@ -252,15 +252,8 @@ def load_baseline(path: str | Path) -> Baseline:
     data = load_json_file(path, BaselineError, "baseline", record)
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise BaselineError(f"{path}: not a paddle-doctor baseline; {record}")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise BaselineError(
-            f"{path}: baseline schema_version is {data.get('schema_version')!r}, this paddle-doctor reads "
-            f"{SCHEMA_VERSION}; re-create the baseline with 'paddle-doctor baseline --out {path}'"
-        )
-    try:
-        return from_data(Baseline, data)
-    except DecodeError as exc:
-        raise BaselineError(f"{path}: {exc}; re-create the baseline with 'paddle-doctor baseline --out {path}'") from None
+    return decode_document(Baseline, data, str(path), "baseline", SCHEMA_VERSION, BaselineError,
+                           f"re-create the baseline with 'paddle-doctor baseline --out {path}'")
 
 
 def size_text(value: int | None) -> str:

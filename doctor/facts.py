@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .serde import DecodeError, from_data, load_json_file, to_data
+from .serde import decode_document, load_json_file, to_data
 
 SCHEMA_VERSION = 1
 
@@ -459,18 +459,8 @@ class Facts:
 
 
 def facts_from_data(data: Any, source: str = "facts") -> Facts:
-    if not isinstance(data, dict):
-        raise FactsError(f"{source}: expected a JSON object of facts")
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise FactsError(
-            f"{source}: facts schema_version is {version!r}, this paddle-doctor reads "
-            f"{SCHEMA_VERSION}; record the facts again with this version"
-        )
-    try:
-        return from_data(Facts, data)
-    except DecodeError as exc:
-        raise FactsError(f"{source}: {exc}") from None
+    return decode_document(Facts, data, source, "facts", SCHEMA_VERSION, FactsError,
+                           "record the facts again with this version ('paddle-doctor facts')")
 
 
 def load_facts(path: str | Path) -> Facts:

@@ -129,3 +129,17 @@ def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: s
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); {hint}") from None
+
+
+def decode_document(cls: type[T], data: Any, source: str, what: str, schema_version: int,
+                    error: type[ValueError], redo: str) -> T:
+    """A versioned JSON document (facts, baseline) as ``cls``, or ``error`` naming the file and how to redo it."""
+    if not isinstance(data, dict):
+        raise error(f"{source}: expected a JSON object of {what}; {redo}")
+    version = data.get("schema_version")
+    if version != schema_version:
+        raise error(f"{source}: {what} schema_version is {version!r}, this paddle-doctor reads {schema_version}; {redo}")
+    try:
+        return from_data(cls, data)
+    except DecodeError as exc:
+        raise error(f"{source}: {exc}; {redo}") from None
