@@ -88,6 +88,3 @@ def redact_environment(environ: dict[str, str]) -> dict[str, str]:
 def live_environment() -> dict[str, str]:
     return redact_environment(dict(os.environ))
 
-
-def interpreter() -> str:
-    return sys.executable

@@ -20,7 +20,7 @@ from . import stats
 from .arms import Arm, config_calls, label, vary
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
-from .measure import Measurer
+from .measure import Measurer, config_key
 from .session import WorkerDied
 
 COLD_START_ROUNDS = 6
@@ -115,8 +115,6 @@ def bf16_unavailable(facts: Facts) -> str | None:
 
 def attach_drift(ctx: Context, result: ExperimentResult, reference: Arm, candidate: Arm) -> None:
     """Output drift of a precision change against FP32 on the same inputs."""
-    from .measure import config_key
-
     drift = ctx.measurer.session.request(60, cmd="drift", a=config_key(reference), b=config_key(candidate))
     drift.pop("ok", None)
     for comparison in result.comparisons:

@@ -110,8 +110,3 @@ class Measurer:
         result = stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence)
         return ComparisonResult(baseline[0], candidate[0], result.ratio, result.ci_low, result.ci_high,
                                 result.verdict, result.rounds, confidence=confidence)
-
-    def drop_all(self) -> None:
-        for key in list(self.loaded):
-            self.session.request(60, cmd="drop", arm=key)
-        self.loaded.clear()

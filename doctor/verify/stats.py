@@ -55,7 +55,6 @@ class Comparison:
     ci_high: float
     verdict: str
     rounds: int
-    ratio_cv: float
     confidence: float = 0.95
 
 
@@ -91,11 +90,11 @@ def compare(
     rounds = len(logs)
     if rounds < 2:
         center = logs[0] if logs else 0.0
-        return Comparison(math.exp(center), 0.0, math.inf, UNDECIDED, rounds, 0.0, confidence)
+        return Comparison(math.exp(center), 0.0, math.inf, UNDECIDED, rounds, confidence)
     center, half = trimmed_mean_interval(logs, confidence)
     low, high = math.exp(center - half), math.exp(center + half)
     ratio = math.exp(center)
-    return Comparison(ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, statistics.stdev(logs), confidence)
+    return Comparison(ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, confidence)
 
 
 def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: float = TRIM) -> tuple[float, float]:
