@@ -57,4 +57,4 @@ def explain(instance: FusionInstance) -> str:
     return f"{' -> '.join(instance.ops)}{became}"
 
 
-CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check)
+CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, fast=False)

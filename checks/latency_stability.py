@@ -36,4 +36,4 @@ def check(facts: Facts) -> list[Finding]:
     return [passed(RULE, f"steady-state latency is stable ({observed})", **evidence)]
 
 
-CHECK = Check(name="latency_stability", rules=(RULE,), run=check)
+CHECK = Check(name="latency_stability", rules=(RULE,), run=check, fast=False)

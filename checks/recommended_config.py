@@ -34,4 +34,4 @@ def check(facts: Facts) -> list[Finding]:
                     evidence={"recommended_calls": calls, "ratio": round(comparison.ratio, 3), "steps": recommendation.steps})]
 
 
-CHECK = Check(name="recommended_config", rules=(RULE,), run=check)
+CHECK = Check(name="recommended_config", rules=(RULE,), run=check, fast=False)

@@ -55,4 +55,4 @@ def _rps(arm) -> str:
     return f"{arm.throughput_rps:.1f}" if arm.throughput_rps else "?"
 
 
-CHECK = Check(name="serving_layout", rules=(RULE,), run=check)
+CHECK = Check(name="serving_layout", rules=(RULE,), run=check, fast=False)

@@ -19,6 +19,11 @@ ENTRY_POINT_GROUP = "paddle_doctor.checks"
 
 @dataclass(frozen=True)
 class Check:
+    """``fast``: the check judges only what the cheap probes find (cgroup, /proc, mounts, service
+    config, cache folder), so the healthcheck runs it. A check that judges measured facts (the
+    verification or the model's graph, which need ``--model``) sets ``fast=False``: in the
+    healthcheck it could only skip."""
+
     name: str
     rules: tuple[str, ...]
     run: Callable[[Facts], list[Finding]]

@@ -86,3 +86,55 @@ def test_a_broken_third_party_entry_point_is_reported_and_the_report_goes_on(tmp
     assert "needs a module" in report["check_errors"][0]["reason"]
     assert statuses(report)["PD-CPU-001"] in ("pass", "fail", "warn", "skip")
     assert result.returncode == 1
+
+
+
+SERVICES = [dict(), dict(threads=4, concurrency=8, instances=2, layout="clone"), dict(device="gpu", precision="fp16"),
+            dict(device="gpu", model="/models/m", tensorrt=dict(enabled=True, use_static=True, dynamic_shape_file="/m/s.pbtxt")),
+            dict(model="/models/m", onednn=False, ir_optim=False, warmup_runs=0, onednn_cache_capacity=0)]
+
+
+def unmeasured_facts():
+    """Facts as the probes alone give them (no verification, no graph), over services and machines
+    that take the checks down different paths."""
+    from paddle_doctor.facts import GpuDevice, GpuFacts, TensorRTSettings, TrtCacheFacts
+
+    for service in SERVICES:
+        service = dict(service)
+        trt, model = service.pop("tensorrt", None), service.pop("model", None)
+        for gpu in (False, True):
+            facts = make_facts(throttled=(1000, 400), quota=2.0, **service)
+            facts.service.model = model
+            if trt:
+                facts.service.tensorrt = TensorRTSettings(**trt)
+                facts.trt_cache = TrtCacheFacts(status="probed", directory="/models/m/_opt_cache", source="model", exists=True,
+                                                engines=["trt_serialized_1"], checked_path="/models/m/_opt_cache", mode=0o755,
+                                                stamp={"tensorrt": "8.5.1", "gpu": "Tesla T4", "compute_capability": "7.5"},
+                                                shape_file="/m/s.pbtxt", shape_file_exists=False)
+            if gpu:
+                facts.paddle.with_cuda, facts.paddle.cuda_version, facts.paddle.cuda_archs = True, "12.6", [80]
+                facts.paddle.cudnn_version = "9.0"
+                facts.paddle.trt_compile_version = [8, 6, 1]
+                facts.gpu = GpuFacts(status="ok", driver_version="470.57.02", cuda_driver_version="11.4",
+                                     devices=[GpuDevice(index=0, name="Tesla T4", compute_capability="7.5",
+                                                        memory_total_bytes=16 << 30, memory_free_bytes=1 << 30)])
+            yield facts
+
+
+def outcomes_without_a_measurement(check) -> set[str]:
+    return {finding.status.value for facts in unmeasured_facts() for finding in check.run(facts)}
+
+
+
+def test_fast_checks_judge_probed_facts_and_the_others_only_measurements():
+    """The healthcheck runs only fast checks, and without a model: a check marked slow must have
+    nothing but skips to say without a measurement, and a fast one must have something to say."""
+    from paddle_doctor.registry import discover_checks
+
+    checks, failures = discover_checks()
+    assert not failures
+    outcomes = {check.name: outcomes_without_a_measurement(check) for check in checks}
+    wrong = {check.name: sorted(outcomes[check.name]) for check in checks
+             if (outcomes[check.name] == {"skip"}) == check.fast}
+    assert not wrong, f"fast flag does not match what the check can say without a measurement: {wrong}"
+    assert sum(check.fast for check in checks) >= 15 and sum(not check.fast for check in checks) >= 5
