@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import sys
 import types
 import typing
 from pathlib import Path
@@ -76,10 +77,25 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
     raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
 
 
+class _ModuleNames(dict):
+    """A module's names as seen from outside, for evaluating its annotations: unlike its
+    ``__dict__``, this reaches the names its ``__getattr__`` loads on first use (PEP 562)."""
+
+    def __init__(self, module: Any) -> None:
+        super().__init__()
+        self.module = module
+
+    def __missing__(self, name: str) -> Any:
+        try:
+            return getattr(self.module, name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+
 @functools.lru_cache(maxsize=None)
 def _type_hints(cls: Any) -> dict[str, Any]:
     """Resolved field types, once per class (resolving them dominates decoding a baseline)."""
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls, localns=_ModuleNames(sys.modules[cls.__module__]))
 
 
 def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:

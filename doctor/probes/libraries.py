@@ -39,21 +39,25 @@ def probe_libraries(reader: Reader, env: dict[str, str], pip_dirs: list[str]) ->
             names = reader.ctx.listdir(directory)
         except OSError:
             continue
-        for library in LIBRARIES:
-            copy = newest_copy(directory, names, library)
-            if copy is not None:
-                found[library].append(copy)
+        for library, copy in newest_copies(directory, names).items():
+            found[library].append(copy)
     return LibraryFacts(searched=searched, found=found)
 
 
-def newest_copy(directory: str, names: list[str], library: str) -> SharedLibrary | None:
-    """The fullest version of ``library`` among one folder's file names (symlinks share the folder)."""
-    versions = [m.group("version") or "" for m in map(SHARED_OBJECT.match, names) if m and m.group("name") == library]
-    if not versions:
-        return None
-    best = max(versions, key=lambda version: tuple(int(part) for part in version.split(".")) if version else ())
-    path = posixpath.join(directory, f"{library}.so" + (f".{best}" if best else ""))
-    return SharedLibrary(path=path, version=best or None)
+def newest_copies(directory: str, names: list[str]) -> dict[str, SharedLibrary]:
+    """The fullest version of each library among one folder's file names (symlinks share the folder).
+
+    System folders hold a thousand files; the prefix test comes before the pattern."""
+    versions: dict[str, list[str]] = {}
+    for match in map(SHARED_OBJECT.match, (name for name in names if name.startswith(LIBRARIES))):
+        if match and match.group("name") in LIBRARIES:
+            versions.setdefault(match.group("name"), []).append(match.group("version") or "")
+    copies = {}
+    for library, found in versions.items():
+        best = max(found, key=lambda version: tuple(int(part) for part in version.split(".")) if version else ())
+        copies[library] = SharedLibrary(path=posixpath.join(directory, f"{library}.so" + (f".{best}" if best else "")),
+                                        version=best or None)
+    return copies
 
 
 def ld_conf_dirs(reader: Reader, conf: str, depth: int = 0) -> list[str]:

@@ -3,18 +3,39 @@
 Facts serialize to JSON and back without loss, so ``paddle-doctor facts > snap.json`` on one
 machine and ``paddle-doctor check --facts snap.json`` on another give the same findings.
 Checks read Facts and nothing else.
+
+The sections only a measurement with ``--model`` fills (``verification``, ``graph``) live in
+submodules that load on first use, under the same names here: the healthcheck never measures and
+runs every few seconds, and creating their dataclasses would be a fifth of its start-up.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .serde import decode_document, load_json_file, to_data
+from ..serde import decode_document, load_json_file, to_data
 
 SCHEMA_VERSION = 1
+MEASURED_SECTIONS = {
+    "verification": ("ArmResult", "ComparisonResult", "ExperimentResult", "Recommendation", "ModelFacts", "VerificationFacts"),
+    "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
+              "GraphFacts"),
+}
+_SECTION_OF = {name: section for section, names in MEASURED_SECTIONS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """The measured sections' classes, imported when first asked for (PEP 562)."""
+    section = _SECTION_OF.get(name)
+    if section is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{section}"), name)
+    globals()[name] = value
+    return value
 
 
 class FactsError(ValueError):
@@ -241,192 +262,6 @@ class ServiceFacts:
     gpu_memory_pool_mb: int | None = None
     delete_passes: list[str] = field(default_factory=list)
     tensorrt: TensorRTSettings = field(default_factory=TensorRTSettings)
-
-
-@dataclass
-class ArmResult:
-    """One predictor configuration (or serving layout, under load) as measured: latency in
-    milliseconds; ``throughput_rps`` (requests per second) for a layout under concurrent load."""
-
-    label: str
-    config: dict[str, Any]
-    create_ms: float | None = None
-    first_ms: float | None = None
-    runs: int = 0
-    p50: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-    mean: float | None = None
-    cv: float | None = None
-    throughput_rps: float | None = None
-
-
-@dataclass
-class ComparisonResult:
-    """Candidate against baseline: ratio > 1 means the candidate is faster."""
-
-    baseline: str
-    candidate: str
-    ratio: float
-    ci_low: float
-    ci_high: float
-    verdict: str
-    rounds: int
-    confidence: float = 0.95
-    drift: dict[str, Any] | None = None
-    changes_outputs: bool | None = None
-
-
-@dataclass
-class ExperimentResult:
-    """``status``: measured, skipped (cannot run here: reason says why) or error (reason says why)."""
-
-    name: str
-    status: str
-    reason: str | None = None
-    seconds: float = 0.0
-    arms: list[ArmResult] = field(default_factory=list)
-    comparisons: list[ComparisonResult] = field(default_factory=list)
-    noisy: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Recommendation:
-    config: dict[str, Any]
-    snippet: str
-    steps: list[str]
-    baseline: ArmResult
-    recommended: ArmResult
-    comparison: ComparisonResult | None
-
-
-@dataclass
-class ModelFacts:
-    path: str
-    format: str
-    program: str
-    params: str | None
-    inputs: dict[str, dict[str, Any]]
-
-
-@dataclass
-class VerificationFacts:
-    model: ModelFacts
-    budget_s: float
-    min_effect: float
-    max_drift: float
-    seconds: float = 0.0
-    baseline: dict[str, Any] = field(default_factory=dict)
-    experiments: list[ExperimentResult] = field(default_factory=list)
-    recommendation: Recommendation | None = None
-    error: str | None = None
-
-    def experiment(self, name: str) -> ExperimentResult | None:
-        return next((e for e in self.experiments if e.name == name), None)
-
-
-@dataclass
-class ChainBreaker:
-    """What stops a fusion between two matched ops: ``op``, an op no pass accepts there (a custom
-    or unknown op), or ``consumer``, a second use of the intermediate value outside the pattern."""
-
-    kind: str
-    op: str
-    position: int
-    variable: str | None = None
-    after: str | None = None
-    before: str | None = None
-    custom: bool = False
-
-
-@dataclass
-class FusionInstance:
-    """One fusible pattern in the original program. ``status``: fused (one op in the optimised
-    program), partial, unfused, or unknown (not found in the optimised program); ``ops`` name
-    each matched op with its position (``conv2d #1``), ``variables`` their outputs."""
-
-    pattern: str
-    status: str
-    ops: list[str]
-    variables: list[str]
-    params: list[str] = field(default_factory=list)
-    became: list[str] = field(default_factory=list)
-    reason: str | None = None
-    breakers: list[ChainBreaker] = field(default_factory=list)
-
-
-@dataclass
-class PatternCoverage:
-    """``coverage`` = fused / (fusible - unknown); None when nothing could be counted."""
-
-    pattern: str
-    title: str
-    fusible: int
-    fused: int
-    partial: int
-    unfused: int
-    unknown: int = 0
-    coverage: float | None = None
-
-
-@dataclass
-class PassRejection:
-    """A pass that looked at an op and refused it: ``check`` is what failed, e.g. ``Attr(axis)``."""
-
-    pass_name: str
-    op: str
-    check: str
-
-
-@dataclass
-class TensorRTShare:
-    engines: int
-    ops_inside: int
-    ops_outside: int
-    share: float | None
-    outside: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class OptimisedProgram:
-    """The program the predictor runs for the service's config. ``status``: read, skipped (cannot
-    be produced here; reason says why) or error (Paddle failed; reason says how)."""
-
-    status: str
-    reason: str | None = None
-    pipeline: str | None = None
-    config: list[str] = field(default_factory=list)
-    format: str | None = None
-    ops: int = 0
-    histogram: dict[str, int] = field(default_factory=dict)
-    removed: dict[str, int] = field(default_factory=dict)
-    added: dict[str, int] = field(default_factory=dict)
-    passes: list[str] | None = None
-    rejections: list[PassRejection] = field(default_factory=list)
-    create_ms: float | None = None
-    tensorrt: TensorRTShare | None = None
-
-
-@dataclass
-class GraphFacts:
-    """The model's program read without running it, and its fusion coverage. ``error``: the program
-    cannot be read (names the file, and the version when known); nothing else is filled then."""
-
-    program: str
-    format: str | None = None
-    version: int | None = None
-    error: str | None = None
-    ops: int = 0
-    histogram: dict[str, int] = field(default_factory=dict)
-    feed_fetch: dict[str, int] = field(default_factory=dict)
-    optimised: OptimisedProgram | None = None
-    instances: list[FusionInstance] = field(default_factory=list)
-    coverage: list[PatternCoverage] = field(default_factory=list)
-    total: PatternCoverage | None = None
-    dropout: list[str] = field(default_factory=list)
-    dropout_left: int | None = None
-    seconds: float = 0.0
 
 
 @dataclass

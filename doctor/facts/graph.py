@@ -1,0 +1,110 @@
+"""Facts read from the model's program (``--model``): fusion instances, coverage and the optimised
+program Paddle runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ChainBreaker:
+    """What stops a fusion between two matched ops: ``op``, an op no pass accepts there (a custom
+    or unknown op), or ``consumer``, a second use of the intermediate value outside the pattern."""
+
+    kind: str
+    op: str
+    position: int
+    variable: str | None = None
+    after: str | None = None
+    before: str | None = None
+    custom: bool = False
+
+
+@dataclass
+class FusionInstance:
+    """One fusible pattern in the original program. ``status``: fused (one op in the optimised
+    program), partial, unfused, or unknown (not found in the optimised program); ``ops`` name
+    each matched op with its position (``conv2d #1``), ``variables`` their outputs."""
+
+    pattern: str
+    status: str
+    ops: list[str]
+    variables: list[str]
+    params: list[str] = field(default_factory=list)
+    became: list[str] = field(default_factory=list)
+    reason: str | None = None
+    breakers: list[ChainBreaker] = field(default_factory=list)
+
+
+@dataclass
+class PatternCoverage:
+    """``coverage`` = fused / (fusible - unknown); None when nothing could be counted."""
+
+    pattern: str
+    title: str
+    fusible: int
+    fused: int
+    partial: int
+    unfused: int
+    unknown: int = 0
+    coverage: float | None = None
+
+
+@dataclass
+class PassRejection:
+    """A pass that looked at an op and refused it: ``check`` is what failed, e.g. ``Attr(axis)``."""
+
+    pass_name: str
+    op: str
+    check: str
+
+
+@dataclass
+class TensorRTShare:
+    engines: int
+    ops_inside: int
+    ops_outside: int
+    share: float | None
+    outside: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class OptimisedProgram:
+    """The program the predictor runs for the service's config. ``status``: read, skipped (cannot
+    be produced here; reason says why) or error (Paddle failed; reason says how)."""
+
+    status: str
+    reason: str | None = None
+    pipeline: str | None = None
+    config: list[str] = field(default_factory=list)
+    format: str | None = None
+    ops: int = 0
+    histogram: dict[str, int] = field(default_factory=dict)
+    removed: dict[str, int] = field(default_factory=dict)
+    added: dict[str, int] = field(default_factory=dict)
+    passes: list[str] | None = None
+    rejections: list[PassRejection] = field(default_factory=list)
+    create_ms: float | None = None
+    tensorrt: TensorRTShare | None = None
+
+
+@dataclass
+class GraphFacts:
+    """The model's program read without running it, and its fusion coverage. ``error``: the program
+    cannot be read (names the file, and the version when known); nothing else is filled then."""
+
+    program: str
+    format: str | None = None
+    version: int | None = None
+    error: str | None = None
+    ops: int = 0
+    histogram: dict[str, int] = field(default_factory=dict)
+    feed_fetch: dict[str, int] = field(default_factory=dict)
+    optimised: OptimisedProgram | None = None
+    instances: list[FusionInstance] = field(default_factory=list)
+    coverage: list[PatternCoverage] = field(default_factory=list)
+    total: PatternCoverage | None = None
+    dropout: list[str] = field(default_factory=list)
+    dropout_left: int | None = None
+    seconds: float = 0.0

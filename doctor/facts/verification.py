@@ -1,0 +1,90 @@
+"""Facts a verification run measures with the real predictor (``--model``): arms, comparisons,
+experiments and the recommendation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ArmResult:
+    """One predictor configuration (or serving layout, under load) as measured: latency in
+    milliseconds; ``throughput_rps`` (requests per second) for a layout under concurrent load."""
+
+    label: str
+    config: dict[str, Any]
+    create_ms: float | None = None
+    first_ms: float | None = None
+    runs: int = 0
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    mean: float | None = None
+    cv: float | None = None
+    throughput_rps: float | None = None
+
+
+@dataclass
+class ComparisonResult:
+    """Candidate against baseline: ratio > 1 means the candidate is faster."""
+
+    baseline: str
+    candidate: str
+    ratio: float
+    ci_low: float
+    ci_high: float
+    verdict: str
+    rounds: int
+    confidence: float = 0.95
+    drift: dict[str, Any] | None = None
+    changes_outputs: bool | None = None
+
+
+@dataclass
+class ExperimentResult:
+    """``status``: measured, skipped (cannot run here: reason says why) or error (reason says why)."""
+
+    name: str
+    status: str
+    reason: str | None = None
+    seconds: float = 0.0
+    arms: list[ArmResult] = field(default_factory=list)
+    comparisons: list[ComparisonResult] = field(default_factory=list)
+    noisy: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Recommendation:
+    config: dict[str, Any]
+    snippet: str
+    steps: list[str]
+    baseline: ArmResult
+    recommended: ArmResult
+    comparison: ComparisonResult | None
+
+
+@dataclass
+class ModelFacts:
+    path: str
+    format: str
+    program: str
+    params: str | None
+    inputs: dict[str, dict[str, Any]]
+
+
+@dataclass
+class VerificationFacts:
+    model: ModelFacts
+    budget_s: float
+    min_effect: float
+    max_drift: float
+    seconds: float = 0.0
+    baseline: dict[str, Any] = field(default_factory=dict)
+    experiments: list[ExperimentResult] = field(default_factory=list)
+    recommendation: Recommendation | None = None
+    error: str | None = None
+
+    def experiment(self, name: str) -> ExperimentResult | None:
+        return next((e for e in self.experiments if e.name == name), None)
