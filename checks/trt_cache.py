@@ -16,12 +16,10 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.probes.mounts import mount_for
+from paddle_doctor.probes.mounts import lost_on_restart, mount_for
 from paddle_doctor.registry import Check
 
 REBUILT, NOT_PERSISTED, NOT_WRITABLE = "PD-TRT-001", "PD-TRT-002", "PD-TRT-003"
-CONTAINER_LAYER = ("overlay", "aufs", "fuse-overlayfs")
-MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -48,11 +46,8 @@ def persisted_finding(facts: Facts) -> Finding:
     if mount is None:
         return skipped(NOT_PERSISTED, "the mount table (/proc/self/mountinfo) was not read")
     evidence = {"directory": directory, "mountpoint": mount.mountpoint, "fstype": mount.fstype, "source": mount.source}
-    if mount.fstype in CONTAINER_LAYER and mount.mountpoint == "/":
-        where = f"the container's writable layer ({mount.fstype} at /), which is thrown away with the container"
-    elif mount.fstype in MEMORY_FILESYSTEMS:
-        where = f"{mount.fstype} at {mount.mountpoint}, which lives in memory and is lost at every restart"
-    else:
+    where = lost_on_restart(mount)
+    if where is None:
         return passed(NOT_PERSISTED, f"{directory} is on {mount.fstype} {mount.source} mounted at {mount.mountpoint}", **evidence)
     return Finding(NOT_PERSISTED, Status.FAIL, f"the engine cache {directory} is on {where}",
                    observed=f"{mount.fstype} at {mount.mountpoint}", expected="a volume or bind mount", evidence=evidence)

@@ -2,8 +2,9 @@
 
 ``paddle-doctor baseline --out PATH`` runs in the container's entrypoint, after the warm-up and
 before the service takes traffic (or at image build). It records the CPU budget against the threads
-the service configures, the memory limit, the cgroup throttling counters, the Paddle build, and the
-optimisation / TensorRT engine cache (where it is, what it holds, whether it is on a volume). It
+the service configures, the memory limit, the cgroup throttling counters, the Paddle build, the
+GPUs a GPU service sees with the driver that serves them, and the optimisation / TensorRT engine
+cache (where it is, what it holds, whether it is on a volume). It
 also pins the fast checks and the rules and settings they are judged by, so that
 ``paddle-doctor healthcheck --baseline PATH`` neither scans entry points nor parses rules.yaml.
 
@@ -16,24 +17,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .budget import cpu_budget, service_threads
 from .context import ProbeContext
-from .facts import Facts, Mount, ServiceFacts
-from .probes.mounts import mount_for
+from .facts import Facts, ServiceFacts
+from .gpu import uses_gpu
+from .probes.mounts import lost_on_restart, mount_for
 from .registry import LoadFailure, discover_registered
 from .rules import Rule, Rulebook
 from .serde import decode_document, load_json_file, to_data
 from .settings import Settings
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KIND = "paddle-doctor baseline"
-ENGINE_PREFIX = "trt_serialized_"
-DEFAULT_CACHE_DIR = "_opt_cache"
-EPHEMERAL_FILESYSTEMS = ("overlay", "aufs", "fuse-overlayfs", "tmpfs")
+GPU_NODE = re.compile(r"^/dev/nvidia\d+$")
 LOCATE_TIMEOUT = 30.0
 # Run with the service's Python: where the Paddle distribution's METADATA file is, so that the
 # healthcheck can read name and version from it without importing Paddle.
@@ -103,11 +103,23 @@ class CacheRecord:
     mountpoint: str | None
     fstype: str | None
     error: str | None = None
+    lost_on_restart: str | None = None  # why the folder does not outlive the container; None on a volume
 
     @property
     def persisted(self) -> bool:
         """On a volume or bind mount, not in the container's writable layer or in memory."""
-        return self.fstype is not None and self.fstype not in EPHEMERAL_FILESYSTEMS
+        return self.fstype is not None and self.lost_on_restart is None
+
+
+@dataclass
+class GpuRecord:
+    """The GPUs of a GPU service as the cheap probes see them (the healthcheck does not ask NVML):
+    the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record."""
+
+    kernel_driver: str | None
+    device_nodes: list[str]
+    nvml_driver: str | None
+    devices: list[str]
 
 
 @dataclass
@@ -124,6 +136,7 @@ class Baseline:
     memory: MemoryRecord
     throttling: ThrottlingRecord
     paddle: PaddleRecord
+    gpu: GpuRecord | None
     cache: CacheRecord | None
 
     def to_json(self) -> str:
@@ -137,8 +150,12 @@ class Baseline:
         else:
             cache = f"cache {self.cache.path}: {self.cache.files} files, {self.cache.engines} TensorRT engines"
             cache += "" if self.cache.persisted else f" (not on a volume: {self.cache.fstype or 'no mount found'})"
+        if self.gpu is None:
+            gpu = "no GPU service"
+        else:
+            gpu = f"GPUs {', '.join(self.gpu.devices or self.gpu.device_nodes) or 'none'}, driver {self.gpu.kernel_driver or 'not loaded'}"
         return (f"cpu budget {budget} for {self.cpu.total_threads} threads; memory limit {memory}; "
-                f"paddle {self.paddle.installed or self.paddle.status}; {cache}; {len(self.checks)} fast checks pinned")
+                f"paddle {self.paddle.installed or self.paddle.status}; {gpu}; {cache}; {len(self.checks)} fast checks pinned")
 
     def rulebook(self) -> Rulebook:
         return Rulebook(f"baseline ({len(self.rules)} pinned rules)", {rule.id: rule for rule in self.rules})
@@ -151,7 +168,6 @@ def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, setting
     declared = {rule for _, check in registered if check.fast for rule in check.rules}
     budget = cpu_budget(facts)
     threads, source = service_threads(facts)
-    directory = cache_directory(facts.service, ctx)
     baseline = Baseline(
         schema_version=SCHEMA_VERSION,
         kind=KIND,
@@ -166,9 +182,33 @@ def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, setting
         memory=MemoryRecord(facts.memory.limit_bytes, facts.memory.limit_file),
         throttling=ThrottlingRecord(facts.cgroup.nr_periods, facts.cgroup.nr_throttled),
         paddle=_paddle_record(facts, ctx),
-        cache=probe_cache(ctx, directory, facts.mounts) if directory else None,
+        gpu=gpu_record(facts) if uses_gpu(facts) else None,
+        cache=cache_record(facts),
     )
     return baseline, load_failures
+
+
+def gpu_record(facts: Facts) -> GpuRecord:
+    gpu = facts.gpu
+    return GpuRecord(kernel_driver=gpu.kernel_driver, device_nodes=gpu_nodes(facts),
+                     nvml_driver=gpu.driver_version if gpu.status == "ok" else None,
+                     devices=[f"{device.index}: {device.name}" for device in gpu.devices])
+
+
+def gpu_nodes(facts: Facts) -> list[str]:
+    """The ``/dev/nvidiaN`` nodes, one per GPU the container was given (not nvidiactl or nvidia-uvm)."""
+    return sorted(node for node in facts.gpu.device_nodes if GPU_NODE.match(node))
+
+
+def cache_record(facts: Facts) -> CacheRecord | None:
+    """The optimisation / engine cache as probed, with the mount it sits on; None when the service uses none."""
+    cache = facts.trt_cache
+    if cache.status != "probed" or cache.directory is None:
+        return None
+    mount = mount_for(facts.mounts, cache.directory)
+    return CacheRecord(cache.directory, exists=cache.exists, files=cache.files, engines=len(cache.engines),
+                       mountpoint=mount.mountpoint if mount else None, fstype=mount.fstype if mount else None,
+                       error=cache.list_error, lost_on_restart=lost_on_restart(mount) if mount else None)
 
 
 def _paddle_record(facts: Facts, ctx: ProbeContext) -> PaddleRecord:
@@ -199,38 +239,6 @@ def read_installed(ctx: ProbeContext, metadata_file: str) -> tuple[str | None, s
     if len(headers) != 2:
         return None, f"{metadata_file} has no Name and Version"
     return f"{headers['Name'].lower().replace('_', '-')} {headers['Version']}", None
-
-
-def cache_directory(service: ServiceFacts, ctx: ProbeContext) -> str | None:
-    """Where Paddle keeps the optimised model and serialized TensorRT engines, if the service uses a cache.
-
-    ``set_optim_cache_dir`` wins; otherwise Paddle writes ``_opt_cache`` beside the model.
-    """
-    if service.optim_cache_dir:
-        return posixpath.normpath(os.path.abspath(service.optim_cache_dir))
-    if service.model and (service.tensorrt.enabled or service.save_optim_model):
-        model = os.path.abspath(service.model)
-        model_dir = model if ctx.path(model).is_dir() else posixpath.dirname(model)
-        return posixpath.join(model_dir, DEFAULT_CACHE_DIR)
-    return None
-
-
-def probe_cache(ctx: ProbeContext, directory: str, mounts: list[Mount]) -> CacheRecord:
-    mount = mount_for(mounts, directory)
-    record = CacheRecord(directory, exists=False, files=0, engines=0,
-                         mountpoint=mount.mountpoint if mount else None, fstype=mount.fstype if mount else None)
-    try:
-        names = ctx.listdir(directory)
-    except FileNotFoundError:
-        return record
-    except OSError as exc:
-        record.exists = ctx.exists(directory)
-        record.error = f"cannot list {directory}: {exc.strerror or exc}"
-        return record
-    record.exists = True
-    record.files = len(names)
-    record.engines = sum(1 for name in names if name.startswith(ENGINE_PREFIX))
-    return record
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:

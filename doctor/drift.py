@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .baseline import Baseline, probe_cache, read_installed, size_text
+from .baseline import Baseline, cache_record, gpu_nodes, read_installed, size_text
 from .budget import cpu_budget, service_threads
 from .context import ProbeContext
 from .facts import Facts
@@ -34,7 +34,8 @@ def compare(baseline: Baseline, facts: Facts, ctx: ProbeContext) -> list[Invaria
         _compare_cpu(baseline, facts),
         _compare_throttling(baseline, facts),
         _compare_memory(baseline, facts),
-        *([_compare_cache(baseline, facts, ctx)] if baseline.cache else []),
+        *([_compare_gpu(baseline, facts)] if baseline.gpu else []),
+        *([_compare_cache(baseline, facts)] if baseline.cache else []),
         *([_compare_paddle(baseline, ctx)] if baseline.paddle.metadata_file else []),
     ]
 
@@ -76,10 +77,30 @@ def _compare_memory(baseline: Baseline, facts: Facts) -> Invariant:
     return Invariant("memory_limit", True, f"memory limit {size_text(now)}" + (" (raised since baseline)" if now != before else ""))
 
 
-def _compare_cache(baseline: Baseline, facts: Facts, ctx: ProbeContext) -> Invariant:
-    before = baseline.cache
-    now = probe_cache(ctx, before.path, facts.mounts)
+def _compare_gpu(baseline: Baseline, facts: Facts) -> Invariant:
+    """The GPU nodes the container was given and the kernel driver behind them: a GPU that vanished
+    (an Xid error, a hot-unplug, a device plugin that took it back) or a driver upgraded under a
+    running container (CUDA then fails with "driver/library version mismatch") do not heal."""
+    before, driver = baseline.gpu, facts.gpu.kernel_driver
+    gone = sorted(set(before.device_nodes) - set(gpu_nodes(facts)))
+    if gone:
+        return Invariant("gpu", False, f"GPU gone since baseline: {', '.join(gone)} no longer present", "PD-GPU-003")
+    if before.kernel_driver and driver is None:
+        return Invariant("gpu", False, f"the NVIDIA kernel driver {before.kernel_driver} is no longer loaded "
+                         "(/proc/driver/nvidia/version is gone)", "PD-GPU-007")
+    if before.kernel_driver and driver != before.kernel_driver:
+        return Invariant("gpu", False, f"NVIDIA driver changed from {before.kernel_driver} to {driver} since baseline: "
+                         "the container's CUDA libraries no longer match it; restart the container", "PD-GPU-007")
+    nodes = ", ".join(before.device_nodes) or "no GPU nodes"
+    return Invariant("gpu", True, f"{nodes} with driver {driver or 'unknown'} as at baseline", "PD-GPU-003")
+
+
+def _compare_cache(baseline: Baseline, facts: Facts) -> Invariant:
+    before, now = baseline.cache, cache_record(facts)
     where = f"cache {before.path}"
+    if now is None or now.path != before.path:
+        return Invariant("cache", False, f"the service no longer uses {where} (its config changed since baseline); "
+                         "re-create the baseline", "PD-START-001")
     if now.error:
         return Invariant("cache", False, now.error, "PD-TRT-003")
     if before.exists and not now.exists:

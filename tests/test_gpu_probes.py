@@ -8,6 +8,7 @@ import stat
 import sys
 
 import jsonschema
+import pytest
 
 from conftest import facts_from_root, fixture_root, report_json, run_doctor
 from gpu_helpers import GPU_ROOT, GPU_RULES, fake_paddle, run_with_fake_nvml, service_config
@@ -118,11 +119,25 @@ def test_trt_cache_folder_stamp_and_shape_file_are_probed(tmp_path):
     assert (cache["status"], cache["directory"], cache["source"], cache["exists"]) == ("probed", "/cache/paddle", "optim_cache_dir", True)
     assert cache["engines"] == ["trt_serialized_2c7d90e1f4", "trt_serialized_b81e6a3f09"]
     assert cache["stamp"] == {"tensorrt": "8.6.1", "gpu": "Tesla T4", "compute_capability": "7.5", "paddle": "2.6.1"}
-    assert cache["shape_file_exists"] is True
+    assert cache["shape_file_exists"] is True and cache["files"] == 4 and cache["list_error"] is None
     config = service_config(tmp_path, {"model": "/app/models/ocr/inference", "tensorrt": {"enabled": True, "use_static": True}})
     cache = json.loads(run_doctor("facts", "--no-paddle", "--no-gpu", "--root", root, "--config", config).stdout)["trt_cache"]
     assert (cache["directory"], cache["source"], cache["exists"], cache["checked_path"]) == (
         "/app/models/ocr/_opt_cache", "model", False, "/app/models/ocr")
+
+
+@pytest.mark.parametrize("settings, directory", [
+    ({"model": "/app/models/ocr/inference", "save_optim_model": True}, "/app/models/ocr/_opt_cache"),
+    ({"optim_cache_dir": "/cache/fresh"}, "/cache/fresh"),
+    ({"model": "/app/models/ocr/inference"}, None),
+], ids=["save-optim-model", "optim-cache-dir", "no-cache"])
+def test_the_optimisation_cache_is_probed_without_tensorrt_too(tmp_path, settings, directory):
+    config = service_config(tmp_path, settings)
+    root = str(fixture_root(GPU_ROOT))
+    cache = json.loads(run_doctor("facts", "--no-paddle", "--no-gpu", "--root", root, "--config", config).stdout)["trt_cache"]
+    assert cache["directory"] == directory and cache["status"] == ("probed" if directory else "not_probed")
+    if directory is None:
+        assert "uses no cache" in cache["reason"]
 
 
 def test_a_broken_stamp_means_the_doctor_cannot_tell(tmp_path):

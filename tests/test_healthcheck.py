@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from conftest import fixture_root, run_doctor
+from gpu_helpers import GPU_ROOT, run_with_fake_nvml, service_config
 from test_registry import install_plugin
 
 ROOT = "amd-avx512bf16-v2-quota"  # cgroup v2, quota 1.5 CPUs, memory.max 2 GiB, throttled 3100 of 12000 periods
@@ -95,12 +96,14 @@ def test_baseline_records_the_invariants_and_pins_fast_checks(container):
     result = container.record("--threads", "1", "--config", config)
     assert "cache /cache/paddle: 2 files, 1 TensorRT engines" in result.stdout
     data = json.loads(container.baseline.read_text())
-    assert data["schema_version"] == 1 and data["kind"] == "paddle-doctor baseline"
+    assert data["schema_version"] == 2 and data["kind"] == "paddle-doctor baseline"
     assert data["cpu"]["budget_cpus"] == 1.5 and data["cpu"]["threads"] == 1
     assert data["memory"]["limit_bytes"] == 2147483648
     assert data["throttling"] == {"nr_periods": 12000, "nr_throttled": 3100}
     assert data["cache"] == {"path": "/cache/paddle", "exists": True, "files": 2, "engines": 1,
-                             "mountpoint": "/cache", "fstype": "ext4", "error": None}
+                             "mountpoint": "/cache", "fstype": "ext4", "error": None, "lost_on_restart": None}
+    # a GPU service on a host without a GPU: nothing to lose, recorded as such
+    assert data["gpu"] == {"kernel_driver": None, "device_nodes": [], "nvml_driver": None, "devices": []}
     assert data["paddle"]["status"] == "not_probed" and data["paddle"]["metadata_file"] is None
     pinned = {check["name"]: check["reference"] for check in data["checks"]}
     assert pinned["cpu_budget"] == "paddle_doctor.checks.cpu_budget:CHECK"
@@ -236,6 +239,53 @@ def test_cache_emptied_is_unhealthy(container):
     assert unhealthy(container.check()) == "unhealthy: cache /cache/paddle was emptied (baseline: 2 files)"
 
 
+def gpu_container(tmp_path, device: str) -> Container:
+    """The recorded T4 container (driver 470.82.01, /dev/nvidia0), its baseline taken with NVML answering."""
+    container = Container(tmp_path, GPU_ROOT)
+    config = service_config(tmp_path, {"device": device, "threads": 1})
+    result = run_with_fake_nvml("baseline", "--root", str(container.root), "--gpu", "--config", config,
+                                "--out", str(container.baseline), scenario="t4-driver-470")
+    assert result.returncode == 0, result.stderr
+    return container
+
+
+def test_baseline_of_a_gpu_service_records_its_gpus_and_driver(tmp_path):
+    container = gpu_container(tmp_path, "gpu")
+    assert json.loads(container.baseline.read_text())["gpu"] == {
+        "kernel_driver": "470.82.01", "device_nodes": ["/dev/nvidia0"], "nvml_driver": "470.82.01", "devices": ["0: Tesla T4"]}
+    healthy(container.check())
+    gpu = next(i for i in container.detail()["invariants"] if i["name"] == "gpu")
+    assert gpu == {"name": "gpu", "ok": True, "message": "/dev/nvidia0 with driver 470.82.01 as at baseline", "rule": "PD-GPU-003"}
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (lambda c: (c.root / "dev/nvidia0").unlink(),
+         "unhealthy: GPU gone since baseline: /dev/nvidia0 no longer present"),
+        (lambda c: c.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19\n"),
+         "unhealthy: NVIDIA driver changed from 470.82.01 to 535.104.05 since baseline: the container's CUDA libraries "
+         "no longer match it; restart the container"),
+        (lambda c: (c.root / "proc/driver/nvidia/version").unlink(),
+         "unhealthy: the NVIDIA kernel driver 470.82.01 is no longer loaded (/proc/driver/nvidia/version is gone)"),
+    ],
+    ids=["gpu-gone", "driver-upgraded", "driver-unloaded"],
+)
+def test_a_gpu_service_losing_its_gpu_or_driver_is_unhealthy(tmp_path, change, expected):
+    container = gpu_container(tmp_path, "gpu")
+    change(container)
+    line = unhealthy(container.check())
+    assert line == expected or line.startswith(expected + " (+"), line
+
+
+def test_a_cpu_service_on_a_gpu_host_does_not_depend_on_the_gpu(tmp_path):
+    container = gpu_container(tmp_path, "cpu")
+    assert json.loads(container.baseline.read_text())["gpu"] is None
+    (container.root / "dev/nvidia0").unlink()
+    assert "gpu" not in {i["name"] for i in container.detail()["invariants"]}
+    healthy(container.check())
+
+
 def test_paddle_build_unchanged_then_changed(live_baseline_file, tmp_path):
     detail = json.loads(run_doctor("healthcheck", "--baseline", str(live_baseline_file), "--json").stdout)
     build = next(i for i in detail["invariants"] if i["name"] == "paddle_build")
@@ -338,7 +388,7 @@ def test_json_detail_links_every_finding_to_its_docs(container):
         ("[1, 2]", "not a paddle-doctor baseline"),
         (json.dumps({"schema_version": 1, "kind": "something else"}), "not a paddle-doctor baseline"),
         (json.dumps({"schema_version": 99, "kind": "paddle-doctor baseline"}),
-         "baseline schema_version is 99, this paddle-doctor reads 1; re-create the baseline with"),
+         "baseline schema_version is 99, this paddle-doctor reads 2; re-create the baseline with"),
         (b"\xff\xfe garbage", "cannot read baseline file"),
     ],
     ids=["missing", "not-json", "list", "other-kind", "other-schema", "not-utf8"],

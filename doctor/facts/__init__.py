@@ -203,7 +203,10 @@ class LibraryFacts:
 
 @dataclass
 class TrtCacheFacts:
-    """Where ``use_static`` TensorRT engines go, and what is there. ``status``: probed, not_probed."""
+    """The optimisation cache folder, where Paddle saves the optimised model (``save_optim_model``)
+    and serialized TensorRT engines (``use_static``), and what is there. ``status``: probed,
+    not_probed (the service uses no cache; ``reason`` says why). ``files``: entries in the folder;
+    ``list_error``: why the folder could not be listed."""
 
     status: str = "not_probed"
     reason: str | None = None
@@ -211,6 +214,8 @@ class TrtCacheFacts:
     source: str | None = None
     exists: bool = False
     engines: list[str] = field(default_factory=list)
+    files: int = 0
+    list_error: str | None = None
     checked_path: str | None = None
     mode: int | None = None
     uid: int | None = None

@@ -6,6 +6,8 @@ from ..facts import Mount
 from .common import Reader
 
 MOUNTINFO = "/proc/self/mountinfo"
+CONTAINER_LAYER = ("overlay", "aufs", "fuse-overlayfs")
+MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
 
 
 def probe_mounts(reader: Reader) -> list[Mount]:
@@ -66,6 +68,15 @@ def mount_for(mounts: list[Mount], path: str) -> Mount | None:
             if best is None or len(point) >= len(best.mountpoint.rstrip("/") or "/"):
                 best = mount
     return best
+
+
+def lost_on_restart(mount: Mount) -> str | None:
+    """Why files on this mount do not outlive the container, or None for a volume or bind mount."""
+    if mount.fstype in CONTAINER_LAYER and mount.mountpoint == "/":
+        return f"the container's writable layer ({mount.fstype} at /), which is thrown away with the container"
+    if mount.fstype in MEMORY_FILESYSTEMS:
+        return f"{mount.fstype} at {mount.mountpoint}, which lives in memory and is lost at every restart"
+    return None
 
 
 def option_size_bytes(options: list[str]) -> int | None:

@@ -1,7 +1,8 @@
-"""The TensorRT engine cache: where ``use_static`` engines go and what is there (a service with TensorRT).
+"""The optimisation cache: where Paddle saves the optimised model and ``use_static`` TensorRT engines,
+and what is there (a service with TensorRT, ``save_optim_model`` or ``optim_cache_dir``).
 
-Paddle serializes engines to ``set_optim_cache_dir(d)`` when set, else ``<model_dir>/_opt_cache/``,
-as ``trt_serialized_<key>``. The probe records whether that folder exists, its engines, the
+Paddle writes to ``set_optim_cache_dir(d)`` when set, else ``<model_dir>/_opt_cache/``; engines
+are named ``trt_serialized_<key>``. The probe records whether that folder exists, its files and engines, the
 owner and mode of the folder (or of the nearest folder above it, where Paddle would create it),
 the ``paddle-doctor-cache.json`` stamp that names the TensorRT version and GPU that built the
 engines, and whether the shape-range file exists. A relative path is taken from the working
@@ -24,10 +25,10 @@ STAMP_FILE = "paddle-doctor-cache.json"
 
 def probe_trt_cache(reader: Reader, service: ServiceFacts) -> TrtCacheFacts:
     trt = service.tensorrt
-    if not trt.enabled:
-        return TrtCacheFacts(reason="the service does not enable TensorRT")
+    if not (trt.enabled or service.save_optim_model or service.optim_cache_dir):
+        return TrtCacheFacts(reason="the service uses no cache: neither TensorRT, save_optim_model nor optim_cache_dir")
     facts = TrtCacheFacts(reason="the service config names neither the model nor optim_cache_dir")
-    if trt.dynamic_shape_file:
+    if trt.enabled and trt.dynamic_shape_file:
         facts.shape_file = absolute(reader, trt.dynamic_shape_file)
         facts.shape_file_exists = reader.ctx.path(facts.shape_file).is_file()
     if service.optim_cache_dir:
@@ -50,8 +51,10 @@ def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
         try:
             names = ctx.listdir(directory)
         except OSError as exc:
+            facts.list_error = f"cannot list {directory}: {exc.strerror or exc}"
             reader.note("trt_cache", directory, f"cannot list: {exc.strerror or exc}")
             names = []
+        facts.files = len(names)
         facts.engines = [name for name in names if name.startswith(ENGINE_PREFIX)]
         if STAMP_FILE in names:
             facts.stamp, facts.stamp_error = read_stamp(reader, posixpath.join(directory, STAMP_FILE))
