@@ -14,7 +14,10 @@ would otherwise compile every module from source on every run.
 The ratio depends on the interpreter's own start-up: in a development venv (editable install,
 whose finder `site` loads at every start) `python -c pass` takes about twice as long as in a venv
 with the wheel installed, while the healthcheck's own cost (the imports of the data model and the
-checks, then the probing) stays the same. Run this script with the Python of either venv.
+checks, then the probing) stays the same. Run this script with the Python of either venv. A third
+side, interleaved with the other two, imports only the standard-library modules the data model is
+built on (dataclasses, typing, json, pathlib, threading): the floor under any healthcheck that
+reads its baseline into that model, printed as a ratio of its own.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import paddle_doctor
 import paddle_doctor.checks
 
 TARGET_RATIO, TARGET_RSS_MB = 4.0, 40.0
+STDLIB_FLOOR = "import dataclasses, json, pathlib, threading, typing"
 
 
 def doctor_command() -> list[str]:
@@ -83,20 +87,23 @@ def main() -> None:
         if recorded.returncode != 0:
             sys.exit(f"paddle-doctor baseline failed: {recorded.stderr.strip()}")
         healthcheck = [*doctor, "healthcheck", "--baseline", str(baseline)]
-        bare = [sys.executable, "-c", "pass"]
-        run(healthcheck), run(bare)  # warm the page cache for both sides
-        checks, passes, rss, codes = [], [], [], set()
+        bare, floor = [sys.executable, "-c", "pass"], [sys.executable, "-c", STDLIB_FLOOR]
+        run(healthcheck), run(bare), run(floor)  # warm the page cache for all sides
+        checks, passes, floors, rss, codes = [], [], [], [], set()
         for _ in range(args.rounds):
             seconds, peak, code = run(healthcheck)
             checks.append(seconds), rss.append(peak), codes.add(code)
             passes.append(run(bare)[0])
-        h, p = statistics.median(checks), statistics.median(passes)
+            floors.append(run(floor)[0])
+        h, p, f = statistics.median(checks), statistics.median(passes), statistics.median(floors)
         editable = "site-packages" not in Path(paddle_doctor.__file__).parts
         print(f"{sys.executable} ({'editable install' if editable else 'installed wheel'}), "
               f"rounds: {args.rounds} (interleaved); healthcheck exit codes seen: {sorted(codes)}")
         print(f"paddle-doctor healthcheck   median {h * 1000:6.1f} ms  (min {min(checks) * 1000:.1f}, max {max(checks) * 1000:.1f})")
         print(f"python -c pass              median {p * 1000:6.1f} ms  (min {min(passes) * 1000:.1f}, max {max(passes) * 1000:.1f})")
+        print(f"python -c '{STDLIB_FLOOR}'  median {f * 1000:6.1f} ms  (min {min(floors) * 1000:.1f}, max {max(floors) * 1000:.1f})")
         print(f"ratio healthcheck / python start: {h / p:.2f}   (target <= {TARGET_RATIO:g}) {'OK' if h / p <= TARGET_RATIO else 'OVER'}")
+        print(f"  of which the standard-library floor: {f / p:.2f}; the healthcheck over that floor: {(h - f) * 1000:.1f} ms")
         peak = max(rss)
         print(f"healthcheck peak RSS: {peak:.1f} MB   (target <= {TARGET_RSS_MB:g} MB) {'OK' if peak <= TARGET_RSS_MB else 'OVER'}")
 

@@ -509,6 +509,9 @@ def test_healthcheck_with_a_baseline_never_imports_paddle_click_rich_or_yaml(con
     heavy = {m for m in modules if m.split(".")[0] in ("paddle", "click", "rich", "yaml", "numpy")}
     assert heavy == set()
     assert "importlib.metadata" not in modules and "concurrent.futures" not in modules and "subprocess" not in modules
+    # nor what only a measurement needs: the verification and graph facts, the measuring code
+    measuring = {m for m in modules if m.startswith(("paddle_doctor.facts.", "paddle_doctor.verify", "paddle_doctor.graph"))}
+    assert measuring == set()
 
 
 def test_healthcheck_without_a_baseline_never_imports_paddle_click_or_rich():
