@@ -231,6 +231,14 @@ def test_cache_lost_is_unhealthy(container, change, expected):
     assert unhealthy(container.check()) == expected
 
 
+def test_a_service_config_that_drops_the_cache_asks_for_a_new_baseline(container):
+    container.record("--config", container.with_cache("trt_serialized_1a2b"))
+    other = container.tmp / "other.yaml"
+    other.write_text("threads: 1\n")
+    assert unhealthy(container.check("--config", str(other))) == (
+        "unhealthy: the service no longer uses cache /cache/paddle (its config changed since baseline); re-create the baseline")
+
+
 def test_cache_emptied_is_unhealthy(container):
     config = container.with_cache("_optimized.pdmodel", "_optimized.pdiparams")
     container.record("--config", config)
