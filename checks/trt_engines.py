@@ -4,7 +4,7 @@ and the shape-range file dynamic shapes need.
 Paddle's cache key ignores the TensorRT version and the GPU, so engines from another machine are
 picked up. The doctor can only tell who built them from a ``paddle-doctor-cache.json`` stamp
 beside the engines (``{"tensorrt": "8.6.1", "gpu": "NVIDIA H200", "compute_capability": "9.0"}``,
-written when the doctor builds the cache); without one it says it cannot tell.
+written by ``paddle-doctor stamp-cache`` where the engines were built); without one it says it cannot tell.
 Why: an engine from another TensorRT or GPU fails to deserialize at start (older Paddle raises,
 newer rebuilds for minutes); a missing shape-range file leaves dynamic-shape engines without
 their ranges.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.gpu import dotted, service_gpu, trt_runtime, version_tuple
+from paddle_doctor.gpu import engine_target, stamp_differences
 from paddle_doctor.probes.trt_cache import STAMP_FILE
 from paddle_doctor.registry import Check
 
@@ -38,10 +38,8 @@ def stale_finding(facts: Facts) -> Finding:
     if cache.stamp is None:
         why = cache.stamp_error or f"no {STAMP_FILE} beside them"
         return skipped(STALE, f"cannot tell which TensorRT and GPU built the {len(cache.engines)} engines in {cache.directory}: {why}")
-    stamp, runtime, device = cache.stamp, trt_runtime(facts)[0], service_gpu(facts)
-    now = {"tensorrt": dotted(runtime) if runtime else None, "gpu": device.name if device else None,
-           "compute_capability": device.compute_capability if device else None}
-    differences = [f"{key} {stamp[key]} (here {now[key]})" for key in now if differs(key, stamp.get(key), now[key])]
+    stamp, now = cache.stamp, engine_target(facts)
+    differences = stamp_differences(stamp, now)
     compared = [key for key in now if stamp.get(key) and now[key]]
     gpu_tag = (now["gpu"] or "gpu").split()[-1].lower()
     evidence = {"directory": cache.directory, "stamp": stamp, "here": now,
@@ -53,18 +51,6 @@ def stale_finding(facts: Facts) -> Finding:
     if not compared:
         return skipped(STALE, "cannot compare the stamp: the TensorRT version and the GPU here are unknown")
     return passed(STALE, f"the engines were built for this {', '.join(f'{k} {now[k]}' for k in compared)}", **evidence)
-
-
-def differs(key: str, recorded: str | None, here: str | None) -> bool:
-    if not recorded or not here:
-        return False
-    if key == "gpu":
-        return recorded.strip().lower() != here.strip().lower()
-    old, new = version_tuple(recorded), version_tuple(here)
-    if old is None or new is None:
-        return recorded != here
-    shared = min(len(old), len(new), 3)
-    return old[:shared] != new[:shared]
 
 
 def shapes_finding(facts: Facts) -> Finding:

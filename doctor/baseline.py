@@ -14,9 +14,7 @@ The file is JSON with its own ``schema_version``; a baseline of another version 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +26,7 @@ from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
 from .registry import LoadFailure, discover_registered
 from .rules import Rule, Rulebook
-from .serde import decode_document, load_json_file, to_data
+from .serde import decode_document, load_json_file, to_data, write_text_atomically
 from .settings import Settings
 
 SCHEMA_VERSION = 2
@@ -242,17 +240,7 @@ def read_installed(ctx: ProbeContext, metadata_file: str) -> tuple[str | None, s
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:
-    """Written to a temporary file beside ``path`` and renamed, so a healthcheck never reads half a file."""
-    target = Path(path)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(baseline.to_json(), encoding="utf-8")
-        os.replace(partial, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise BaselineError(f"{path}: cannot write the baseline ({exc.strerror or exc})") from None
+    write_text_atomically(path, baseline.to_json(), BaselineError, "baseline")
 
 
 def load_baseline(path: str | Path) -> Baseline:

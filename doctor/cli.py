@@ -13,6 +13,7 @@ import click
 
 from . import __version__
 from .baseline import BaselineError
+from .cache_stamp import StampError
 from .facts import FactsError
 from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
@@ -25,7 +26,7 @@ from .verify.model import ModelError
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
-USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError)
+USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError, StampError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
@@ -327,6 +328,24 @@ def baseline(**params: Any) -> None:
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
     click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe()}")
+
+
+@cli.command("stamp-cache")
+@probe_options
+@click.option("--force", is_flag=True, help="Overwrite a stamp that names another TensorRT version or GPU.")
+def stamp_cache(**params: Any) -> None:
+    """Record beside the TensorRT engines which TensorRT and GPU built them (read by PD-TRT-004).
+
+    Run it where the engines were just built: on the target GPU, after the warm-up that builds
+    them, with the service's --config. It writes paddle-doctor-cache.json into the engine cache.
+    """
+    from .cache_stamp import write_stamp
+    from .context import ProbeContext
+
+    facts = _collect(params, measure=False)
+    path, stamp, written = write_stamp(ProbeContext(params["root"]), facts, params["force"])
+    described = ", ".join(f"{key} {value}" for key, value in sorted(stamp.items()))
+    click.echo(f"paddle-doctor: {path} {'written' if written else 'already says so'}: {described}")
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)

@@ -154,3 +154,29 @@ def trt_runtime(facts: Facts) -> tuple[tuple[int, ...] | None, str]:
     if copies:
         return version_tuple(copies[0].version), copies[0].path
     return None, f"no libnvinfer.so* in {len(facts.libraries.searched)} folders the loader searches"
+
+
+def engine_target(facts: Facts) -> dict[str, str | None]:
+    """What TensorRT engines built here are built for: the TensorRT the service loads and its GPU
+    (None where unknown). The ``paddle-doctor-cache.json`` stamp records this beside the engines."""
+    runtime, device = trt_runtime(facts)[0], service_gpu(facts)
+    return {"tensorrt": dotted(runtime) if runtime else None, "gpu": device.name if device else None,
+            "compute_capability": device.compute_capability if device else None}
+
+
+def stamp_differences(stamp: dict[str, str], here: dict[str, str | None]) -> list[str]:
+    """``"tensorrt 8.5.1 (here 8.6.1)"`` for each key where a stamp and this machine both say something
+    and disagree: GPU names case-insensitively, versions on their first three parts."""
+    return [f"{key} {stamp[key]} (here {here[key]})" for key in here if _differs(key, stamp.get(key), here[key])]
+
+
+def _differs(key: str, recorded: str | None, here: str | None) -> bool:
+    if not recorded or not here:
+        return False
+    if key == "gpu":
+        return recorded.strip().lower() != here.strip().lower()
+    old, new = version_tuple(recorded), version_tuple(here)
+    if old is None or new is None:
+        return recorded != here
+    shared = min(len(old), len(new), 3)
+    return old[:shared] != new[:shared]

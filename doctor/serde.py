@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
+import os
 import sys
 import types
 import typing
@@ -123,6 +125,21 @@ def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: s
         raise error(f"{path}: {kind} file not found; {hint}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {kind} file ({exc})") from None
+
+
+def write_text_atomically(path: str | Path, text: str, error: type[ValueError], kind: str) -> None:
+    """Written to a temporary file beside ``path`` and renamed, so a reader never sees half a file;
+    ``error`` names the file and why it could not be written."""
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise error(f"{path}: cannot write the {kind} ({exc.strerror or exc})") from None
 
 
 def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
