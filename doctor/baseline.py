@@ -50,12 +50,16 @@ class BaselineError(ValueError):
 
 @dataclass
 class PinnedCheck:
+    """A fast check the healthcheck loads directly by its entry-point reference."""
+
     name: str
     reference: str
 
 
 @dataclass
 class CpuRecord:
+    """The CPU budget at baseline, against the threads the service runs."""
+
     budget_cpus: float | None
     limited_by: str | None
     limit_file: str | None
@@ -70,18 +74,24 @@ class CpuRecord:
 
 @dataclass
 class MemoryRecord:
+    """The memory limit at baseline."""
+
     limit_bytes: int | None
     limit_file: str | None
 
 
 @dataclass
 class ThrottlingRecord:
+    """The cgroup's throttling counters at baseline; the healthcheck judges the periods since."""
+
     nr_periods: int | None
     nr_throttled: int | None
 
 
 @dataclass
 class PaddleRecord:
+    """The Paddle build at baseline, and the METADATA file the healthcheck reads it from again."""
+
     status: str
     distribution: str | None
     version: str | None
@@ -94,6 +104,8 @@ class PaddleRecord:
 
 @dataclass
 class CacheRecord:
+    """The optimisation / engine cache at baseline: where it is, what it holds, the mount it sits on."""
+
     path: str
     exists: bool
     files: int
@@ -122,6 +134,8 @@ class GpuRecord:
 
 @dataclass
 class Baseline:
+    """What must stay true in this container, and the checks, rules and settings the healthcheck judges by."""
+
     schema_version: int
     kind: str
     doctor_version: str

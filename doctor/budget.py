@@ -16,6 +16,8 @@ PADDLE_DEFAULT_THREADS = 1
 
 @dataclass(frozen=True)
 class Limit:
+    """One limit on the CPUs this container may use, what it is and the file it was read from."""
+
     cpus: float
     what: str
     source: str | None = None
@@ -23,6 +25,8 @@ class Limit:
 
 @dataclass(frozen=True)
 class CpuBudget:
+    """The CPUs this container may really use: the tightest of its limits, and all of them."""
+
     cpus: float
     limited_by: Limit
     limits: tuple[Limit, ...]

@@ -19,6 +19,8 @@ MAX_READ_BYTES = 4 * 1024 * 1024
 
 @dataclass(frozen=True)
 class RunResult:
+    """A finished (or killed) child process: exit code, output, time taken, and whether it timed out."""
+
     argv: tuple[str, ...]
     returncode: int | None
     stdout: str

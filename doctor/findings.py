@@ -33,6 +33,8 @@ def severity_rank(severity: str) -> int:
 
 @dataclass
 class Finding:
+    """What a check concluded about one rule: status, message, what it saw and expected, and evidence for the fix text."""
+
     rule_id: str
     status: Status
     message: str

@@ -52,6 +52,8 @@ class Progress:
 
 @dataclass
 class Outcome:
+    """The healthcheck's answer: healthy or not, the one line Docker keeps, and the detail ``--json`` prints."""
+
     healthy: bool
     line: str
     detail: dict[str, Any]

@@ -42,6 +42,8 @@ class RegistryError(RuntimeError):
 
 @dataclass(frozen=True)
 class LoadFailure:
+    """A registered check that could not be loaded, and why."""
+
     entry_point: str
     reason: str
 

@@ -26,12 +26,16 @@ HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_b
 
 @dataclass
 class Fix:
+    """A finding's fix: the rule's text and changes with the finding's evidence filled in."""
+
     text: str
     changes: list[dict[str, str]]
 
 
 @dataclass
 class ReportFinding:
+    """A finding with its rule: what the report shows for one rule."""
+
     rule_id: str
     slug: str
     title: str
@@ -55,6 +59,8 @@ class ReportFinding:
 
 @dataclass
 class Summary:
+    """Findings counted by status, how many count against the exit code, and the rules ignored."""
+
     counts: dict[str, int]
     problems: int
     ignored: list[str]
@@ -62,6 +68,8 @@ class Summary:
 
 @dataclass
 class Report:
+    """Everything a renderer needs: findings with their rules, check errors, summary and exit code."""
+
     schema_version: int
     tool: dict[str, str]
     host: dict[str, Any]

@@ -57,12 +57,16 @@ class RulesError(ValueError):
 
 @dataclass(frozen=True)
 class Change:
+    """One concrete change a fix makes: its kind (python, shell, yaml, ...) and the code."""
+
     kind: str
     code: str
 
 
 @dataclass(frozen=True)
 class Rule:
+    """One entry of rules.yaml: symptom, cause and fix for a finding."""
+
     id: str
     slug: str
     title: str
@@ -86,6 +90,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Rulebook:
+    """The rules by id, and the file they came from."""
+
     source: str
     rules: dict[str, Rule]
 

@@ -15,6 +15,8 @@ from .rules import Rulebook
 
 @dataclass
 class CheckResult:
+    """One check's findings and the time it took."""
+
     check: Check
     findings: list[Finding]
     seconds: float

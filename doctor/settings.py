@@ -26,6 +26,8 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
+    """What counts against the exit code: the severity that fails, ignored rules, severity overrides, the docs URL."""
+
     fail_on: str = "error"
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)

@@ -53,6 +53,8 @@ class ProbeIssue:
 
 @dataclass
 class HostFacts:
+    """The machine as uname and the interpreter describe it."""
+
     hostname: str | None = None
     kernel: str | None = None
     machine: str | None = None
@@ -61,6 +63,8 @@ class HostFacts:
 
 @dataclass
 class ContainerFacts:
+    """Whether the doctor runs in a container, which runtime, and the files that say so."""
+
     detected: bool = False
     runtime: str | None = None
     evidence: list[str] = field(default_factory=list)
@@ -68,6 +72,8 @@ class ContainerFacts:
 
 @dataclass
 class CpuFacts:
+    """The CPU as /proc/cpuinfo and /sys describe it: model, online CPUs, instruction-set flags."""
+
     source: str | None = None
     arch: str | None = None
     vendor: str | None = None
@@ -79,6 +85,8 @@ class CpuFacts:
 
 @dataclass
 class CgroupFacts:
+    """The cgroup that limits this process's CPU: quota, period, cpuset and throttling counters, each with its file."""
+
     version: int | None = None
     cpu_dir: str | None = None
     quota_us: int | None = None
@@ -93,6 +101,8 @@ class CgroupFacts:
 
 @dataclass
 class MemoryFacts:
+    """The cgroup memory limit and usage, and the size of /dev/shm."""
+
     limit_bytes: int | None = None
     usage_bytes: int | None = None
     limit_file: str | None = None
@@ -101,6 +111,8 @@ class MemoryFacts:
 
 @dataclass
 class Mount:
+    """One line of /proc/self/mountinfo."""
+
     mountpoint: str
     fstype: str
     source: str
@@ -111,6 +123,8 @@ class Mount:
 
 @dataclass
 class ProcessFacts:
+    """This process: its CPU affinity, effective user and groups."""
+
     affinity: list[int] | None = None
     affinity_source: str | None = None
     euid: int | None = None
@@ -147,6 +161,8 @@ class PaddleFacts:
 
 @dataclass
 class GpuProcess:
+    """A process NVML sees on a GPU, with the GPU memory it holds."""
+
     pid: int
     used_memory_bytes: int | None = None
 
@@ -189,6 +205,8 @@ class GpuFacts:
 
 @dataclass
 class SharedLibrary:
+    """A copy of a CUDA, cuDNN or TensorRT library the loader would find, with the version its file name gives."""
+
     path: str
     version: str | None = None
 
@@ -271,6 +289,8 @@ class ServiceFacts:
 
 @dataclass
 class Facts:
+    """Everything the probes saw; the only input of the checks."""
+
     schema_version: int = SCHEMA_VERSION
     doctor_version: str = ""
     root: str = "/"
