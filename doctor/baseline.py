@@ -1,11 +1,12 @@
 """Baselines: what must stay true in a running container, recorded once when it starts.
 
 ``paddle-doctor baseline --out PATH`` runs in the container's entrypoint, after the warm-up and
-before the service takes traffic (or at image build). It records the CPU budget against the threads
-the service configures, the memory limit, the cgroup throttling counters, the Paddle build, the
-GPUs a GPU service sees with the driver that serves them, and the optimisation / TensorRT engine
-cache (where it is, what it holds, whether it is on a volume). It
-also pins the fast checks and the rules and settings they are judged by, so that
+before the service takes traffic (at image build it would record the builder's limits, driver and
+counters). It records the CPU budget against the threads the service configures, the memory limit,
+the cgroup throttling counters, the Paddle build, the GPUs a GPU service sees with the driver that
+serves them, and the optimisation / TensorRT engine cache (where it is, what it holds, whether it is
+on a volume), with relative paths resolved. It also pins the fast checks and the rules and settings
+they are judged by, so that
 ``paddle-doctor healthcheck --baseline PATH`` neither scans entry points nor parses rules.yaml.
 
 The file is JSON with its own ``schema_version``; a baseline of another version is refused with
@@ -14,6 +15,7 @@ The file is JSON with its own ``schema_version``; a baseline of another version 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from .context import ProbeContext
 from .facts import Facts, ServiceFacts
 from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
+from .probes.trt_cache import absolute
 from .registry import LoadFailure, discover_registered
 from .rules import Rule, Rulebook
 from .serde import decode_document, load_json_file, to_data, write_text_atomically
@@ -124,12 +127,15 @@ class CacheRecord:
 @dataclass
 class GpuRecord:
     """The GPUs of a GPU service as the cheap probes see them (the healthcheck does not ask NVML):
-    the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record."""
+    the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record.
+    ``boot_id``: the host's boot the driver version belongs to (a baseline from an image build or
+    from before a reboot says nothing about the driver now)."""
 
     kernel_driver: str | None
     device_nodes: list[str]
     nvml_driver: str | None
     devices: list[str]
+    boot_id: str | None
 
 
 @dataclass
@@ -185,7 +191,7 @@ def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, setting
         kind=KIND,
         doctor_version=facts.doctor_version,
         root=facts.root,
-        service=facts.service,
+        service=with_absolute_paths(facts.service, ctx),
         settings=settings,
         checks=pinned,
         rules=[rule for rule in rulebook.ordered() if rule.id in declared],
@@ -200,11 +206,21 @@ def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, setting
     return baseline, load_failures
 
 
+def with_absolute_paths(service: ServiceFacts, ctx: ProbeContext) -> ServiceFacts:
+    """The service as recorded: relative paths resolved as the probes resolved them, so that a
+    healthcheck started in another working directory looks at the same cache and files."""
+    recorded = dataclasses.replace(service, tensorrt=dataclasses.replace(service.tensorrt))
+    for owner, name in ((recorded, "model"), (recorded, "optim_cache_dir"), (recorded.tensorrt, "dynamic_shape_file")):
+        if getattr(owner, name):
+            setattr(owner, name, absolute(ctx, getattr(owner, name)))
+    return recorded
+
+
 def gpu_record(facts: Facts) -> GpuRecord:
     gpu = facts.gpu
     return GpuRecord(kernel_driver=gpu.kernel_driver, device_nodes=gpu_nodes(facts),
                      nvml_driver=gpu.driver_version if gpu.status == "ok" else None,
-                     devices=[f"{device.index}: {device.name}" for device in gpu.devices])
+                     devices=[f"{device.index}: {device.name}" for device in gpu.devices], boot_id=facts.host.boot_id)
 
 
 def gpu_nodes(facts: Facts) -> list[str]:

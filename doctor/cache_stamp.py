@@ -53,11 +53,12 @@ def write_stamp(ctx: ProbeContext, facts: Facts, force: bool = False) -> tuple[s
     stamp, cache = stamp_for(facts), facts.trt_cache
     path = posixpath.join(cache.directory, STAMP_FILE)
     if cache.stamp is not None and not force:
-        differences = stamp_differences(cache.stamp, stamp)
+        target = engine_target(facts)  # what PD-TRT-004 compares; the Paddle version is on record only
+        differences = stamp_differences(cache.stamp, target)
         if differences:
             raise StampError(f"{path} says the {len(cache.engines)} engines were built for {', '.join(differences)}; "
                              "rebuild them here (remove trt_serialized_* and warm up) or pass --force")
-        if all(cache.stamp.get(key) == value for key, value in stamp.items()):
-            return path, stamp, False
+        if all(cache.stamp.get(key) for key, value in target.items() if value):
+            return path, cache.stamp, False
     write_text_atomically(ctx.path(path), json.dumps(stamp, indent=2, sort_keys=True) + "\n", StampError, "stamp")
     return path, stamp, True

@@ -312,9 +312,10 @@ def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
 def baseline(**params: Any) -> None:
     """Record what must stay true in this container, for `healthcheck --baseline`.
 
-    Run it in the entrypoint after the warm-up (or at image build): it records the CPU budget
-    against the threads, the memory limit, throttling counters, the Paddle build, a GPU service's
-    GPUs and driver, and the TensorRT / optimisation cache, and pins the fast checks the healthcheck runs.
+    Run it in the entrypoint after the warm-up (at image build it would record the builder's): it
+    records the CPU budget against the threads, the memory limit, throttling counters, the Paddle
+    build, a GPU service's GPUs and driver, and the TensorRT / optimisation cache, and pins the fast
+    checks the healthcheck runs.
     """
     from .baseline import record_baseline, write_baseline
     from .context import ProbeContext

@@ -78,21 +78,29 @@ def _compare_memory(baseline: Baseline, facts: Facts) -> Invariant:
 
 
 def _compare_gpu(baseline: Baseline, facts: Facts) -> Invariant:
-    """The GPU nodes the container was given and the kernel driver behind them: a GPU that vanished
-    (an Xid error, a hot-unplug, a device plugin that took it back) or a driver upgraded under a
-    running container (CUDA then fails with "driver/library version mismatch") do not heal."""
-    before, driver = baseline.gpu, facts.gpu.kernel_driver
-    gone = sorted(set(before.device_nodes) - set(gpu_nodes(facts)))
+    """A GPU service must see a GPU, keep the ``/dev/nvidiaN`` nodes it started with, and keep the
+    kernel driver its CUDA libraries were loaded against (after an upgrade under the running
+    container CUDA fails with "driver/library version mismatch"). What this cannot see: a GPU
+    that fell off the bus keeps its node; only NVML, which the healthcheck does not call, tells."""
+    before, driver, nodes = baseline.gpu, facts.gpu.kernel_driver, gpu_nodes(facts)
+    if not nodes:
+        lost = f" (baseline: {', '.join(before.device_nodes)})" if before.device_nodes else ""
+        return Invariant("gpu", False, f"the GPU service sees no GPU: no /dev/nvidiaN in the container{lost}", "PD-GPU-003")
+    gone = sorted(set(before.device_nodes) - set(nodes))
     if gone:
         return Invariant("gpu", False, f"GPU gone since baseline: {', '.join(gone)} no longer present", "PD-GPU-003")
+    same_boot = None in (before.boot_id, facts.host.boot_id) or before.boot_id == facts.host.boot_id
+    if not same_boot:
+        return Invariant("gpu", True, f"{', '.join(nodes)} with driver {driver or 'unknown'}; the baseline is from another "
+                         "boot of the host (image build, or before a reboot), so the driver is not compared: "
+                         "record the baseline in the entrypoint", "PD-GPU-003")
     if before.kernel_driver and driver is None:
         return Invariant("gpu", False, f"the NVIDIA kernel driver {before.kernel_driver} is no longer loaded "
                          "(/proc/driver/nvidia/version is gone)", "PD-GPU-007")
     if before.kernel_driver and driver != before.kernel_driver:
         return Invariant("gpu", False, f"NVIDIA driver changed from {before.kernel_driver} to {driver} since baseline: "
                          "the container's CUDA libraries no longer match it; restart the container", "PD-GPU-007")
-    nodes = ", ".join(before.device_nodes) or "no GPU nodes"
-    return Invariant("gpu", True, f"{nodes} with driver {driver or 'unknown'} as at baseline", "PD-GPU-003")
+    return Invariant("gpu", True, f"{', '.join(nodes)} with driver {driver or 'unknown'} as at baseline", "PD-GPU-003")
 
 
 def _compare_cache(baseline: Baseline, facts: Facts) -> Invariant:
@@ -100,7 +108,7 @@ def _compare_cache(baseline: Baseline, facts: Facts) -> Invariant:
     where = f"cache {before.path}"
     if now is None or now.path != before.path:
         return Invariant("cache", False, f"the service no longer uses {where} (its config changed since baseline); "
-                         "re-create the baseline", "PD-START-001")
+                         "re-create the baseline")
     if now.error:
         return Invariant("cache", False, now.error, "PD-TRT-003")
     if before.exists and not now.exists:

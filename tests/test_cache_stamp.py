@@ -65,6 +65,16 @@ def test_a_stamp_that_already_says_so_is_left_alone(root, tmp_path):
     assert stamp.read_bytes() == before
 
 
+def test_a_stamp_from_another_paddle_with_the_same_tensorrt_and_gpu_is_left_alone(root, tmp_path):
+    """PD-TRT-004 judges the TensorRT version and the GPU; the Paddle version is on record only."""
+    stamp = root / "cache/fresh/paddle-doctor-cache.json"
+    stamp.write_text(json.dumps({**T4_TRT86, "paddle": "2.5.2"}))
+    before = stamp.read_bytes()
+    result = doctor(root, tmp_path, "stamp-cache")
+    assert result.returncode == 0 and "already says so" in result.stdout and "paddle 2.5.2" in result.stdout, result.stderr
+    assert stamp.read_bytes() == before
+
+
 def test_engines_stamped_by_another_machine_are_not_restamped_without_force(root, tmp_path):
     stamp = root / "cache/fresh/paddle-doctor-cache.json"
     stamp.write_text(json.dumps({"tensorrt": "8.5.3", "gpu": "NVIDIA A10", "compute_capability": "8.6"}))

@@ -140,6 +140,20 @@ def test_the_optimisation_cache_is_probed_without_tensorrt_too(tmp_path, setting
         assert "uses no cache" in cache["reason"]
 
 
+def test_a_cache_folder_that_cannot_be_looked_at_is_recorded_not_a_crash(tmp_path):
+    """An OSError on the way to the folder (no permission on a parent, for one; here a name too long,
+    which fails for root as well) leaves the cache unlisted, with the reason."""
+    folder = "/cache/" + "x" * 300
+    config = service_config(tmp_path, {"optim_cache_dir": folder, "save_optim_model": True})
+    result = run_doctor("facts", "--no-paddle", "--no-gpu", "--root", str(fixture_root(GPU_ROOT)), "--config", config)
+    assert result.returncode == 0, result.stderr
+    facts = json.loads(result.stdout)
+    cache = facts["trt_cache"]
+    assert (cache["status"], cache["exists"], cache["checked_path"]) == ("probed", False, "/cache")
+    assert cache["list_error"] == f"cannot list {folder}: File name too long"
+    assert any(issue["probe"] == "trt_cache" for issue in facts["issues"])
+
+
 def test_a_broken_stamp_means_the_doctor_cannot_tell(tmp_path):
     root = tmp_path / "root"
     (root / "cache").mkdir(parents=True)

@@ -21,6 +21,7 @@ from test_registry import install_plugin
 
 ROOT = "amd-avx512bf16-v2-quota"  # cgroup v2, quota 1.5 CPUs, memory.max 2 GiB, throttled 3100 of 12000 periods
 CACHE_MOUNT = "1600 1532 253:2 / /cache rw,relatime - ext4 /dev/vdb rw\n"
+DRIVER_535 = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
 
 
 class Container:
@@ -51,8 +52,14 @@ class Container:
     def detail(self, *args: str) -> dict:
         return json.loads(self.check("--json", *args).stdout)
 
+    def with_gpu(self) -> None:
+        """/dev/nvidia0 and driver 535.104.05, as the NVIDIA runtime gives a GPU container."""
+        self.write("/dev/nvidia0", "")
+        self.write("/proc/driver/nvidia/version", DRIVER_535)
+
     def with_cache(self, *names: str) -> str:
-        """A cache volume mounted at /cache holding ``names``; returns a service config using it."""
+        """A cache volume mounted at /cache holding ``names`` (and a GPU); returns a TensorRT service config using it."""
+        self.with_gpu()
         with open(self.root / "proc/self/mountinfo", "a") as handle:
             handle.write(CACHE_MOUNT)
         for name in names:
@@ -102,8 +109,8 @@ def test_baseline_records_the_invariants_and_pins_fast_checks(container):
     assert data["throttling"] == {"nr_periods": 12000, "nr_throttled": 3100}
     assert data["cache"] == {"path": "/cache/paddle", "exists": True, "files": 2, "engines": 1,
                              "mountpoint": "/cache", "fstype": "ext4", "error": None, "lost_on_restart": None}
-    # a GPU service on a host without a GPU: nothing to lose, recorded as such
-    assert data["gpu"] == {"kernel_driver": None, "device_nodes": [], "nvml_driver": None, "devices": []}
+    assert data["gpu"] == {"kernel_driver": "535.104.05", "device_nodes": ["/dev/nvidia0"], "nvml_driver": None,
+                           "devices": [], "boot_id": None}  # NVML is not asked under --root without --gpu
     assert data["paddle"]["status"] == "not_probed" and data["paddle"]["metadata_file"] is None
     pinned = {check["name"]: check["reference"] for check in data["checks"]}
     assert pinned["cpu_budget"] == "paddle_doctor.checks.cpu_budget:CHECK"
@@ -128,11 +135,12 @@ def live_baseline_file(tmp_path_factory):
 
 def test_baseline_of_the_live_container_records_the_paddle_build(live_baseline_file):
     """The real Paddle wheel: the METADATA file is found, so the healthcheck can read the build without importing Paddle."""
-    from importlib import metadata  # not `import paddle`: it sets OMP_NUM_THREADS in this process, which later tests inherit
-
+    # Paddle in a child: imported here it would set OMP_NUM_THREADS in this process, which later tests inherit
+    imported = subprocess.run([sys.executable, "-c", "import paddle; print(paddle.__version__)"],
+                              capture_output=True, text=True, timeout=120)
     paddle_record = json.loads(live_baseline_file.read_text())["paddle"]
     assert paddle_record["status"] == "ok"
-    assert paddle_record["installed"] == f"{paddle_record['distribution']} {metadata.version(paddle_record['distribution'])}"
+    assert paddle_record["installed"] == f"{paddle_record['distribution']} {imported.stdout.strip()}"
     assert paddle_record["metadata_file"].endswith(".dist-info/METADATA")
 
 
@@ -239,6 +247,24 @@ def test_a_service_config_that_drops_the_cache_asks_for_a_new_baseline(container
         "unhealthy: the service no longer uses cache /cache/paddle (its config changed since baseline); re-create the baseline")
 
 
+def test_a_relative_cache_path_means_the_same_folder_from_another_working_directory(tmp_path):
+    """The baseline resolves relative paths in the entrypoint's directory; HEALTHCHECK may start elsewhere."""
+    service_dir, elsewhere = tmp_path / "srv", tmp_path / "elsewhere"
+    (service_dir / "cache").mkdir(parents=True)
+    (service_dir / "cache" / "_optimized.pdmodel").write_text("model")
+    elsewhere.mkdir()
+    (service_dir / "service.yaml").write_text("optim_cache_dir: cache\nsave_optim_model: true\nthreads: 1\n")
+    doctor = [sys.executable, "-m", "paddle_doctor"]
+    recorded = subprocess.run([*doctor, "baseline", "--no-paddle", "--no-gpu", "--config", "service.yaml", "--out", "../baseline.json"],
+                              cwd=service_dir, capture_output=True, text=True, timeout=60)
+    assert recorded.returncode == 0, recorded.stderr
+    assert json.loads((tmp_path / "baseline.json").read_text())["service"]["optim_cache_dir"] == str(service_dir / "cache")
+    checked = subprocess.run([*doctor, "healthcheck", "--baseline", "../baseline.json", "--json"],
+                             cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    cache = next(i for i in json.loads(checked.stdout)["invariants"] if i["name"] == "cache")
+    assert cache == {"name": "cache", "ok": True, "message": f"cache {service_dir / 'cache'}: 1 files, 0 engines", "rule": None}
+
+
 def test_cache_emptied_is_unhealthy(container):
     config = container.with_cache("_optimized.pdmodel", "_optimized.pdiparams")
     container.record("--config", config)
@@ -247,9 +273,11 @@ def test_cache_emptied_is_unhealthy(container):
     assert unhealthy(container.check()) == "unhealthy: cache /cache/paddle was emptied (baseline: 2 files)"
 
 
-def gpu_container(tmp_path, device: str) -> Container:
+def gpu_container(tmp_path, device: str, *extra_nodes: str) -> Container:
     """The recorded T4 container (driver 470.82.01, /dev/nvidia0), its baseline taken with NVML answering."""
     container = Container(tmp_path, GPU_ROOT)
+    for node in extra_nodes:
+        container.write(node, "")
     config = service_config(tmp_path, {"device": device, "threads": 1})
     result = run_with_fake_nvml("baseline", "--root", str(container.root), "--gpu", "--config", config,
                                 "--out", str(container.baseline), scenario="t4-driver-470")
@@ -260,7 +288,8 @@ def gpu_container(tmp_path, device: str) -> Container:
 def test_baseline_of_a_gpu_service_records_its_gpus_and_driver(tmp_path):
     container = gpu_container(tmp_path, "gpu")
     assert json.loads(container.baseline.read_text())["gpu"] == {
-        "kernel_driver": "470.82.01", "device_nodes": ["/dev/nvidia0"], "nvml_driver": "470.82.01", "devices": ["0: Tesla T4"]}
+        "kernel_driver": "470.82.01", "device_nodes": ["/dev/nvidia0"], "nvml_driver": "470.82.01", "devices": ["0: Tesla T4"],
+        "boot_id": None}  # the recorded root has no /proc/sys/kernel/random/boot_id
     healthy(container.check())
     gpu = next(i for i in container.detail()["invariants"] if i["name"] == "gpu")
     assert gpu == {"name": "gpu", "ok": True, "message": "/dev/nvidia0 with driver 470.82.01 as at baseline", "rule": "PD-GPU-003"}
@@ -270,7 +299,7 @@ def test_baseline_of_a_gpu_service_records_its_gpus_and_driver(tmp_path):
     "change, expected",
     [
         (lambda c: (c.root / "dev/nvidia0").unlink(),
-         "unhealthy: GPU gone since baseline: /dev/nvidia0 no longer present"),
+         "unhealthy: the GPU service sees no GPU: no /dev/nvidiaN in the container (baseline: /dev/nvidia0)"),
         (lambda c: c.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19\n"),
          "unhealthy: NVIDIA driver changed from 470.82.01 to 535.104.05 since baseline: the container's CUDA libraries "
          "no longer match it; restart the container"),
@@ -284,6 +313,34 @@ def test_a_gpu_service_losing_its_gpu_or_driver_is_unhealthy(tmp_path, change, e
     change(container)
     line = unhealthy(container.check())
     assert line == expected or line.startswith(expected + " (+"), line
+
+
+def test_one_of_two_gpus_gone_is_unhealthy(tmp_path):
+    container = gpu_container(tmp_path, "gpu", "/dev/nvidia1")
+    healthy(container.check())
+    (container.root / "dev/nvidia1").unlink()
+    assert unhealthy(container.check()) == "unhealthy: GPU gone since baseline: /dev/nvidia1 no longer present"
+
+
+def test_a_gpu_service_that_sees_no_gpu_is_unhealthy(container, tmp_path):
+    config = service_config(tmp_path, {"device": "gpu", "threads": 1})
+    container.record("--config", config)  # recorded where the container had no GPU: nothing to lose, still wrong
+    assert unhealthy(container.check()) == "unhealthy: the GPU service sees no GPU: no /dev/nvidiaN in the container"
+
+
+def test_the_driver_is_compared_only_within_one_boot_of_the_host(tmp_path):
+    """A baseline baked at image build (another boot, another host) must not fail every healthcheck on a driver."""
+    container = Container(tmp_path, GPU_ROOT)
+    container.write("/proc/sys/kernel/random/boot_id", "0b5c4d2e-build-host\n")
+    config = service_config(tmp_path, {"device": "gpu", "threads": 1})
+    assert run_doctor("baseline", "--root", str(container.root), "--config", config, "--out", str(container.baseline)).returncode == 0
+    container.write("/proc/driver/nvidia/version", DRIVER_535)
+    container.write("/proc/sys/kernel/random/boot_id", "7f0e9a1c-serving-host\n")
+    healthy(container.check())
+    gpu = next(i for i in container.detail()["invariants"] if i["name"] == "gpu")
+    assert gpu["ok"] and "the baseline is from another boot of the host" in gpu["message"]
+    container.write("/proc/sys/kernel/random/boot_id", "0b5c4d2e-build-host\n")  # same boot: the upgrade counts
+    assert unhealthy(container.check()).startswith("unhealthy: NVIDIA driver changed from 470.82.01 to 535.104.05")
 
 
 def test_a_cpu_service_on_a_gpu_host_does_not_depend_on_the_gpu(tmp_path):

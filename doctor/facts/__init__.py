@@ -7,6 +7,8 @@ Checks read Facts and nothing else.
 The sections only a measurement with ``--model`` fills (``verification``, ``graph``) live in
 submodules that load on first use, under the same names here: the healthcheck never measures and
 runs every few seconds, and creating their 13 dataclasses costs it about 7 ms (Python 3.11).
+Code that resolves ``Facts``' annotations itself must reach those names through the module's
+attributes, as ``paddle_doctor.serde`` does; ``typing.get_type_hints(Facts)`` alone does not.
 """
 
 from __future__ import annotations
@@ -53,12 +55,13 @@ class ProbeIssue:
 
 @dataclass
 class HostFacts:
-    """The machine as uname and the interpreter describe it."""
+    """The machine as uname and the interpreter describe it; ``boot_id`` changes at every boot of the host."""
 
     hostname: str | None = None
     kernel: str | None = None
     machine: str | None = None
     python: str | None = None
+    boot_id: str | None = None
 
 
 @dataclass

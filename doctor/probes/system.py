@@ -13,6 +13,7 @@ SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE
 URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
 REDACTED = "<redacted>"
 CGROUP_MARKERS = {"kubepods": "kubernetes", "docker": "docker", "libpod": "podman", "containerd": "containerd", "lxc": "lxc"}
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
 def probe_host(reader: Reader) -> HostFacts:
@@ -23,6 +24,7 @@ def probe_host(reader: Reader) -> HostFacts:
     else:
         hostname = reader.text("host", "/etc/hostname", required=False)
         facts.hostname = hostname.strip() if hostname else None
+    facts.boot_id = (reader.text("host", BOOT_ID, required=False) or "").strip() or None
     return facts
 
 

@@ -16,6 +16,7 @@ import os
 import posixpath
 import stat
 
+from ..context import ProbeContext
 from ..facts import ServiceFacts, TrtCacheFacts
 from .common import Reader
 
@@ -29,13 +30,13 @@ def probe_trt_cache(reader: Reader, service: ServiceFacts) -> TrtCacheFacts:
         return TrtCacheFacts(reason="the service uses no cache: neither TensorRT, save_optim_model nor optim_cache_dir")
     facts = TrtCacheFacts(reason="the service config names neither the model nor optim_cache_dir")
     if trt.enabled and trt.dynamic_shape_file:
-        facts.shape_file = absolute(reader, trt.dynamic_shape_file)
-        facts.shape_file_exists = reader.ctx.path(facts.shape_file).is_file()
+        facts.shape_file = absolute(reader.ctx, trt.dynamic_shape_file)
+        facts.shape_file_exists = path_test(reader, facts.shape_file, "is_file")
     if service.optim_cache_dir:
-        facts.directory, facts.source = absolute(reader, service.optim_cache_dir), "optim_cache_dir"
+        facts.directory, facts.source = absolute(reader.ctx, service.optim_cache_dir), "optim_cache_dir"
     elif service.model:
-        model = absolute(reader, service.model)
-        model_dir = model if reader.ctx.path(model).is_dir() else posixpath.dirname(model)
+        model = absolute(reader.ctx, service.model)
+        model_dir = model if path_test(reader, model, "is_dir") else posixpath.dirname(model)
         facts.directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
     else:
         return facts
@@ -46,14 +47,14 @@ def probe_trt_cache(reader: Reader, service: ServiceFacts) -> TrtCacheFacts:
 
 def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
     ctx, directory = reader.ctx, facts.directory
-    facts.exists = ctx.path(directory).is_dir()
+    try:
+        facts.exists = ctx.path(directory).is_dir()
+        names = ctx.listdir(directory) if facts.exists else []
+    except OSError as exc:  # a folder on the way that this user may not enter
+        facts.list_error = f"cannot list {directory}: {exc.strerror or exc}"
+        reader.note("trt_cache", directory, f"cannot list: {exc.strerror or exc}")
+        names = []
     if facts.exists:
-        try:
-            names = ctx.listdir(directory)
-        except OSError as exc:
-            facts.list_error = f"cannot list {directory}: {exc.strerror or exc}"
-            reader.note("trt_cache", directory, f"cannot list: {exc.strerror or exc}")
-            names = []
         facts.files = len(names)
         facts.engines = [name for name in names if name.startswith(ENGINE_PREFIX)]
         if STAMP_FILE in names:
@@ -66,15 +67,25 @@ def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
         reader.note("trt_cache", facts.checked_path, f"cannot stat: {exc.strerror or exc}")
 
 
-def absolute(reader: Reader, path: str) -> str:
+def absolute(ctx: ProbeContext, path: str) -> str:
+    """``path`` as the service would resolve it: from the working directory, or from / under a --root."""
     if posixpath.isabs(path):
         return posixpath.normpath(path)
-    base = os.getcwd() if reader.ctx.is_live else "/"
+    base = os.getcwd() if ctx.is_live else "/"
     return posixpath.normpath(posixpath.join(base, path))
 
 
+def path_test(reader: Reader, path: str, test: str) -> bool | None:
+    """``Path.is_file()`` / ``is_dir()`` / ``exists()``, or None (noted) when the path cannot be looked at."""
+    try:
+        return getattr(reader.ctx.path(path), test)()
+    except OSError as exc:
+        reader.note("trt_cache", path, f"cannot look at it: {exc.strerror or exc}")
+        return None
+
+
 def nearest_existing(reader: Reader, path: str) -> str:
-    while path != "/" and not reader.ctx.path(path).exists():
+    while path != "/" and not path_test(reader, path, "exists"):
         path = posixpath.dirname(path)
     return path
 
