@@ -17,9 +17,13 @@ import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..serde import decode_document, load_json_file, to_data
+
+if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
+    from .graph import GraphFacts
+    from .verification import VerificationFacts
 
 SCHEMA_VERSION = 1
 MEASURED_SECTIONS = {

@@ -4,7 +4,6 @@ program Paddle runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 
 @dataclass

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..budget import cpu_budget
-from ..facts import ComparisonResult, ExperimentResult, Facts
+from ..facts import ExperimentResult, Facts
 from . import stats
 from .arms import Arm, config_calls, label, vary
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
-from .measure import Measurer, config_key
+from .measure import Measurer, compared, config_key
 from .session import WorkerDied
 
 COLD_START_ROUNDS = 6
@@ -154,9 +154,8 @@ def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
                 session.request(60, cmd="drop", arm=f"cold-{name}")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    result = stats.compare(samples["rebuild graph"], samples["optimised model cache"], ctx.measurer.min_effect)
-    comparison = ComparisonResult("rebuild graph", "optimised model cache", result.ratio, result.ci_low, result.ci_high,
-                                  result.verdict, result.rounds)
+    comparison = compared("rebuild graph", "optimised model cache", samples["rebuild graph"],
+                          samples["optimised model cache"], ctx.measurer.min_effect)
     medians = {name: statistics.median(v[0] for v in values) for name, values in samples.items()}
     return ExperimentResult(name="optim_cache", status="measured", comparisons=[comparison],
                             extra={"cold_start_ms": medians})

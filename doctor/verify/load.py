@@ -32,6 +32,7 @@ from ..probes.mounts import probe_mounts
 from . import stats
 from .arms import Arm, config_calls, vary
 from .layouts import Layout, LoadPlan
+from .measure import compared
 from .session import WorkerDied, WorkerError, WorkerSession
 
 SETTLE_S, LEAD_S = 0.22, 0.05
@@ -205,8 +206,7 @@ def compare_all(arms, tallies, plan, min_effect, confidence) -> list[ComparisonR
     names = labels(plan, arms)
     found = []
     for index in range(1, len(arms)):
-        c = stats.compare(tallies[0].blocks, tallies[index].blocks, min_effect, confidence)
-        found.append(ComparisonResult(names[0], names[index], c.ratio, c.ci_low, c.ci_high, c.verdict, c.rounds, confidence))
+        found.append(compared(names[0], names[index], tallies[0].blocks, tallies[index].blocks, min_effect, confidence))
     return found
 
 

@@ -29,6 +29,14 @@ MAX_ROUNDS = 60
 Progress = Callable[[str, float], None]
 
 
+def compared(baseline: str, candidate: str, baseline_blocks: list[list[float]], candidate_blocks: list[list[float]],
+             min_effect: float, confidence: float = 0.95) -> ComparisonResult:
+    """``stats.compare`` of two arms' blocks, as the facts record it under the arms' names."""
+    result = stats.compare(baseline_blocks, candidate_blocks, min_effect, confidence)
+    return ComparisonResult(baseline, candidate, result.ratio, result.ci_low, result.ci_high, result.verdict,
+                            result.rounds, confidence=result.confidence)
+
+
 def config_key(config: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True)
 
@@ -107,6 +115,4 @@ class Measurer:
         return comparisons
 
     def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
-        result = stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence)
-        return ComparisonResult(baseline[0], candidate[0], result.ratio, result.ci_low, result.ci_high,
-                                result.verdict, result.rounds, confidence=confidence)
+        return compared(baseline[0], candidate[0], baseline_blocks, candidate_blocks, self.min_effect, confidence)
