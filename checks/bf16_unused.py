@@ -9,7 +9,7 @@ Fix: ``config.enable_mkldnn_bfloat16()`` after checking the output drift.
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 RULE = "PD-PREC-001"
@@ -30,7 +30,8 @@ def check(facts: Facts) -> list[Finding]:
     return [Finding(RULE, Status.FAIL, f"the CPU has {' and '.join(units)} but the service runs FP32",
                     observed=f"precision fp32; CPU flags include {', '.join(units)}",
                     expected="bf16 tried and measured (experiment 'bf16')",
-                    evidence={"bf16_flags": units, "paddle_supports_bfloat16": facts.paddle.supports.get("bfloat16")})]
+                    evidence={"bf16_flags": units, "paddle_supports_bfloat16": facts.paddle.supports.get("bfloat16")},
+                    proposal=Proposal("precision", ("bf16",)))]
 
 
 CHECK = Check(name="bf16_unused", rules=(RULE,), run=check)

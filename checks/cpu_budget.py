@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from paddle_doctor.budget import cpu_budget, service_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.findings import Finding, Proposal, Status, passed
 from paddle_doctor.registry import Check
 
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
@@ -26,18 +26,21 @@ def check(facts: Facts) -> list[Finding]:
     threads, source = service_threads(facts)
     instances = facts.service.instances
     total = threads * instances
+    per_instance = budget.threads_per_instance(instances)
     observed = f"{threads} threads ({source}) x {instances} instance{'s' if instances != 1 else ''} = {total}"
     evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
-                "threads": threads, "instances": instances, "total_threads": total,
-                "threads_per_instance": max(1, budget.whole_cpus // instances)}
-    if total > budget.cpus:
+                "threads": threads, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}
+    # one thread per instance is the least a service can run: a quota below one CPU is PD-CPU-016's
+    if total > budget.whole_cpus:
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
-                       observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence)
+                       observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,
+                       proposal=Proposal("threads", tuple(range(1, per_instance + 1)), binding=True))
     else:
         over = passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", **evidence)
     if total * 2 <= budget.cpus and budget.whole_cpus >= 2:
         under = Finding(UNDER, Status.WARN, f"{total} compute threads use at most half of {budget.describe()}",
-                        observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence)
+                        observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence,
+                        proposal=Proposal("threads", tuple(range(threads + 1, per_instance + 1))))
     else:
         under = passed(UNDER, f"{total} compute threads use the budget of {budget.describe()}")
     return [over, under]

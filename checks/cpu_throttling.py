@@ -29,7 +29,7 @@ def check(facts: Facts) -> list[Finding]:
     evidence = {"nr_periods": group.nr_periods, "nr_throttled": group.nr_throttled, "throttled_seconds": round(seconds, 3)}
     budget = cpu_budget(facts)
     if budget is not None:
-        evidence["threads_per_instance"] = max(1, budget.whole_cpus // facts.service.instances)
+        evidence["threads_per_instance"] = budget.threads_per_instance(facts.service.instances)
     if ratio >= FAIL_RATIO:
         return [Finding(RULE, Status.FAIL, f"the CPU quota throttled this container in {ratio:.1%} of periods",
                         observed=observed, expected=f"under {FAIL_RATIO:.0%} of periods", evidence=evidence)]

@@ -10,7 +10,7 @@ Fix: ``config.switch_ir_optim(True)`` and ``config.switch_use_feed_fetch_ops(Fal
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.findings import Finding, Proposal, Status, passed
 from paddle_doctor.registry import Check
 
 IR_OPTIM, FEED_FETCH = "PD-GRAPH-001", "PD-GRAPH-004"
@@ -20,12 +20,13 @@ def check(facts: Facts) -> list[Finding]:
     service = facts.service
     if service.ir_optim is False:
         ir = Finding(IR_OPTIM, Status.FAIL, "the service turns IR optimisation off, so no fusion pass runs",
-                     observed="switch_ir_optim(False)", expected="switch_ir_optim(True)")
+                     observed="switch_ir_optim(False)", expected="switch_ir_optim(True)", proposal=Proposal("ir_optim", (True,)))
     else:
         ir = passed(IR_OPTIM, "IR optimisation is on")
     if service.feed_fetch_ops:
         feed = Finding(FEED_FETCH, Status.FAIL, "the service turns feed/fetch ops on",
-                       observed="switch_use_feed_fetch_ops(True)", expected="switch_use_feed_fetch_ops(False) with zero-copy handles")
+                       observed="switch_use_feed_fetch_ops(True)", expected="switch_use_feed_fetch_ops(False) with zero-copy handles",
+                       proposal=Proposal("feed_fetch", (False,)))
     else:
         feed = passed(FEED_FETCH, "feed/fetch ops are off")
     return [ir, feed]

@@ -27,7 +27,7 @@ def check(facts: Facts) -> list[Finding]:
     noisy = [e.name for e in measured if e.noisy]
     budget = cpu_budget(facts)
     evidence = {"cv": round(baseline.cv, 3), "p50_ms": round(baseline.p50, 3), "p99_ms": round(baseline.p99, 3),
-                "undecided_for_noise": noisy, "threads_per_instance": max(1, budget.whole_cpus // facts.service.instances) if budget else 1}
+                "undecided_for_noise": noisy, "threads_per_instance": budget.threads_per_instance(facts.service.instances) if budget else 1}
     observed = f"coefficient of variation {baseline.cv:.0%} over {baseline.runs} runs (p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms)"
     if baseline.cv > CV_LIMIT or noisy:
         why = f"; too noisy to decide: {', '.join(noisy)}" if noisy else ""

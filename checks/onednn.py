@@ -9,17 +9,19 @@ Fix: ``config.enable_mkldnn()`` (the default since Paddle 2.6 on CPUs with AVX2)
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-004"
+TURN_ON = Proposal("onednn", (True,))
 
 
 def check(facts: Facts) -> list[Finding]:
     paddle, service = facts.paddle, facts.service
     if service.onednn is False:
         return [Finding(RULE, Status.FAIL, "the service turns oneDNN off (disable_mkldnn)",
-                        observed="oneDNN disabled in the service's Config (--no-onednn)", expected="config.enable_mkldnn()")]
+                        observed="oneDNN disabled in the service's Config (--no-onednn)", expected="config.enable_mkldnn()",
+                        proposal=TURN_ON)]
     if paddle.status != "ok":
         if service.onednn:
             return [passed(RULE, "the service enables oneDNN")]
@@ -34,7 +36,8 @@ def check(facts: Facts) -> list[Finding]:
         if "avx2" not in facts.cpu.flags and facts.cpu.arch == "x86_64":
             return [skipped(RULE, "Paddle keeps oneDNN off because the CPU lacks AVX2; see PD-CPU-002/PD-CPU-003")]
         return [Finding(RULE, Status.FAIL, f"{build} keeps oneDNN off by default and the service does not enable it",
-                        observed="Config().mkldnn_enabled() is False", expected="oneDNN on (config.enable_mkldnn())")]
+                        observed="Config().mkldnn_enabled() is False", expected="oneDNN on (config.enable_mkldnn())",
+                        proposal=TURN_ON)]
     return [passed(RULE, f"oneDNN is on by default in {build}")]
 
 

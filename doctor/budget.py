@@ -37,6 +37,10 @@ class CpuBudget:
         """Threads that fit without oversubscription (at least 1)."""
         return max(1, int(self.cpus + 1e-9))
 
+    def threads_per_instance(self, instances: int) -> int:
+        """The most math threads each of ``instances`` predictors may run within the budget (at least 1)."""
+        return max(1, self.whole_cpus // max(1, instances))
+
     def describe(self) -> str:
         return f"{self.cpus:g} CPUs ({self.limited_by.what})"
 

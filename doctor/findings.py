@@ -24,6 +24,28 @@ class Status(str, Enum):
         return self in (Status.FAIL, Status.WARN, Status.ERROR)
 
 
+class Verdict(str, Enum):
+    """What the measurement of a finding's own fix said about it."""
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The setting a finding's fix changes, and the values that carry the fix out.
+
+    ``setting`` is a key of a measured predictor configuration (threads, onednn, ir_optim,
+    feed_fetch, precision); ``binding`` marks a limit the doctor enforces (threads within the CPU
+    budget): a measurement informs it but never overturns it.
+    """
+
+    setting: str
+    values: tuple[Any, ...]
+    binding: bool = False
+
+
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -41,6 +63,8 @@ class Finding:
     observed: str | None = None
     expected: str | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    proposal: Proposal | None = None
+    verdict: Verdict | None = None
 
 
 def passed(rule_id: str, message: str, **evidence: Any) -> Finding:

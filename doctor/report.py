@@ -55,6 +55,7 @@ class ReportFinding:
     explain: str
     experiment: str | None
     verification: dict[str, Any] | None = None
+    verdict: str | None = None
 
 
 @dataclass
@@ -148,6 +149,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         explain=rule.explain_command if rule else "",
         experiment=rule.experiment if rule else None,
         verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,
+        verdict=finding.verdict.value if finding.verdict else None,
     )
 
 

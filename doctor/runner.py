@@ -23,7 +23,13 @@ class CheckResult:
 
 
 def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook) -> list[CheckResult]:
-    return [run_one(check, facts, rulebook) for check in checks]
+    """Every check's findings; with measurements, each finding made consistent with its experiment."""
+    results = [run_one(check, facts, rulebook) for check in checks]
+    if facts.verification is None:
+        return results
+    from .reconcile import reconcile_results
+
+    return reconcile_results(results, facts.verification, rulebook)
 
 
 def run_one(check: Check, facts: Facts, rulebook: Rulebook) -> CheckResult:

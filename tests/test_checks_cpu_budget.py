@@ -3,7 +3,7 @@
 import pytest
 
 from factories import by_rule, make_facts
-from paddle_doctor.checks import core_binding, cpu_budget, cpu_throttling, thread_pools
+from paddle_doctor.checks import core_binding, cpu_budget, cpu_quota, cpu_throttling, thread_pools
 from paddle_doctor.facts import ProbeIssue
 from paddle_doctor.findings import Status
 
@@ -27,6 +27,12 @@ from paddle_doctor.findings import Status
         (make_facts(quota=4, threads=2), "pass", "warn"),
         # a 1-CPU budget can never be under-used by one thread
         (make_facts(quota=1), "pass", "pass"),
+        # one thread is the least a service can run: a half-CPU quota is PD-CPU-016's finding, not this one
+        (make_facts(quota=0.5, threads=1), "pass", "pass"),
+        (make_facts(quota=0.5), "pass", "pass"),
+        # but two instances of one thread each are still two threads on half a CPU
+        (make_facts(quota=0.5, threads=1, instances=2), "fail", "pass"),
+        (make_facts(quota=0.5, threads=8), "fail", "pass"),
     ],
 )
 def test_threads_against_budget(facts, over, under):
@@ -90,3 +96,31 @@ def test_throttling(throttled, status):
 def test_core_binding(facts, status):
     (finding,) = core_binding.check(facts)
     assert finding.status.value == status
+
+
+@pytest.mark.parametrize(
+    "facts, status",
+    [
+        (make_facts(quota=0.5, threads=1), "fail"),
+        (make_facts(quota=0.25), "fail"),
+        (make_facts(quota=1), "pass"),
+        (make_facts(quota=1.5, threads=8), "pass"),  # oversubscribed, but that is PD-CPU-010's
+        (make_facts(), "pass"),  # no quota at all
+        (make_facts(cpuset=[0]), "pass"),  # one CPU from a cpuset runs a thread at full speed
+    ],
+)
+def test_quota_below_one_cpu(facts, status):
+    (found,) = cpu_quota.check(facts)
+    assert found.status.value == status
+    if status == "fail":
+        assert found.expected == "a quota of at least 1 CPU"
+        assert f"{facts.cgroup.quota_us}/{facts.cgroup.period_us}" in found.observed
+
+
+def test_half_cpu_quota_with_one_thread_reads_as_one_story():
+    """PD-CPU-010 passes; PD-CPU-016 names the quota, with the period the thread is paused in."""
+    facts = make_facts(quota=0.5, threads=1)
+    over = by_rule(cpu_budget.check(facts))["PD-CPU-010"]
+    (quota,) = cpu_quota.check(facts)
+    assert over.status is Status.PASS and "1 compute threads fit" in over.message
+    assert quota.status is Status.FAIL and "paused after 50 ms of every 100 ms period" in quota.message

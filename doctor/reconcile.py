@@ -1,0 +1,71 @@
+"""A finding ends consistent with the measurement of its own fix.
+
+A check proposes a fix from what it sees (oneDNN off: turn it on); the rule's experiment then
+measures exactly that change on the real predictor. This is the one place where the two meet:
+
+- confirmed (the fix measured faster, outputs unchanged): the finding stands, with the gain;
+- refuted (no measurable effect, slower, or faster only by changing outputs): the finding
+  passes and says "measured: keep the current setting" — unless it is a limit the doctor
+  enforces (threads within the CPU budget), which stands and says what was measured;
+- undecided (the machine was too noisy within the budget): the finding stands and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .facts import ComparisonResult, ExperimentResult, VerificationFacts
+from .findings import Finding, Status, Verdict
+from .rules import Rulebook
+from .runner import CheckResult
+
+IMPROVED, UNDECIDED = "improved", "undecided"
+
+
+def reconcile_results(results: list[CheckResult], verification: VerificationFacts, rulebook: Rulebook) -> list[CheckResult]:
+    reconciled = []
+    for result in results:
+        findings = []
+        for finding in result.findings:
+            rule = rulebook.rules.get(finding.rule_id)
+            experiment = verification.experiment(rule.experiment) if rule and rule.experiment else None
+            findings.append(reconcile(finding, experiment))
+        reconciled.append(replace(result, findings=findings))
+    return reconciled
+
+
+def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
+    """The finding with its status and message made consistent with its experiment's verdict."""
+    proposal = finding.proposal
+    if proposal is None or finding.status not in (Status.FAIL, Status.WARN) or experiment is None or experiment.status != "measured":
+        return finding
+    configs = {arm.label: arm.config for arm in experiment.arms}
+    tested = [c for c in experiment.comparisons if configs.get(c.candidate, {}).get(proposal.setting) in proposal.values]
+    if not tested:
+        return finding
+    usable = [c for c in tested if c.verdict == IMPROVED and not c.changes_outputs]
+    if usable:
+        best = max(usable, key=lambda c: c.ratio)
+        return replace(finding, message=f"{finding.message}; measured: {outcome(best)}", verdict=Verdict.CONFIRMED)
+    if any(c.verdict == UNDECIDED for c in tested):
+        undecided = next(c for c in tested if c.verdict == UNDECIDED)
+        return replace(finding, message=f"{finding.message}; measured: undecided within the budget ({outcome(undecided)}); "
+                                        "raise --budget or measure on a quieter machine", verdict=Verdict.UNDECIDED)
+    best = max(tested, key=lambda c: c.ratio)
+    if proposal.binding:
+        return replace(finding, verdict=Verdict.REFUTED,
+                       message=f"{finding.message}; measured with one request at a time: {outcome(best)}: threads beyond "
+                               "the budget only borrow CPU time the quota or the neighbours lose, and collapse under load")
+    return replace(finding, status=Status.PASS, verdict=Verdict.REFUTED, expected="the current setting, as measured",
+                   message=f"measured: keep the current setting — {outcome(best)} (the check saw: {finding.message})")
+
+
+def outcome(comparison: ComparisonResult) -> str:
+    """``threads=2: 1.31x faster (95% CI 1.20-1.43)`` and the like, for any verdict."""
+    speed = f"{comparison.ratio:.2f}x faster" if comparison.ratio >= 1 else f"{1 / comparison.ratio:.2f}x slower"
+    interval = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
+    if comparison.verdict == IMPROVED and comparison.changes_outputs:
+        return f"{comparison.candidate} {speed} ({interval}) but it changes the outputs beyond --max-drift"
+    if comparison.verdict == IMPROVED:
+        return f"{comparison.candidate} {speed} ({interval})"
+    return f"{comparison.candidate} {comparison.verdict} ({speed}, {interval})"
