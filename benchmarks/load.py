@@ -35,6 +35,7 @@ from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.layouts import KINDS, Layout, LoadPlan, service_layout
 from paddle_doctor.verify.load import LoadRunner, close_hosts, measure_layouts, start_hosts
+from paddle_doctor.verify.model import worker_samples
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
 
@@ -82,7 +83,7 @@ def main() -> None:
             model_facts = verification.model
             session.request(60, cmd="model", files={"program": model_facts.program, "params": model_facts.params,
                                                     "dir": str(Path(model_facts.program).parent)})
-            session.request(60, cmd="feeds", spec=model_facts.inputs)
+            session.request(60, cmd="feeds", samples=worker_samples(model_facts.inputs))
             return session
 
         try:

@@ -31,6 +31,7 @@ from paddle_doctor.verify import stats
 from paddle_doctor.verify.arms import baseline_arm, label, vary
 from paddle_doctor.verify.experiments import BF16_FLAGS
 from paddle_doctor.verify.measure import Measurer, config_key
+from paddle_doctor.verify.model import worker_samples
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
 
@@ -41,7 +42,7 @@ def open_session(verification) -> WorkerSession:
     model = verification.model
     session = WorkerSession(sys.executable)
     session.request(60, cmd="model", files={"program": model.program, "params": model.params, "dir": str(Path(model.program).parent)})
-    session.request(60, cmd="feeds", spec=model.inputs)
+    session.request(60, cmd="feeds", samples=worker_samples(model.inputs))
     return session
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.reconcile import outcome
 from paddle_doctor.registry import Check
 
 RULE = "PD-CFG-001"
@@ -22,6 +23,9 @@ def check(facts: Facts) -> list[Finding]:
         reason = verification.error if verification and verification.error else "measured with --model"
         return [skipped(RULE, reason)]
     comparison = recommendation.comparison
+    if comparison is not None and recommendation.enforced and comparison.verdict != "improved":
+        return [passed(RULE, f"no configuration within {', '.join(recommendation.enforced)} measured faster than the service's: "
+                             f"{outcome(comparison)}; the recommendation keeps that rule, which the service breaks")]
     if comparison is None or comparison.verdict != "improved":
         verdict = comparison.verdict if comparison else "no candidate was faster"
         return [passed(RULE, f"no configuration measured faster than the service's ({verdict})")]

@@ -69,9 +69,11 @@ def probe_options(function):
         click.option("--model", default=None, type=click.Path(),
                      help="Model directory or file prefix: measure every fix on the real predictor."),
         click.option("--shape", "shapes", multiple=True, metavar="NAME:DIMS",
-                     help="Concrete shape for a dynamic input, e.g. input_ids:1x128 (repeatable)."),
-        click.option("--inputs", "inputs_npz", type=click.Path(dir_okay=False), default=None,
-                     help="Real inputs: an .npz keyed by input name."),
+                     help="Concrete shape for a dynamic input, e.g. x:1x3x48x320; repeat it for one input to measure "
+                          "over a set of shapes (the sizes the service sees) [default: the opt shapes of a "
+                          "shape_range_info.pbtxt in the model folder, else batch 1 and 224/128]."),
+        click.option("--inputs", "inputs", type=click.Path(), default=None,
+                     help="Real inputs: an .npz keyed by input name, or a folder of .npz samples measured in turn."),
         click.option("--budget", type=click.FloatRange(min=2), default=None,
                      help=f"Seconds of measurement for all experiments together [default: {DEFAULT_BUDGET_S:g}; "
                           f"{DEFAULT_LOAD_BUDGET_S:g} with --concurrency, for the serving layouts]."),
@@ -138,7 +140,7 @@ def _verify(facts, params: dict[str, Any]):
 
     budget = params["budget"] or (DEFAULT_LOAD_BUDGET_S if (facts.service.concurrency or 1) > 1 else DEFAULT_BUDGET_S)
     options = VerifyOptions(
-        model=facts.service.model, shapes=list(params["shapes"]), inputs_npz=params["inputs_npz"],
+        model=facts.service.model, shapes=list(params["shapes"]), inputs=params["inputs"],
         budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],
     )
     if not sys.stderr.isatty():

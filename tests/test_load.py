@@ -17,7 +17,7 @@ from paddle_doctor.verify import experiments
 from paddle_doctor.verify.arms import baseline_arm
 from paddle_doctor.verify.layouts import plan_load
 from paddle_doctor.verify.measure import Measurer
-from paddle_doctor.verify.model import feed_plan, input_specs, locate_model, read_model_program
+from paddle_doctor.verify.model import input_specs, locate_model, plan_inputs, read_model_program, worker_samples
 from paddle_doctor.verify.session import WorkerSession
 
 
@@ -38,16 +38,16 @@ def load_context(model_dir, sessions, **service):
     """The layouts experiment's context on a 2-CPU budget, every worker it starts kept in ``sessions``."""
     facts = make_facts(flags=["avx", "avx2"], online=2, paddle=paddle_ok(python=sys.executable), **service)
     files = locate_model(model_dir)
-    feeds = feed_plan(input_specs(read_model_program(files)), {}, 1)
+    inputs, _ = plan_inputs(input_specs(read_model_program(files)), [], 1)
 
     def new_session():
         session = WorkerSession(sys.executable)
         sessions.append(session)
         session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
-        session.request(60, cmd="feeds", spec=feeds)
+        session.request(60, cmd="feeds", samples=worker_samples(inputs))
         return session
 
-    return experiments.Context(facts, Measurer(None, 0.03), baseline_arm(facts), feeds, 0.01, new_session,
+    return experiments.Context(facts, Measurer(None, 0.03), baseline_arm(facts), inputs, 0.01, new_session,
                                load=plan_load(facts, files))
 
 

@@ -23,7 +23,7 @@ def open_worker(model_dir, feeds):
     session = WorkerSession(sys.executable)
     session.request(60, cmd="model", files={"program": str(program), "params": str(program.with_suffix(".pdiparams")),
                                             "dir": str(model_dir)})
-    session.request(60, cmd="feeds", spec=feeds)
+    session.request(60, cmd="feeds", samples=[feeds])
     return session
 
 
@@ -176,7 +176,7 @@ def test_measured_facts_replay_to_identical_findings(models, tmp_path):
 def test_legacy_lod_model_is_measured(models):
     report = report_json(run_doctor("--json", "--model", str(models["sequence-legacy"]), "--budget", "5", timeout=300))
     assert report["verification"]["model"]["format"] == "legacy"
-    assert report["verification"]["model"]["inputs"]["words"]["lod"] == [[0, 8, 16]]
+    assert report["verification"]["model"]["inputs"]["words"]["lod"] == [[[0, 8, 16]]]
     assert report["verification"]["error"] is None
     assert report["verification"]["recommendation"]["baseline"]["p50"] > 0
 
@@ -266,26 +266,59 @@ def threads_result(*comparisons):
 
 
 @pytest.mark.parametrize(
-    "comparisons, budget, chosen",
+    "comparisons, limit, chosen",
     [
         ((comparison("threads=1", "improved", 1.2), comparison("threads=2", "improved", 1.5)), 2, 2),
-        # nothing faster, but 2 threads fit the budget and are no slower: take them
-        ((comparison("threads=1", "regressed", 0.7), comparison("threads=2", "no measurable effect", 1.0)), 2, 2),
-        # no slower is not enough when the service already fits its budget
+        # only a measured gain moves a setting that the rules accept
         ((comparison("threads=2", "no measurable effect", 1.0),), 16, None),
-        # over the budget, "undecided" does not keep the known failure ...
-        ((comparison("threads=2", "undecided", 1.1),), 2, 2),
-        # ... but a measured slowdown does
-        ((comparison("threads=2", "regressed", 0.8),), 2, None),
-        # within the budget, undecided is never taken
         ((comparison("threads=2", "undecided", 1.1),), 16, None),
+        # a faster count above the limit is never taken, a slower one within it never either
+        ((comparison("threads=1", "regressed", 0.9), comparison("threads=4", "improved", 1.4)), 2, None),
+        ((comparison("threads=1", "improved", 1.1), comparison("threads=4", "improved", 1.4)), 2, 1),
     ],
 )
-def test_recommended_threads(comparisons, budget, chosen):
+def test_recommended_threads(comparisons, limit, chosen):
     from paddle_doctor.verify.recommend import best_improvement
 
-    found = best_improvement(threads_result(*comparisons), budget)
+    found = best_improvement(threads_result(*comparisons), limit)
     assert (found[1]["threads"] if found else None) == chosen
+
+
+@pytest.mark.parametrize(
+    "comparisons, quota, start_threads",
+    [
+        # over the budget, the search starts from the fastest count within it, whatever the verdict:
+        # even when every count within the budget measured slower than the oversubscribed service
+        ((comparison("threads=1", "regressed", 0.7), comparison("threads=2", "regressed", 0.9)), 2, 2),
+        ((comparison("threads=1", "improved", 1.6), comparison("threads=2", "improved", 1.3)), 2, 1),
+        ((comparison("threads=2", "undecided", 1.1),), 2, 2),
+        # no threads experiment: the limit itself
+        ((), 2, 2),
+        # a half-CPU quota: one thread
+        ((comparison("threads=1", "regressed", 0.8),), 0.5, 1),
+    ],
+)
+def test_search_starts_within_the_cpu_budget(comparisons, quota, start_threads):
+    from factories import make_facts
+    from paddle_doctor.verify.experiments import Context, thread_limit
+    from paddle_doctor.verify.recommend import admissible_start
+
+    facts = make_facts(quota=quota, threads=8)
+    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=8), feeds={}, max_drift=0.01, new_session=None)
+    measured = {"threads": threads_result(*comparisons)} if comparisons else {}
+    start, step = admissible_start(ctx, measured, thread_limit(facts))
+    assert start["threads"] == start_threads and start == vary(BASE, threads=start_threads)
+    assert "exceed the CPU budget (PD-CPU-010)" in step
+
+
+def test_search_starts_from_the_service_when_it_fits():
+    from factories import make_facts
+    from paddle_doctor.verify.experiments import Context, thread_limit
+    from paddle_doctor.verify.recommend import admissible_start
+
+    facts = make_facts(quota=2, threads=2)
+    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=2), feeds={}, max_drift=0.01, new_session=None)
+    assert admissible_start(ctx, {}, thread_limit(facts)) == (vary(BASE, threads=2), None)
 
 
 def test_outputs_changing_candidates_are_never_recommended():
@@ -296,4 +329,4 @@ def test_outputs_changing_candidates_are_never_recommended():
     faster.changes_outputs = True
     result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", vary(BASE, precision="bf16"))],
                               comparisons=[faster])
-    assert best_improvement(result) is None
+    assert best_improvement(result, 8) is None

@@ -23,6 +23,7 @@ class ArmResult:
     mean: float | None = None
     cv: float | None = None
     throughput_rps: float | None = None
+    sample_p50: list[float | None] | None = None
 
 
 @dataclass
@@ -57,21 +58,50 @@ class ExperimentResult:
 
 @dataclass
 class Recommendation:
+    """The configuration found by measuring, and the paste-ready code that builds it.
+
+    ``enforced`` names the rules that moved it away from the service's configuration whatever
+    the measurement said (threads within the CPU budget, PD-CPU-010).
+    """
+
     config: dict[str, Any]
     snippet: str
     steps: list[str]
     baseline: ArmResult
     recommended: ArmResult
     comparison: ComparisonResult | None
+    enforced: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ModelInput:
+    """One model input as measured: the shape the program declares (-1 = dynamic), the shapes fed
+    (one per sample; latency is measured over them all, in turn), and what chose them."""
+
+    name: str
+    dtype: str
+    declared: list[int]
+    shapes: list[list[int]]
+    chosen_by: str
+    low: int | None = None
+    high: int | None = None
+    lod: list[list[list[int]]] | None = None
+
+    @property
+    def dynamic_axes(self) -> list[int]:
+        return [axis for axis, dim in enumerate(self.declared) if dim == -1]
 
 
 @dataclass
 class ModelFacts:
+    """The model measured: its files and its inputs, by name."""
+
     path: str
     format: str
     program: str
     params: str | None
-    inputs: dict[str, dict[str, Any]]
+    inputs: dict[str, ModelInput]
+    samples: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..budget import cpu_budget
-from ..facts import ExperimentResult, Facts
+from ..facts import ExperimentResult, Facts, ModelInput
 from . import stats
 from .arms import Arm, config_calls, label, vary
 from .layouts import LoadPlan, skip_reason
@@ -37,7 +37,7 @@ class Context:
     facts: Facts
     measurer: Measurer
     baseline: Arm
-    feeds: dict[str, dict]
+    inputs: dict[str, ModelInput]
     max_drift: float
     new_session: Callable[[], object]
     notes: list[str] = field(default_factory=list)
@@ -57,12 +57,15 @@ def race(ctx: Context, name: str, candidates: list[Arm], budget_s: float, base: 
     return ExperimentResult(name=name, status="measured", arms=arms, comparisons=comparisons, noisy=noisy)
 
 
-def thread_counts(facts: Facts, baseline: Arm) -> list[int]:
+def thread_limit(facts: Facts) -> int:
+    """The most math threads per predictor that PD-CPU-010 accepts (1 when the budget is unknown)."""
     budget = cpu_budget(facts)
-    top = min(budget.whole_cpus if budget else 1, MAX_THREADS_TRIED)
-    counts = set(range(1, top + 1)) | {baseline["threads"]}
-    if facts.service.threads:
-        counts.add(facts.service.threads)
+    return budget.threads_per_instance(facts.service.instances) if budget else 1
+
+
+def thread_counts(facts: Facts, baseline: Arm) -> list[int]:
+    """Thread counts within the budget, and the service's own (measured against them even when over it)."""
+    counts = set(range(1, min(thread_limit(facts), MAX_THREADS_TRIED) + 1)) | {baseline["threads"]}
     return sorted(counts)
 
 
@@ -168,7 +171,7 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
         return skipped("onednn_cache", "the service keeps oneDNN's shape cache bounded (default 10)")
     if not ctx.baseline["onednn"]:
         return skipped("onednn_cache", "oneDNN is off, so it keeps no shape cache")
-    shapes = varying_shapes(ctx.feeds)
+    shapes = varying_shapes(ctx.inputs)
     if not shapes:
         return skipped("onednn_cache", "the model's inputs have no dynamic dimension to vary")
     growth = {}
@@ -184,11 +187,36 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     return ExperimentResult(name="onednn_cache", status="measured", extra={"rss": growth, "shapes": len(shapes)})
 
 
-def varying_shapes(feeds: dict[str, dict]) -> list[dict[str, list[int]]]:
-    """Inputs with a growing first dimension (batch or tokens), for models that accept it."""
-    if any(spec.get("lod") for spec in feeds.values()):
+def varying_shapes(inputs: dict[str, ModelInput]) -> list[dict[str, list[int]]]:
+    """The shapes measured (the service's set), then more: each input's last dynamic dimension grown
+    step by step (the batch by 1, any other dimension by 8), up to VARYING_SHAPES distinct shapes."""
+    if any(model_input.lod for model_input in inputs.values()):
         return []
-    return [{name: [size, *spec["shape"][1:]] for name, spec in feeds.items()} for size in range(1, VARYING_SHAPES + 1)]
+    count = max(len(model_input.shapes) for model_input in inputs.values())
+    shapes: list[dict[str, list[int]]] = []
+    for index in range(count):
+        sample = {name: model_input.shapes[index % len(model_input.shapes)] for name, model_input in inputs.items()}
+        if sample not in shapes:
+            shapes.append(sample)
+    base = shapes[0]
+    for step in range(1, 4 * VARYING_SHAPES):
+        if len(shapes) >= VARYING_SHAPES:
+            break
+        grown = {name: _grown(model_input, base[name], step) for name, model_input in inputs.items()}
+        if grown == base:
+            return []
+        if grown not in shapes:
+            shapes.append(grown)
+    return shapes
+
+
+def _grown(model_input: ModelInput, shape: list[int], step: int) -> list[int]:
+    if not model_input.dynamic_axes:
+        return shape
+    axis = model_input.dynamic_axes[-1]
+    grown = list(shape)
+    grown[axis] += step * (1 if axis == 0 else 8)
+    return grown
 
 
 def layouts(ctx: Context, budget_s: float) -> ExperimentResult:

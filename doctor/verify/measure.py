@@ -42,13 +42,17 @@ def config_key(config: dict[str, Any]) -> str:
 
 
 class Measurer:
-    def __init__(self, session: WorkerSession, min_effect: float, progress: Progress | None = None):
+    """Loads configurations in one worker and races them; ``sample_count`` inputs are fed in turn."""
+
+    def __init__(self, session: WorkerSession, min_effect: float, progress: Progress | None = None, sample_count: int = 1):
         self.session = session
         self.min_effect = min_effect
         self.progress = progress or (lambda label, fraction: None)
+        self.sample_count = sample_count
         self.loaded: dict[str, dict[str, float]] = {}
         self.last_config: dict[str, Any] | None = None
         self.samples: dict[str, list[float]] = {}
+        self.sample_of_run: dict[str, list[int]] = {}
 
     def load(self, config: dict[str, Any], timeout: float = 300.0) -> dict[str, float]:
         """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms."""
@@ -56,13 +60,14 @@ class Measurer:
         self.last_config = config
         if key not in self.loaded:
             reply = self.session.request(timeout, cmd="load", arm=key, calls=config_calls(config))
-            warm = self.session.request(timeout, cmd="run", arm=key, n=WARMUP_RUNS)["ms"]
+            # every sample at least once: oneDNN builds its kernels for each new shape on first sight
+            warm = self.session.request(timeout, cmd="run", arm=key, n=max(WARMUP_RUNS, self.sample_count))["ms"]
             more = min(MAX_WARMUP_RUNS, math.ceil(WARMUP_MS / max(statistics.median(warm), 1e-3))) - WARMUP_RUNS
             if more > 0:
                 warm = self.session.request(timeout, cmd="run", arm=key, n=more)["ms"]
             self.loaded[key] = {"create_ms": reply["create_ms"], "first_ms": reply["first_ms"],
                                 "warm_ms": statistics.median(warm)}
-            self.samples[key] = []
+            self.samples[key], self.sample_of_run[key] = [], []
         return self.loaded[key]
 
     def arm_result(self, label: str, config: dict[str, Any]) -> ArmResult:
@@ -73,6 +78,10 @@ class Measurer:
             summary = stats.summarize(values)
             result.runs, result.p50, result.p90, result.p99 = summary.runs, summary.p50, summary.p90, summary.p99
             result.mean, result.cv = summary.mean, summary.cv
+        if values and self.sample_count > 1:
+            by_sample = [[ms for ms, sample in zip(values, self.sample_of_run[key]) if sample == index]
+                         for index in range(self.sample_count)]
+            result.sample_p50 = [statistics.median(times) if times else None for times in by_sample]
         return result
 
     def race(
@@ -92,18 +101,26 @@ class Measurer:
             self.load(config)
         slowest = max(self.loaded[config_key(c)]["warm_ms"] for _, c in arms)
         half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
+        half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
         start, comparisons = time.monotonic(), []
         for round_index in range(MAX_ROUNDS):
             values: list[list[float]] = [[] for _ in arms]
-            for index in [*range(len(arms)), *reversed(range(len(arms)))]:
+            fed: list[list[int]] = [[] for _ in arms]
+            order = [*range(len(arms)), *reversed(range(len(arms)))]
+            for position, index in enumerate(order):
                 key = config_key(arms[index][1])
                 self.last_config = arms[index][1]
                 timeout = 60.0 + half * slowest * 20 / 1000.0
-                values[index].extend(self.session.request(timeout, cmd="run", arm=key, n=half)["ms"])
+                # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
+                first_sample = (round_index * 2 + position // len(arms)) * half
+                reply = self.session.request(timeout, cmd="run", arm=key, n=half, start=first_sample)
+                values[index].extend(reply["ms"])
+                fed[index].extend(reply.get("samples", [0] * len(reply["ms"])))
             for index, (_, config) in enumerate(arms):
                 blocks[index].append(values[index])
                 self.samples[config_key(config)].extend(values[index])
+                self.sample_of_run[config_key(config)].extend(fed[index])
             elapsed = time.monotonic() - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
             final = elapsed >= budget_s or round_index == MAX_ROUNDS - 1

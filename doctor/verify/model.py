@@ -6,10 +6,13 @@ Accepted: a directory or file prefix with PIR ``*.json`` + ``*.pdiparams``; ``*.
 shapes, LoD levels, and for integer inputs that feed an embedding the table's row count, so
 synthetic ids stay valid.
 
-Defaults for dynamic dimensions (override with ``--shape name:1x128``): the first dimension is
-the batch size (``batch_size`` in the service config, default 1); other dynamic dimensions are
-128 for integer inputs (sequence length) and 224 for float inputs. A LoD input gets two
-sequences over its first dimension (default 16 tokens).
+Shapes for dynamic dimensions, first found first: real inputs (``--inputs``: an .npz or a folder
+of them, one sample each); ``--shape name:1x128`` (repeat it for one input to measure a set of
+shapes, e.g. the sizes the service sees); the opt shapes of a shape-range file written by
+``collect_shape_range_info`` in the model folder; else defaults: the first dimension is the batch
+size (``batch_size`` in the service config, default 1), other dynamic dimensions are 128 for
+integer inputs (sequence length) and 224 for float inputs. A LoD input gets two sequences over its
+first dimension (default 16 tokens). Latency is measured over every sample in turn.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..facts import ModelInput
 from ..program import Program, ProgramError, read_program
+from .npz import NpzError, npz_files, read_npz_header
+from .shape_range import read_opt_shapes
 
 EMBEDDING_OPS = ("lookup_table", "lookup_table_v2", "embedding")
 PASS_THROUGH_LIMIT = 8
@@ -152,10 +158,111 @@ def feed_plan(specs: list[InputSpec], overrides: dict[str, list[int]], batch_siz
         if spec.dtype.startswith("int"):
             entry["low"], entry["high"] = 0, spec.vocab or DEFAULT_INT_HIGH
         if spec.lod_level:
-            tokens = shape[0]
-            entry["lod"] = [[0, tokens // 2, tokens]] if tokens >= 2 else [[0, tokens]]
+            entry["lod"] = two_sequences(shape[0])
         plan[spec.name] = entry
     return plan
+
+
+def plan_inputs(specs: list[InputSpec], shape_options: list[str], batch_size: int, shape_file: Path | None = None,
+                inputs_path: str | None = None) -> tuple[dict[str, ModelInput], list[str]]:
+    """Each input with the shapes it is measured at and what chose them; and the .npz samples, if any.
+
+    Several ``--shape`` for one input make a set; inputs are paired sample by sample (an input
+    with one shape goes with every sample).
+    """
+    if inputs_path:
+        return _inputs_from_npz(specs, inputs_path)
+    sets: dict[str, list[list[int]]] = {}
+    for text in shape_options:
+        name, shape = parse_shape_option(text)
+        sets.setdefault(name, []).append(shape)
+    opt = read_opt_shapes(shape_file) if shape_file else {}
+    chosen: dict[str, tuple[list[list[int]], str]] = {}
+    for spec in specs:
+        if spec.name in sets:
+            chosen[spec.name] = sets[spec.name], "--shape"
+        elif -1 not in spec.shape:
+            chosen[spec.name] = [list(spec.shape)], "the program (no dynamic dimension)"
+        elif _fits(spec, opt.get(spec.name)):
+            chosen[spec.name] = [opt[spec.name]], f"the opt shape in {shape_file}"
+        else:
+            chosen[spec.name] = [_default_shape(spec, batch_size)], DEFAULT_CHOICE
+    count = _sample_count({name: len(shapes) for name, (shapes, _) in chosen.items()})
+    plans = [feed_plan(specs, {name: shapes[index % len(shapes)] for name, (shapes, _) in chosen.items()}, batch_size)
+             for index in range(count)]
+    inputs = {}
+    for spec in specs:
+        first = plans[0][spec.name]
+        lods = [plan[spec.name]["lod"] for plan in plans] if "lod" in first else None
+        inputs[spec.name] = ModelInput(spec.name, spec.dtype, list(spec.shape), [plan[spec.name]["shape"] for plan in plans],
+                                       chosen[spec.name][1], first.get("low"), first.get("high"), lods)
+    return inputs, []
+
+
+DEFAULT_CHOICE = "defaults (batch_size for the first dimension, 224 for other float and 128 for other integer dimensions)"
+
+
+def worker_samples(inputs: dict[str, ModelInput]) -> list[dict[str, dict]]:
+    """What the worker feeds, sample by sample: dtype, shape, id range and LoD of each input."""
+    count = max(len(model_input.shapes) for model_input in inputs.values())
+    samples = []
+    for index in range(count):
+        sample = {}
+        for name, model_input in inputs.items():
+            entry: dict = {"dtype": model_input.dtype, "shape": model_input.shapes[index % len(model_input.shapes)]}
+            if model_input.high is not None:
+                entry["low"], entry["high"] = model_input.low, model_input.high
+            if model_input.lod:
+                entry["lod"] = model_input.lod[index % len(model_input.lod)]
+            sample[name] = entry
+        samples.append(sample)
+    return samples
+
+
+def _sample_count(counts: dict[str, int]) -> int:
+    sizes = {n for n in counts.values() if n > 1}
+    if len(sizes) > 1:
+        given = ", ".join(f"{name} {n}" for name, n in counts.items() if n > 1)
+        raise ModelError(f"--shape: inputs are paired shape by shape, but they have different numbers of shapes ({given}); "
+                         "give each input the same number of shapes, or one")
+    return sizes.pop() if sizes else 1
+
+
+def _fits(spec: InputSpec, shape: list[int] | None) -> bool:
+    return bool(shape) and len(shape) == len(spec.shape) and all(want in (-1, got) and got > 0 for want, got in zip(spec.shape, shape))
+
+
+def _inputs_from_npz(specs: list[InputSpec], inputs_path: str) -> tuple[dict[str, ModelInput], list[str]]:
+    """Shapes from real inputs, checked against the program before any worker starts."""
+    try:
+        files = npz_files(inputs_path)
+        stored = {path: read_npz_header(path) for path in files}
+    except NpzError as exc:
+        raise ModelError(f"--inputs {exc}") from None
+    for path, arrays in stored.items():
+        for spec in specs:
+            array = arrays.get(spec.name)
+            if array is None:
+                raise ModelError(f"--inputs {path}: input {spec.name!r} is missing (the file has "
+                                 f"{', '.join(sorted(arrays)) or 'no arrays'}; expected an array for each of "
+                                 f"{', '.join(s.name for s in specs)})")
+            if array.dtype != spec.dtype:
+                raise ModelError(f"--inputs {path}: input {spec.name!r} is {array.dtype}, the model expects {spec.dtype}")
+            if not _fits(spec, list(array.shape)):
+                raise ModelError(f"--inputs {path}: input {spec.name!r} has shape {list(array.shape)}, the model expects "
+                                 f"{spec.shape} (-1 = any)")
+    where = f"--inputs {inputs_path}" + (f" ({len(files)} samples)" if len(files) > 1 else "")
+    inputs = {}
+    for spec in specs:
+        shapes = [list(stored[path][spec.name].shape) for path in files]
+        lods = [two_sequences(shape[0]) for shape in shapes] if spec.lod_level else None
+        inputs[spec.name] = ModelInput(spec.name, spec.dtype, list(spec.shape), shapes, where, lod=lods)
+    return inputs, [str(p) for p in files]
+
+
+def two_sequences(tokens: int) -> list[list[int]]:
+    """The LoD the doctor feeds a sequence input of ``tokens`` rows: two sequences (one if it has one row)."""
+    return [[0, tokens // 2, tokens]] if tokens >= 2 else [[0, tokens]]
 
 
 def _default_shape(spec: InputSpec, batch_size: int) -> list[int]:

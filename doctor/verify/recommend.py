@@ -1,7 +1,8 @@
 """The recommended configuration, found by measuring, not assumed from the parts.
 
 Fixes interact (IR optimisation with oneDNN off was measured 2.3x slower on a real GRU model),
-so the search moves one setting at a time from the service's configuration, re-measuring each
+so the search moves one setting at a time from the service's configuration (brought within the
+CPU budget first: a recommendation never breaks a rule the doctor enforces), re-measuring each
 setting in the context of the settings already adopted (in up to two passes, so a setting adopted
 early is revisited once the others have moved), and finally measures the whole recommendation
 against the baseline.
@@ -11,11 +12,10 @@ from __future__ import annotations
 
 import time
 
-from ..budget import cpu_budget
 from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from . import stats
 from .arms import Arm, label, snippet, vary
-from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts
+from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
 from .measure import config_key
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
@@ -24,8 +24,10 @@ MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the cont
 
 
 def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
+    """Variations of ``current`` in one setting, each within the rules the doctor enforces."""
     if name == "threads":
-        return [vary(current, threads=n) for n in thread_counts(ctx.facts, current) if n != current["threads"]]
+        limit = thread_limit(ctx.facts)
+        return [vary(current, threads=n) for n in thread_counts(ctx.facts, current) if n != current["threads"] and n <= limit]
     if name == "onednn":
         return [vary(current, onednn=not current["onednn"], precision="fp32")]
     if name == "bf16":
@@ -33,30 +35,44 @@ def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
     return [vary(current, **{name: not current[name]})]
 
 
-def best_improvement(result: ExperimentResult, max_threads: float | None = None) -> tuple[ComparisonResult, Arm] | None:
-    """The fastest candidate measured faster (and not changing outputs).
-
-    Threads above the CPU budget are a failing rule (PD-CPU-010), so when the current setting
-    is above the budget and no candidate measured faster, the fastest candidate within the
-    budget that did not measure slower is taken: oversubscription is kept only when measuring
-    shows that leaving it costs speed. (On an oversubscribed machine the measurements are
-    noisy, and "undecided" must not keep the known failure.)
-    """
+def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonResult, Arm] | None:
+    """The fastest candidate measured faster, not changing outputs, and within the thread limit."""
     configs = {arm.label: arm.config for arm in result.arms}
-    winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs]
-    if not winners and max_threads is not None and configs["baseline"]["threads"] > max_threads:
-        winners = [c for c in result.comparisons
-                   if c.verdict != stats.REGRESSED and configs[c.candidate]["threads"] <= max_threads]
+    winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs
+               and configs[c.candidate]["threads"] <= limit]
     if not winners:
         return None
     best = max(winners, key=lambda c: c.ratio)
     return best, configs[best.candidate]
 
 
+def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[Arm, str | None]:
+    """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
+    with the thread count within the budget that measured fastest against it: the search never
+    starts from, and so never recommends, a setting the doctor fails."""
+    baseline = ctx.baseline
+    if baseline["threads"] <= limit:
+        return baseline, None
+    experiment = measured.get("threads")
+    configs = {arm.label: arm.config for arm in experiment.arms} if experiment else {}
+    within = [c for c in experiment.comparisons if configs[c.candidate]["threads"] <= limit] if experiment else []
+    if not within:
+        start = vary(baseline, threads=limit)
+        return start, (f"{label(start, baseline)}: the service's {baseline['threads']} threads exceed the CPU budget "
+                       f"(PD-CPU-010), so the search starts within it (not measured: the threads experiment did not run)")
+    fastest = max(within, key=lambda c: c.ratio)
+    start = configs[fastest.candidate]
+    return start, (f"{label(start, baseline)}: the service's {baseline['threads']} threads exceed the CPU budget (PD-CPU-010); "
+                   f"of the counts within it this one measured fastest: {_speed(fastest)} than {baseline['threads']} "
+                   f"[{fastest.confidence:.0%} CI {fastest.ci_low:.2f}-{fastest.ci_high:.2f}]")
+
+
 def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: float, program: str, params: str | None) -> Recommendation:
     started = time.monotonic()
-    baseline = current = ctx.baseline
-    steps: list[str] = []
+    baseline = ctx.baseline
+    limit = thread_limit(ctx.facts)
+    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.status == "measured"}, limit)
+    steps: list[str] = [forced] if forced else []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].status == "measured"]
     search_until = started + budget_s * (1 - FINAL_SHARE)
     tried: set[tuple[str, str]] = set()
@@ -77,8 +93,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
                 if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
-            budget = cpu_budget(ctx.facts)
-            found = best_improvement(result, budget.cpus if budget and name == "threads" else None)
+            found = best_improvement(result, limit)
             if found:
                 comparison, config = found
                 steps.append(f"{label(config, current)}: {_speed(comparison)} "
@@ -99,10 +114,10 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         baseline=ctx.measurer.arm_result("baseline", baseline),
         recommended=ctx.measurer.arm_result("recommended", current),
         comparison=comparison,
+        enforced=["PD-CPU-010"] if forced else [],
     )
 
 
 def _speed(comparison: ComparisonResult) -> str:
-    if comparison.verdict != stats.IMPROVED:
-        return f"within the CPU budget and not measured slower ({comparison.ratio:.2f}x, {comparison.verdict})"
-    return f"{comparison.ratio:.2f}x faster"
+    speed = f"{comparison.ratio:.2f}x faster" if comparison.ratio >= 1 else f"{1 / comparison.ratio:.2f}x slower"
+    return speed if comparison.verdict == stats.IMPROVED else f"{speed} ({comparison.verdict})"

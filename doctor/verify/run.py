@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..facts import ExperimentResult, Facts, ModelFacts, VerificationFacts
 from .arms import baseline_arm, label
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
 from .measure import Measurer, Progress
-from .model import ModelError, feed_plan, input_specs, locate_model, parse_shape_option, read_model_program
+from .model import ModelError, input_specs, locate_model, plan_inputs, read_model_program, worker_samples
 from .recommend import recommend
 from .session import WorkerDied, WorkerError, WorkerSession
+from .shape_range import find_shape_range_file
 
 RECOMMENDATION_SHARE = 0.35
 
@@ -23,7 +23,7 @@ RECOMMENDATION_SHARE = 0.35
 class VerifyOptions:
     model: str
     shapes: list[str] = field(default_factory=list)
-    inputs_npz: str | None = None
+    inputs: str | None = None
     budget_s: float = 40.0
     min_effect: float = 0.03
     max_drift: float = 0.01
@@ -37,13 +37,12 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
         return None
     files = locate_model(options.model)
     program = read_model_program(files)
-    specs = input_specs(program)
-    feeds = feed_plan(specs, dict(parse_shape_option(s) for s in options.shapes), facts.service.batch_size)
-    if options.inputs_npz and not Path(options.inputs_npz).is_file():
-        raise ModelError(f"{options.inputs_npz}: inputs file not found (expected an .npz keyed by input name)")
+    shape_file = find_shape_range_file(files.directory, facts.service.tensorrt.dynamic_shape_file)
+    inputs, npz = plan_inputs(input_specs(program), options.shapes, facts.service.batch_size, shape_file, options.inputs)
+    samples = worker_samples(inputs)
     load_plan = plan_load(facts, files)
     verification = VerificationFacts(
-        model=ModelFacts(options.model, files.format, files.program, files.params, feeds),
+        model=ModelFacts(options.model, files.format, files.program, files.params, inputs, npz),
         budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift,
         baseline=baseline_arm(facts),
     )
@@ -58,21 +57,18 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
         session = WorkerSession(python)
         sessions.append(session)
         session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
-        reply = session.request(120, cmd="feeds", spec=feeds, npz=options.inputs_npz, seed=options.seed)
-        if reply.get("error"):
-            session.close()
-            raise ModelError(reply["error"])
+        session.request(120, cmd="feeds", samples=samples, npz=npz, seed=options.seed)
         return session
 
     try:
-        measurer = Measurer(new_session(), options.min_effect, progress)
+        measurer = Measurer(new_session(), options.min_effect, progress, len(samples))
         try:
             measurer.load(verification.baseline)
         except (WorkerError, WorkerDied) as exc:
             version = f" ({files.format} version {program.version})" if program.version is not None else ""
             raise ModelError(f"{files.program}{version}: Paddle {sessions[0].paddle_version} cannot load or run this model "
                              f"with the service's settings: {exc}") from None
-        ctx = Context(facts, measurer, verification.baseline, feeds, options.max_drift, new_session, load=load_plan)
+        ctx = Context(facts, measurer, verification.baseline, inputs, options.max_drift, new_session, load=load_plan)
         measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
         shares = {name: 0.0 if name == "layouts" and load_plan is None else share for name, (_, share) in EXPERIMENTS.items()}
         shares_left = sum(shares.values())
@@ -87,7 +83,7 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
             except (WorkerError, WorkerDied) as exc:
                 result = _failed(name, exc, ctx)
                 if isinstance(exc, WorkerDied):
-                    ctx.measurer = Measurer(new_session(), options.min_effect, progress)
+                    ctx.measurer = Measurer(new_session(), options.min_effect, progress, len(samples))
             result.seconds = round(time.monotonic() - began, 3)
             verification.experiments.append(result)
         remaining = max(1.0, options.budget_s - (time.monotonic() - started))

@@ -11,6 +11,7 @@ private copy of the original stdout, and fd 1 is pointed at stderr so that nothi
 can corrupt the protocol. A crash in native code kills only this process.
 """
 
+import itertools
 import json
 import os
 import queue
@@ -28,8 +29,8 @@ import numpy as np  # noqa: E402
 import paddle.inference as inference  # noqa: E402
 
 PREDICTORS = {}
-FEEDS = {}
-LODS = {}
+FEEDS = []  # one {input name: array} per sample
+LODS = []  # one {input name: LoD} per sample
 OUTPUTS = {}
 MODEL = {}
 LAYOUTS = {}
@@ -76,56 +77,51 @@ def create_logged(config):
     return created * 1000.0, passes, [{"check": c, "op": o, "pass_name": p} for c, o, p in refused]
 
 
-def make_feeds(spec, npz, seed):
+def make_feeds(samples, npz, seed):
+    """One feed dict per sample: synthetic arrays as each sample's spec says, or the arrays of the
+    .npz files (checked against the model by the parent before it gets here)."""
     rng = np.random.default_rng(seed)
     FEEDS.clear()
     LODS.clear()
-    if npz:
-        with np.load(npz) as data:
-            for name, want in spec.items():
-                if name not in data.files:
-                    return f"input {name!r} is not in {npz} (it has {', '.join(data.files) or 'nothing'})"
-                array = data[name]
-                if str(array.dtype) != want["dtype"]:
-                    return f"input {name!r}: expected dtype {want['dtype']}, {npz} gives {array.dtype}"
-                expected = want["shape"]
-                if len(array.shape) != len(expected) or any(e not in (-1, a) for e, a in zip(expected, array.shape)):
-                    return f"input {name!r}: expected shape {expected} (-1 = any), {npz} gives {list(array.shape)}"
-                FEEDS[name] = np.ascontiguousarray(array)
+    for index, spec in enumerate(samples):
+        arrays = {}
+        if npz:
+            with np.load(npz[index]) as data:
+                for name in spec:
+                    arrays[name] = np.ascontiguousarray(data[name])
         for name, want in spec.items():
-            if want.get("lod"):
-                LODS[name] = want["lod"]
-        return None
-    for name, want in spec.items():
-        shape, dtype = want["shape"], want["dtype"]
-        if dtype.startswith("int"):
-            FEEDS[name] = rng.integers(want.get("low", 0), want.get("high", 10), size=shape).astype(dtype)
-        elif dtype == "bool":
-            FEEDS[name] = rng.integers(0, 2, size=shape).astype(bool)
-        else:
-            FEEDS[name] = rng.standard_normal(shape).astype(dtype)
-        if want.get("lod"):
-            LODS[name] = want["lod"]
-    return None
+            shape, dtype = want["shape"], want["dtype"]
+            if name in arrays:
+                pass
+            elif dtype.startswith("int"):
+                arrays[name] = rng.integers(want.get("low", 0), want.get("high", 10), size=shape).astype(dtype)
+            elif dtype == "bool":
+                arrays[name] = rng.integers(0, 2, size=shape).astype(bool)
+            else:
+                arrays[name] = rng.standard_normal(shape).astype(dtype)
+        FEEDS.append(arrays)
+        LODS.append({name: want["lod"] for name, want in spec.items() if want.get("lod")})
 
 
-def feed(predictor, feeds=None):
+def feed(predictor, sample=0, feeds=None):
+    """Copy sample number ``sample`` (or the arrays ``feeds``, without LoD) into the predictor's inputs."""
+    arrays, lods = (feeds, {}) if feeds is not None else (FEEDS[sample], LODS[sample])
     for name in predictor.get_input_names():
         handle = predictor.get_input_handle(name)
-        array = (feeds or FEEDS)[name]
+        array = arrays[name]
         handle.reshape(list(array.shape))
         handle.copy_from_cpu(array)
-        if name in LODS:
-            handle.set_lod(LODS[name])
+        if name in lods:
+            handle.set_lod(lods[name])
 
 
 def fetch(predictor):
     return [predictor.get_output_handle(name).copy_to_cpu() for name in predictor.get_output_names()]
 
 
-def infer(predictor, feeds=None):
+def infer(predictor, sample=0, feeds=None):
     start = time.perf_counter()
-    feed(predictor, feeds)
+    feed(predictor, sample, feeds)
     predictor.run()
     outputs = fetch(predictor)
     return (time.perf_counter() - start) * 1000.0, outputs
@@ -146,6 +142,7 @@ class Layout:
             main = inference.create_predictor(config)
             predictors = [main] + [main.clone() for _ in range(instances - 1)]
         self.requests = queue.Queue()
+        self.served = itertools.count()  # requests cycle through the samples, as the service's would
         for predictor in predictors:
             infer(predictor)
             threading.Thread(target=self.serve, args=(predictor,), daemon=True).start()
@@ -158,7 +155,7 @@ class Layout:
         while True:
             done, outcome = self.requests.get()
             try:
-                infer(predictor)
+                infer(predictor, next(self.served) % len(FEEDS))
             except Exception as exc:
                 outcome.append(f"{type(exc).__name__}: {str(exc).strip()[:300]}")
             done.set()
@@ -216,8 +213,8 @@ def handle(request):
         MODEL.update(request["files"])
         return {}
     if command == "feeds":
-        error = make_feeds(request["spec"], request.get("npz"), request.get("seed", 0))
-        return {"error": error} if error else {"inputs": {k: list(v.shape) for k, v in FEEDS.items()}}
+        make_feeds(request["samples"], request.get("npz"), request.get("seed", 0))
+        return {"shapes": [{name: list(array.shape) for name, array in sample.items()} for sample in FEEDS]}
     if command == "load":
         start = time.perf_counter()
         predictor = inference.create_predictor(make_config(request["calls"]))
@@ -229,13 +226,16 @@ def handle(request):
     if command == "create":
         created_ms, passes, refused = create_logged(make_config(request["calls"], quiet=False))
         return {"create_ms": created_ms, "passes": passes, "rejections": refused}
-    if command == "run":
+    if command == "run":  # n runs over the samples in turn, from sample number `start`
         predictor = PREDICTORS[request["arm"]]
-        times = []
-        for _ in range(int(request["n"])):
-            ms, _ = infer(predictor)
+        times, samples = [], []
+        start = int(request.get("start", 0))
+        for index in range(int(request["n"])):
+            sample = (start + index) % len(FEEDS)
+            ms, _ = infer(predictor, sample)
             times.append(ms)
-        return {"ms": times}
+            samples.append(sample)
+        return {"ms": times, "samples": samples}
     if command == "drift":
         return drift(request["a"], request["b"])
     if command == "shapes":
@@ -245,10 +245,10 @@ def handle(request):
         for shapes in request["shapes"]:
             feeds = {}
             for name, shape in shapes.items():
-                dtype = FEEDS[name].dtype
+                dtype = FEEDS[0][name].dtype
                 feeds[name] = (rng.integers(0, request.get("high", 10), size=shape) if dtype.kind in "iu"
                                else rng.standard_normal(shape)).astype(dtype)
-            infer(predictor, feeds)
+            infer(predictor, feeds=feeds)
             growth.append(rss_mb())
         return {"rss_mb": growth}
     if command == "drop":
