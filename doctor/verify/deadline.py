@@ -48,13 +48,13 @@ class Deadline:
     def receive(self, session: WorkerSession, what: str, creates: bool = False, extra_s: float = 0.0,
                 command: str | None = None) -> dict[str, Any]:
         """The reply to a request sent earlier, within what is left of the budget (plus ``extra_s``)."""
-        timeout = self.timeout((CREATE_GRACE_S if creates else RUN_GRACE_S) + extra_s)
+        left, grace = max(self.left(), 0.0), (CREATE_GRACE_S if creates else RUN_GRACE_S) + extra_s
         began = time.monotonic()
         try:
-            return session.receive(timeout, command)
+            return session.receive(left + grace, command)
         except WorkerTimedOut as exc:
-            raise self.exceed(f"{what} did not finish in the {timeout:.1f} s left of the {self.budget_s:g} s budget "
-                              f"(with the grace for it), so the worker was stopped") from exc
+            raise self.exceed(f"{what} did not finish in {left + grace:.1f} s ({left:.1f} s left of the {self.budget_s:g} s "
+                              f"budget and {grace:.3g} s of grace), so the worker was stopped") from exc
         finally:
             if creates:
                 self.creating_s += time.monotonic() - began
