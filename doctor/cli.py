@@ -1,7 +1,9 @@
 """The ``paddle-doctor`` command line.
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 the doctor itself
-failed or was used wrongly (one line on stderr; the traceback only with --debug).
+failed or was used wrongly (one line on stderr; the traceback only with --debug), or was stopped
+by SIGTERM or SIGINT: every child process is ended, the report of what was measured before the
+signal is printed, and the exit code is 2.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 import click
 
-from . import __version__
+from . import __version__, children
 from .baseline import BaselineError
 from .cache_stamp import StampError
 from .facts import FactsError
@@ -123,15 +125,17 @@ def _collect(params: dict[str, Any], measure: bool = True):
     if params["model"]:
         service.model = params["model"]
     probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
-    facts = collect_facts(ctx, service, python, params["paddle_timeout"],
-                          gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
-    if measure and params["model"]:
-        from .graph.probe import probe_graph, unreadable_program
+    with children.interruptible():
+        facts = collect_facts(ctx, service, python, params["paddle_timeout"],
+                              gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
+        if measure and params["model"]:
+            from .graph.probe import probe_graph, unreadable_program
 
-        facts.graph = unreadable_program(service.model)
-        if facts.graph is None:  # an unreadable program is a finding; the rest of the report still comes out
-            facts.verification = _verify(facts, params)
-            facts.graph = probe_graph(facts, service.model)
+            facts.graph = unreadable_program(service.model)
+            if facts.graph is None:  # an unreadable program is a finding; the rest of the report still comes out
+                facts.verification = _verify(facts, params)
+                if not children.received():  # stopped while measuring: report what was measured, now
+                    facts.graph = probe_graph(facts, service.model)
     return facts
 
 
@@ -386,7 +390,22 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The command line, with SIGTERM and SIGINT handled: see the module's docstring."""
     args = sys.argv[1:] if argv is None else argv
+    with children.handling_stop_signals():
+        try:
+            _run(args)
+        except SystemExit:
+            if not children.received():
+                raise
+            reported = True
+        except children.Interrupted:
+            reported = False
+    what = "the report shows what was measured before it" if reported else "stopped before the report"
+    _fail(f"interrupted by {children.received()}: {what}; every child process was ended")
+
+
+def _run(args: list[str]) -> None:
     try:
         cli.main(args=args, prog_name="paddle-doctor", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -3,13 +3,12 @@
 Every path a probe reads resolves under one root (``/`` for the live system, a recorded fixture
 tree in tests, a mounted container filesystem for offline inspection), and every subprocess runs
 through :meth:`ProbeContext.run`, which always has a timeout and kills the whole process group
-when it expires.
+when it expires (through ``children``, which also ends it on SIGTERM or SIGINT).
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +32,9 @@ class RunResult:
         """Name of the signal that killed the child (``SIGILL``), or None if it exited."""
         if self.returncode is None or self.returncode >= 0:
             return None
-        try:
-            return signal.Signals(-self.returncode).name
-        except ValueError:
-            return f"signal {-self.returncode}"
+        from .children import signal_name
+
+        return signal_name(-self.returncode)
 
 
 class ProbeContext:
@@ -70,16 +68,17 @@ class ProbeContext:
         """Run a command with a hard timeout; never raises for the child's failures."""
         import subprocess  # here: the healthcheck never runs one, and the import costs its start-up
 
+        from . import children
+
         start = time.perf_counter()
         try:
-            proc = subprocess.Popen(
+            proc = children.spawn(
                 argv,
                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
                 env=env,
-                start_new_session=True,
             )
         except OSError as exc:
             return RunResult(tuple(argv), 127, "", str(exc), time.perf_counter() - start, False)
@@ -87,9 +86,13 @@ class ProbeContext:
             stdout, stderr = proc.communicate(stdin_text, timeout=timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            children.end(proc)
             stdout, stderr = proc.communicate()
             timed_out = True
+        except BaseException:
+            children.end(proc)
+            raise
+        children.end(proc)
         return RunResult(
             tuple(argv),
             None if timed_out else proc.returncode,
@@ -99,9 +102,3 @@ class ProbeContext:
             timed_out,
         )
 
-
-def _kill_group(proc) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

@@ -176,6 +176,7 @@ def verification_summary(facts: Facts) -> dict[str, Any] | None:
         "max_drift": verification.max_drift,
         "baseline": verification.baseline,
         "error": verification.error,
+        "over_budget": verification.over_budget,
         "experiments": [{"name": e.name, "status": e.status, "reason": e.reason, "seconds": e.seconds}
                         for e in verification.experiments],
         "recommendation": to_data(verification.recommendation) if verification.recommendation else None,

@@ -232,8 +232,10 @@ def test_truncated_params_name_the_model(models, tmp_path):
     (broken / "inference.json").write_bytes((models["cnn-pir"] / "inference.json").read_bytes())
     params = (models["cnn-pir"] / "inference.pdiparams").read_bytes()
     (broken / "inference.pdiparams").write_bytes(params[: len(params) // 3])
-    line = one_line_error(run_doctor("--model", str(broken), timeout=300))
-    assert "inference.json (pir version 4): Paddle 3." in line and "cannot load or run" in line
+    result = run_doctor("--model", str(broken), "--budget", "2", env={"COLUMNS": "300"}, timeout=300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    text = " ".join(result.stdout.split())  # a finding (PD-CFG-002), with the probe findings around it
+    assert "PD-CFG-002" in text and "inference.json (pir version 4): Paddle 3." in text and "cannot load or run" in text
 
 
 def test_corrupt_program_is_a_finding_naming_the_file(tmp_path):

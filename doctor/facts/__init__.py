@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ be
 
 SCHEMA_VERSION = 1
 MEASURED_SECTIONS = {
-    "verification": ("ArmResult", "ComparisonResult", "ExperimentResult", "Recommendation", "ModelFacts", "ModelInput", "VerificationFacts"),
+    "verification": ("ArmResult", "ComparisonResult", "ExperimentResult", "Recommendation", "ModelFacts", "ModelInput",
+                     "ModelLoadFailure", "VerificationFacts"),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),
 }

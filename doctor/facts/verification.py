@@ -105,6 +105,16 @@ class ModelFacts:
 
 
 @dataclass
+class ModelLoadFailure:
+    """The service's own configuration could not create a predictor or run the model: what Paddle
+    said, or the signal that killed the worker."""
+
+    configuration: str
+    message: str
+    signal: str | None = None
+
+
+@dataclass
 class VerificationFacts:
     model: ModelFacts
     budget_s: float
@@ -115,6 +125,8 @@ class VerificationFacts:
     experiments: list[ExperimentResult] = field(default_factory=list)
     recommendation: Recommendation | None = None
     error: str | None = None
+    load_failure: ModelLoadFailure | None = None
+    over_budget: str | None = None
 
     def experiment(self, name: str) -> ExperimentResult | None:
         return next((e for e in self.experiments if e.name == name), None)

@@ -192,6 +192,8 @@ def _render_verification(verification: dict, console: Console) -> None:
                   f"of a {verification['budget_s']:g} s budget; minimum effect {verification['min_effect']:.0%}", highlight=False)
     if verification["error"]:
         console.print(Text(verification["error"], style="bold magenta"))
+    if verification["over_budget"] and verification["over_budget"] != verification["error"]:
+        console.print(Text(f"over the budget: {verification['over_budget']}", style="yellow"))
     for experiment in verification["experiments"]:
         if experiment["status"] != "measured":
             console.print(Text(f"  {experiment['name']}: {experiment['status']} — {experiment['reason']}", style="dim"))

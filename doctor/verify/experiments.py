@@ -118,7 +118,8 @@ def bf16_unavailable(facts: Facts) -> str | None:
 
 def attach_drift(ctx: Context, result: ExperimentResult, reference: Arm, candidate: Arm) -> None:
     """Output drift of a precision change against FP32 on the same inputs."""
-    drift = ctx.measurer.session.request(60, cmd="drift", a=config_key(reference), b=config_key(candidate))
+    drift = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {label(candidate)}",
+                                          cmd="drift", a=config_key(reference), b=config_key(candidate))
     drift.pop("ok", None)
     for comparison in result.comparisons:
         comparison.drift = drift
@@ -130,10 +131,12 @@ def changes_outputs(drift: dict, max_drift: float) -> bool:
 
 
 def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
-    """First request after the predictor is created (no warm-up) against a warmed-up request."""
+    """First request after the predictor is created (no warm-up) against a warmed-up request.
+
+    The baseline is loaded (again, in a fresh worker after a crash) if no measurement of it is kept."""
+    loaded = ctx.measurer.load(ctx.baseline)
     measured = ctx.measurer.arm_result("baseline", ctx.baseline)
-    steady = measured.p50 or ctx.measurer.load(ctx.baseline)["warm_ms"]
-    first = measured.first_ms
+    steady, first = measured.p50 or loaded["warm_ms"], loaded["first_ms"]
     result = ExperimentResult(name="warmup", status="measured", arms=[measured])
     result.extra = {"first_ms": first, "steady_p50_ms": steady, "first_over_steady": first / steady if steady else None}
     return result
@@ -142,19 +145,21 @@ def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
 def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     """Cold start (create + first run) rebuilding the optimised graph vs loading it from a cache."""
     cache = tempfile.mkdtemp(prefix="paddle-doctor-optim-")
-    session = ctx.measurer.session
+    session, deadline = ctx.measurer.session, ctx.measurer.deadline
     try:
         base = vary(ctx.baseline, ir_optim=True)
-        session.request(300, cmd="load", arm="save", calls=config_calls({**base, "optim_cache_dir": cache, "save_optim_model": True}))
-        session.request(60, cmd="drop", arm="save")
+        deadline.request(session, "saving the optimised model", creates=True, cmd="load", arm="save",
+                         calls=config_calls({**base, "optim_cache_dir": cache, "save_optim_model": True}))
+        deadline.request(session, "dropping a predictor", cmd="drop", arm="save")
         arms = {"rebuild graph": base, "optimised model cache": {**base, "optim_cache_dir": cache, "use_optimized_model": True}}
         samples: dict[str, list[list[float]]] = {name: [] for name in arms}
         for index in range(COLD_START_ROUNDS):
             order = list(arms.items()) if index % 2 == 0 else list(reversed(arms.items()))
             for name, arm in order:
-                reply = session.request(300, cmd="load", arm=f"cold-{name}", calls=config_calls(arm))
+                reply = deadline.request(session, f"a cold start ({name})", creates=True, cmd="load", arm=f"cold-{name}",
+                                         calls=config_calls(arm))
                 samples[name].append([reply["create_ms"] + reply["first_ms"]])
-                session.request(60, cmd="drop", arm=f"cold-{name}")
+                deadline.request(session, "dropping a predictor", cmd="drop", arm=f"cold-{name}")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     comparison = compared("rebuild graph", "optimised model cache", samples["rebuild graph"],
@@ -174,13 +179,16 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     shapes = varying_shapes(ctx.inputs)
     if not shapes:
         return skipped("onednn_cache", "the model's inputs have no dynamic dimension to vary")
-    growth = {}
+    growth, deadline = {}, ctx.measurer.deadline
     for name, arm in (("service", ctx.baseline), ("bounded", vary(ctx.baseline, onednn_cache_capacity=10))):
         session = ctx.new_session()
         try:
-            session.request(300, cmd="load", arm=name, calls=config_calls(arm))
-            before = session.request(60, cmd="rss")["rss_mb"]
-            after = session.request(600, cmd="shapes", arm=name, shapes=shapes)["rss_mb"]
+            deadline.request(session, f"creating the predictor for {label(arm)}", creates=True, cmd="load", arm=name,
+                             calls=config_calls(arm))
+            before = deadline.request(session, "reading the memory in use", cmd="rss")["rss_mb"]
+            # every new shape creates oneDNN primitives: creation, with its grace
+            after = deadline.request(session, f"{len(shapes)} input shapes on {label(arm)}", creates=True, cmd="shapes",
+                                     arm=name, shapes=shapes)["rss_mb"]
         finally:
             session.close()
         growth[name] = {"start_mb": before, "after_each_shape_mb": after, "growth_mb": after[-1] - before}
@@ -229,8 +237,8 @@ def layouts(ctx: Context, budget_s: float) -> ExperimentResult:
     except WorkerDied as exc:
         return ExperimentResult(name="layouts", status="error", reason=f"the load workers could not start: {exc}")
     try:
-        return measure_layouts(LoadRunner(hosts, ctx.load, ctx.baseline), started, budget_s, ctx.measurer.min_effect,
-                               ctx.measurer.progress)
+        return measure_layouts(LoadRunner(hosts, ctx.load, ctx.baseline, ctx.measurer.deadline), started, budget_s,
+                               ctx.measurer.min_effect, ctx.measurer.progress)
     except LayoutFailed as exc:
         return ExperimentResult(name="layouts", status="error", reason=str(exc))
     finally:

@@ -32,6 +32,7 @@ from ..probes.mounts import probe_mounts
 from . import stats
 from .arms import Arm, config_calls, vary
 from .layouts import Layout, LoadPlan
+from .deadline import Deadline
 from .measure import compared
 from .session import WorkerDied, WorkerError, WorkerSession
 
@@ -39,7 +40,6 @@ SETTLE_S, LEAD_S = 0.22, 0.05
 WARMUP_S, WARMUP_REQUESTS = 0.3, 3
 MIN_WINDOW_S, MAX_WINDOW_S, REQUESTS_PER_WINDOW = 0.3, 3.0, 12
 MAX_ROUNDS = 40
-SETUP_TIMEOUT_S, WINDOW_TIMEOUT_S = 300.0, 120.0
 CLOSE_RESERVE_S = 1.5  # ending the worker processes (Paddle's teardown) is part of the budget
 
 
@@ -53,8 +53,8 @@ class LayoutFailed(RuntimeError):
 class LoadRunner:
     """Sets up layouts in worker processes and loads them, one window at a time."""
 
-    def __init__(self, hosts: list[WorkerSession], plan: LoadPlan, base: Arm):
-        self.hosts, self.plan, self.base = hosts, plan, base
+    def __init__(self, hosts: list[WorkerSession], plan: LoadPlan, base: Arm, deadline: Deadline | None = None):
+        self.hosts, self.plan, self.base, self.deadline = hosts, plan, base, deadline or Deadline()
         self.current = 0  # the layout being set up or loaded, named when a worker fails
         self.last: Layout | None = None
 
@@ -71,7 +71,8 @@ class LoadRunner:
         for host in range(len(self.hosts)):
             for index in (i for h, i in pending if h == host):
                 self.current = index
-                created[index] = max(created[index], self.hosts[host].receive(SETUP_TIMEOUT_S, "layout")["create_ms"])
+                reply = self.deadline.receive(self.hosts[host], f"setting up layout {index}", creates=True, command="layout")
+                created[index] = max(created[index], reply["create_ms"])
         return created
 
     def window(self, index: int, layout: Layout, seconds: float, min_requests: int = 1) -> tuple[list[float], float]:
@@ -88,7 +89,8 @@ class LoadRunner:
             self.hosts[host].send(cmd="window", name=str(index), start_at=start_at, seconds=seconds, min_requests=min_requests)
         latencies, elapsed = [], 0.0
         for host in busy:
-            reply = self.hosts[host].receive(seconds + WINDOW_TIMEOUT_S, "window")
+            reply = self.deadline.receive(self.hosts[host], f"a {seconds:.2g} s window of layout {index}",
+                                          extra_s=seconds + LEAD_S, command="window")
             latencies.extend(reply["ms"])
             elapsed = max(elapsed, reply["seconds"])
         return latencies, elapsed

@@ -5,7 +5,8 @@ A race runs rounds: in each round every arm runs half a block in order and the o
 reverse order (A B C C B A), so drift within a round and order effects cancel. Warm-up runs
 (at least 3, up to 300 ms worth) are discarded.
 A race stops as soon as every comparison with the baseline is decided, or when its budget ends
-(then it says "undecided" rather than guess).
+(then it says "undecided" rather than guess). Every request to the worker has a deadline: what
+is left of the verification's --budget, plus a grace.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any, Callable
 
 from ..facts import ArmResult, ComparisonResult
 from . import stats
-from .arms import config_calls
+from .arms import config_calls, label
+from .deadline import Deadline
 from .session import WorkerSession
 
 BLOCK_TARGET_MS = 80.0
@@ -44,8 +46,10 @@ def config_key(config: dict[str, Any]) -> str:
 class Measurer:
     """Loads configurations in one worker and races them; ``sample_count`` inputs are fed in turn."""
 
-    def __init__(self, session: WorkerSession, min_effect: float, progress: Progress | None = None, sample_count: int = 1):
+    def __init__(self, session: WorkerSession, min_effect: float, progress: Progress | None = None,
+                 deadline: Deadline | None = None, sample_count: int = 1):
         self.session = session
+        self.deadline = deadline or Deadline()
         self.min_effect = min_effect
         self.progress = progress or (lambda label, fraction: None)
         self.sample_count = sample_count
@@ -54,17 +58,24 @@ class Measurer:
         self.samples: dict[str, list[float]] = {}
         self.sample_of_run: dict[str, list[int]] = {}
 
-    def load(self, config: dict[str, Any], timeout: float = 300.0) -> dict[str, float]:
-        """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms."""
+    def load(self, config: dict[str, Any]) -> dict[str, float]:
+        """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
+
+        Raises BudgetExceeded when its first run alone takes longer than the whole budget."""
         key = config_key(config)
         self.last_config = config
         if key not in self.loaded:
-            reply = self.session.request(timeout, cmd="load", arm=key, calls=config_calls(config))
+            name = label(config)
+            reply = self.deadline.request(self.session, f"creating the predictor for {name} and its first run",
+                                          creates=True, cmd="load", arm=key, calls=config_calls(config))
+            if reply["first_ms"] > self.deadline.budget_s * 1000.0:
+                raise self.deadline.exceed(f"one run takes longer than the budget: the first run of {name} took "
+                                           f"{reply['first_ms'] / 1000.0:.1f} s, the budget is {self.deadline.budget_s:g} s")
             # every sample at least once: oneDNN builds its kernels for each new shape on first sight
-            warm = self.session.request(timeout, cmd="run", arm=key, n=max(WARMUP_RUNS, self.sample_count))["ms"]
+            warm, _ = self._run(key, max(WARMUP_RUNS, self.sample_count), name)
             more = min(MAX_WARMUP_RUNS, math.ceil(WARMUP_MS / max(statistics.median(warm), 1e-3))) - WARMUP_RUNS
             if more > 0:
-                warm = self.session.request(timeout, cmd="run", arm=key, n=more)["ms"]
+                warm, _ = self._run(key, more, name)
             self.loaded[key] = {"create_ms": reply["create_ms"], "first_ms": reply["first_ms"],
                                 "warm_ms": statistics.median(warm)}
             self.samples[key], self.sample_of_run[key] = [], []
@@ -109,14 +120,12 @@ class Measurer:
             fed: list[list[int]] = [[] for _ in arms]
             order = [*range(len(arms)), *reversed(range(len(arms)))]
             for position, index in enumerate(order):
-                key = config_key(arms[index][1])
                 self.last_config = arms[index][1]
-                timeout = 60.0 + half * slowest * 20 / 1000.0
                 # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
                 first_sample = (round_index * 2 + position // len(arms)) * half
-                reply = self.session.request(timeout, cmd="run", arm=key, n=half, start=first_sample)
-                values[index].extend(reply["ms"])
-                fed[index].extend(reply.get("samples", [0] * len(reply["ms"])))
+                ms, samples = self._run(config_key(arms[index][1]), half, label(arms[index][1]), first_sample)
+                values[index].extend(ms)
+                fed[index].extend(samples)
             for index, (_, config) in enumerate(arms):
                 blocks[index].append(values[index])
                 self.samples[config_key(config)].extend(values[index])
@@ -130,6 +139,12 @@ class Measurer:
             if round_index >= 1 and (final or all(c.verdict != stats.UNDECIDED for c in comparisons)):
                 break
         return comparisons
+
+    def _run(self, key: str, runs: int, name: str, first_sample: int = 0) -> tuple[list[float], list[int]]:
+        """Milliseconds of ``runs`` runs of a loaded configuration, and the input sample of each run."""
+        what = f"{runs} run{'s' if runs > 1 else ''} of {name}"
+        reply = self.deadline.request(self.session, what, cmd="run", arm=key, n=runs, start=first_sample)
+        return reply["ms"], reply["samples"]
 
     def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
         return compared(baseline[0], candidate[0], baseline_blocks, candidate_blocks, self.min_effect, confidence)

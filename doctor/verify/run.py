@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
-from ..facts import ExperimentResult, Facts, ModelFacts, VerificationFacts
+from .. import children
+from ..children import Interrupted
+from ..facts import ExperimentResult, Facts, ModelFacts, ModelLoadFailure, VerificationFacts
 from .arms import baseline_arm, label
+from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
 from .measure import Measurer, Progress
@@ -32,7 +36,11 @@ class VerifyOptions:
 
 
 def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | None = None) -> VerificationFacts | None:
-    """None when the service does not run on the CPU (GPU predictors are not measured here)."""
+    """None when the service does not run on the CPU (GPU predictors are not measured here).
+
+    Nothing that happens to a worker loses what was measured: the service's configuration failing
+    to load becomes ``load_failure``; an experiment whose worker crashes, overruns the budget or
+    is interrupted (SIGTERM, SIGINT) is an ``error`` result, and the ones before it stay."""
     if facts.service.device != "cpu":
         return None
     files = locate_model(options.model)
@@ -50,56 +58,113 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
     if facts.paddle.status != "ok" or not python:
         verification.error = f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
         return verification
-    started = time.monotonic()
+    deadline = Deadline(options.budget_s)
     sessions: list[WorkerSession] = []
 
     def new_session() -> WorkerSession:
-        session = WorkerSession(python)
+        began = time.monotonic()
+        session = WorkerSession(python, start_timeout=deadline.timeout(CREATE_GRACE_S))
+        deadline.creating_s += time.monotonic() - began
         sessions.append(session)
-        session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
-        session.request(120, cmd="feeds", samples=samples, npz=npz, seed=options.seed)
+        deadline.request(session, "reading the model's files", cmd="model",
+                         files={"program": files.program, "params": files.params, "dir": files.directory})
+        deadline.request(session, "preparing the inputs", creates=True, cmd="feeds", samples=samples, npz=npz, seed=options.seed)
         return session
 
     try:
-        measurer = Measurer(new_session(), options.min_effect, progress, len(samples))
-        try:
-            measurer.load(verification.baseline)
-        except (WorkerError, WorkerDied) as exc:
-            version = f" ({files.format} version {program.version})" if program.version is not None else ""
-            raise ModelError(f"{files.program}{version}: Paddle {sessions[0].paddle_version} cannot load or run this model "
-                             f"with the service's settings: {exc}") from None
-        ctx = Context(facts, measurer, verification.baseline, inputs, options.max_drift, new_session, load=load_plan)
-        measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
-        shares = {name: 0.0 if name == "layouts" and load_plan is None else share for name, (_, share) in EXPERIMENTS.items()}
-        shares_left = sum(shares.values())
-        for name, (runner, _) in EXPERIMENTS.items():
-            share = shares[name]
-            spent = time.monotonic() - started
-            slice_s = max(0.5, (measure_budget - spent) * share / shares_left) if share else 0.0
-            shares_left -= share
-            began = time.monotonic()
-            try:
-                result = runner(ctx, slice_s)
-            except (WorkerError, WorkerDied) as exc:
-                result = _failed(name, exc, ctx)
-                if isinstance(exc, WorkerDied):
-                    ctx.measurer = Measurer(new_session(), options.min_effect, progress, len(samples))
-            result.seconds = round(time.monotonic() - began, 3)
-            verification.experiments.append(result)
-        remaining = max(1.0, options.budget_s - (time.monotonic() - started))
-        measured = {e.name: e for e in verification.experiments}
-        try:
-            verification.recommendation = recommend(ctx, measured, remaining, files.program, files.params)
-        except (WorkerError, WorkerDied) as exc:
-            verification.error = f"the recommendation could not be measured: {exc}"
+        version = f" ({files.format} version {program.version})" if program.version is not None else ""
+        model = f"{files.program}{version}: Paddle {facts.paddle.version}"
+        measurer = _load_baseline(verification, model, new_session, options.min_effect, progress, deadline, len(samples))
+        if measurer is not None:
+            ctx = Context(facts, measurer, verification.baseline, inputs, options.max_drift, new_session, load=load_plan)
+            if _run_experiments(verification, ctx, options, deadline):
+                measured = {e.name: e for e in verification.experiments}
+                try:
+                    verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
+                except (WorkerError, WorkerDied, Interrupted) as exc:
+                    verification.error = f"the recommendation could not be measured: {_failure(exc)}"
     finally:
         for session in sessions:
             session.close()
-    verification.seconds = round(time.monotonic() - started, 3)
+    verification.seconds = round(deadline.spent(), 3)
+    verification.over_budget = over_budget(deadline, verification.seconds)
     return verification
 
 
-def _failed(name: str, exc: Exception, ctx: Context) -> ExperimentResult:
+def _load_baseline(verification: VerificationFacts, model: str, new_session: Callable[[], WorkerSession], min_effect: float,
+                   progress: Progress | None, deadline: Deadline, sample_count: int) -> Measurer | None:
+    """A Measurer with the service's configuration loaded; None (and why, in ``verification``) when it cannot be.
+    ``model`` names the program and the Paddle that failed to load it."""
+    try:
+        measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count)
+        measurer.load(verification.baseline)
+        return measurer
+    except Interrupted as exc:
+        verification.error = f"interrupted by {exc.signal_name} while the service's configuration was loaded; nothing was measured"
+    except BudgetExceeded as exc:
+        verification.error = f"{exc}; nothing was measured (raise --budget)"
+    except (WorkerError, WorkerDied) as exc:
+        verification.load_failure = ModelLoadFailure(
+            label(verification.baseline), f"{model} cannot load or run this model with the service's settings: {exc}",
+            getattr(exc, "signal_name", None))
+    return None
+
+
+def _run_experiments(verification: VerificationFacts, ctx: Context, options: VerifyOptions, deadline: Deadline) -> bool:
+    """Every experiment in its share of the budget; False when measuring had to stop (budget
+    exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
+    measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
+    shares = {name: 0.0 if name == "layouts" and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
+    shares_left = sum(shares.values())
+    for name, (runner, _) in EXPERIMENTS.items():
+        share = shares[name]
+        slice_s = max(0.5, (measure_budget - deadline.spent()) * share / shares_left) if share else 0.0
+        shares_left -= share
+        began = time.monotonic()
+        try:
+            result = runner(ctx, slice_s)
+        except (WorkerError, WorkerDied, Interrupted) as exc:
+            result = _failed(name, exc, ctx)
+        result.seconds = round(time.monotonic() - began, 3)
+        verification.experiments.append(result)
+        stopped = children.received() or deadline.exceeded
+        if stopped:
+            not_run = list(EXPERIMENTS)[len(verification.experiments):]
+            verification.error = (f"{_stop_reason(deadline)}: measuring stopped during {name}"
+                                  + (f"; not run: {', '.join(not_run)} and the recommendation" if not_run else ""))
+            return False
+        if result.status == "error" and ctx.measurer.session.proc.poll() is not None:
+            try:
+                ctx.measurer = Measurer(ctx.new_session(), options.min_effect, ctx.measurer.progress, deadline, ctx.measurer.sample_count)
+            except (WorkerError, WorkerDied, Interrupted) as exc:
+                verification.error = f"the predictor worker could not be restarted after {name}: {_failure(exc)}"
+                return False
+    return True
+
+
+def _stop_reason(deadline: Deadline) -> str:
+    signal_name = children.received()
+    return f"interrupted by {signal_name}" if signal_name else f"the budget was exceeded ({deadline.exceeded})"
+
+
+def _failure(exc: BaseException) -> str:
+    """What failed, in words: the worker's error or signal, the budget, or the stop signal."""
+    if isinstance(exc, Interrupted):
+        return f"interrupted by {exc.signal_name}"
+    return str(exc)
+
+
+def _failed(name: str, exc: BaseException, ctx: Context) -> ExperimentResult:
     config = ctx.measurer.last_config
     where = f" (configuration: {label(config)})" if config else ""
-    return ExperimentResult(name=name, status="error", reason=f"{exc}{where}")
+    return ExperimentResult(name=name, status="error", reason=f"{_failure(exc)}{where}")
+
+
+def over_budget(deadline: Deadline, seconds: float) -> str | None:
+    """Why measuring took longer than --budget, or None when it did not."""
+    if deadline.exceeded:
+        return deadline.exceeded
+    if seconds <= deadline.budget_s:
+        return None
+    return (f"measuring took {seconds:.1f} s of a {deadline.budget_s:g} s budget: starting workers, creating predictors "
+            f"and their first runs took {deadline.creating_s:.1f} s, and every experiment measures at least two rounds")

@@ -1,8 +1,9 @@
 """The parent's side of a predictor worker: one child process, JSON lines, a deadline per request.
 
-A worker that dies (SIGSEGV, SIGILL, abort) or overruns its deadline raises ``WorkerDied`` with
-the signal or the timeout named; the process group is always killed on close, so no orphan
-process is left behind.
+A worker that dies (SIGSEGV, SIGILL, abort) raises ``WorkerDied`` with the signal named; one that
+overruns its deadline is killed and raises ``WorkerTimedOut``. The process group is always killed
+on close (through ``children``, which also ends it on SIGTERM or SIGINT), so no orphan process is
+left behind.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
+
+from .. import children
 
 CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
 STDERR_TAIL = 600
@@ -28,13 +30,21 @@ class WorkerDied(RuntimeError):
         self.signal_name = signal_name
 
 
+class WorkerTimedOut(WorkerDied):
+    """The worker did not answer within the request's deadline and was killed."""
+
+    def __init__(self, message: str, timeout: float):
+        super().__init__(message)
+        self.timeout = timeout
+
+
 class WorkerError(RuntimeError):
     """The worker is alive but the request failed (e.g. Paddle raised); the message says why."""
 
 
 class WorkerSession:
     def __init__(self, python: str, start_timeout: float = 120.0, env: dict[str, str] | None = None):
-        self.proc = subprocess.Popen(
+        self.proc = children.spawn(
             [python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -42,7 +52,6 @@ class WorkerSession:
             text=True,
             bufsize=1,
             env={**os.environ, "GLOG_minloglevel": "2", **(env or {})},
-            start_new_session=True,
         )
         self._pending = b""
         self._selector = selectors.DefaultSelector()
@@ -85,7 +94,7 @@ class WorkerSession:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._selector.select(remaining):
                 self.close()
-                raise WorkerDied(f"the predictor worker did not answer {what} within {timeout:g} s")
+                raise WorkerTimedOut(f"the predictor worker did not answer {what} within {timeout:.3g} s and was stopped", timeout)
             chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
             if not chunk:
                 raise self._death(what)
@@ -100,7 +109,7 @@ class WorkerSession:
         stderr = (self.proc.stderr.read() or "")[-STDERR_TAIL:].strip() if self.proc.stderr else ""
         self.close()
         if code is not None and code < 0:
-            name = _signal_name(-code)
+            name = children.signal_name(-code)
             return WorkerDied(f"the predictor worker was killed by {name} during {what}", name)
         last = stderr.splitlines()[-1] if stderr else "no error output"
         return WorkerDied(f"the predictor worker exited with code {code} during {what}: {last}")
@@ -113,12 +122,7 @@ class WorkerSession:
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired, ValueError):
                 pass
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-            self.proc.wait()
+        children.end(self.proc)
         self._selector.close() if self._selector.get_map() is not None else None
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
@@ -132,9 +136,3 @@ class WorkerSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
