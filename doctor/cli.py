@@ -190,14 +190,11 @@ def check(**params: Any) -> None:
     from .report import build_report
     from .rules import load_rules
     from .runner import run_checks
-    from .settings import Settings, load_settings
 
     rulebook = load_rules(params["rules_file"])
-    settings = load_settings(params["settings_file"]) if params["settings_file"] else Settings()
+    settings = _settings(params, rulebook)
     if params["fail_on"]:
         settings = replace(settings, fail_on=params["fail_on"])
-    if params["ignore"]:
-        settings = replace(settings, ignore=settings.ignore + tuple(params["ignore"]))
     if params["facts_file"]:
         facts = load_facts(params["facts_file"])
         facts.service = _service(params, facts.service)
@@ -229,6 +226,18 @@ def check(**params: Any) -> None:
                    f"({counts['fail']} failed, {counts['warn']} warnings, {counts['error']} errors; "
                    f"{report.summary.problems} at or above --fail-on {report.fail_on}: exit {report.exit_code})", err=True)
     sys.exit(report.exit_code)
+
+
+def _settings(params: dict[str, Any], rulebook):
+    """--settings, then --ignore; an ignored id or prefix, or a severity override, that names no rule is a usage error."""
+    from .settings import Settings, load_settings
+
+    path = params["settings_file"]
+    settings = load_settings(path) if path else Settings()
+    settings.check_rule_ids(rulebook.rules, path)
+    flags = Settings().ignoring(params.get("ignore", ()))
+    flags.check_rule_ids(rulebook.rules, "--ignore")
+    return settings.ignoring(flags.ignore)
 
 
 def _write_output(text: str, path: str | None) -> None:
@@ -320,11 +329,11 @@ def baseline(**params: Any) -> None:
     from .baseline import record_baseline, write_baseline
     from .context import ProbeContext
     from .rules import load_rules
-    from .settings import Settings, load_settings
 
-    settings = load_settings(params["settings_file"]) if params["settings_file"] else Settings()
+    rulebook = load_rules(params["rules_file"])
+    settings = _settings(params, rulebook)
     facts = _collect(params, measure=False)
-    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), load_rules(params["rules_file"]), settings)
+    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
     write_baseline(record, params["out"])
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
