@@ -6,7 +6,10 @@ failed or was used wrongly (one line on stderr; the traceback only with --debug)
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -18,6 +21,7 @@ from .facts import FactsError
 from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
+from .serde import OutputError, check_writable, write_text_atomically
 from .service import ServiceConfigError
 from .settings import SettingsError
 from .verify.layouts import LoadError
@@ -26,7 +30,7 @@ from .verify.model import ModelError
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
-USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError, StampError)
+USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError, StampError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
@@ -171,7 +175,7 @@ def cli() -> None:
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="Report format: text for people; json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
 @click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report to this file instead of stdout.")
+              help="Write the report to this file instead of stdout (missing folders are created).")
 @click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
               help="Check these recorded facts (from `paddle-doctor facts`) instead of probing.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
@@ -184,6 +188,8 @@ def cli() -> None:
 def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
+
+    _check_output(params["output_file"], "report")
 
     from .facts import load_facts
     from .registry import discover_checks
@@ -211,15 +217,16 @@ def check(**params: Any) -> None:
         from .render.text import render_text
 
         if params["output_file"]:
-            with open(params["output_file"], "w", encoding="utf-8") as handle:
-                render_text(report, Console(file=handle, width=100, color_system=None), show_passed=not params["quiet"])
+            console = Console(file=io.StringIO(), width=100, color_system=None)
+            render_text(report, console, show_passed=not params["quiet"])
+            _write_output(console.file.getvalue(), params["output_file"], "report")
         else:
-            render_text(report, Console(), show_passed=not params["quiet"])
+            _write_stdout(lambda: render_text(report, Console(), show_passed=not params["quiet"]), "report")
     else:
         from .docs import docs_page
         from .render import render_machine
 
-        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"])
+        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "
@@ -240,21 +247,37 @@ def _settings(params: dict[str, Any], rulebook):
     return settings.ignoring(flags.ignore)
 
 
-def _write_output(text: str, path: str | None) -> None:
+def _check_output(path: str | None, kind: str) -> None:
+    """Before any work: the file to write the ``kind`` to can be written (its missing folders are created)."""
     if path:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        check_writable(path, OutputError, kind)
+
+
+def _write_output(text: str, path: str | None, kind: str) -> None:
+    if path:
+        write_text_atomically(path, text, OutputError, kind)
     else:
-        click.echo(text, nl=False)
+        _write_stdout(lambda: click.echo(text, nl=False), kind)
+
+
+def _write_stdout(write: Callable[[], None], kind: str) -> None:
+    """Run ``write``; a stdout that cannot take it (a full disk, a closed pipe) is an OutputError."""
+    try:
+        write()
+        sys.stdout.flush()
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere at exit
+        raise OutputError(f"stdout: cannot write the {kind} ({exc.strerror or exc})") from None
 
 
 @cli.command()
 @probe_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the facts to this file instead of stdout.")
+              help="Write the facts to this file instead of stdout (missing folders are created).")
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
-    _write_output(_collect(params).to_json(), params["output"])
+    _check_output(params["output"], "facts")
+    _write_output(_collect(params).to_json(), params["output"], "facts")
 
 
 @cli.command("rules")
@@ -314,7 +337,7 @@ def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
 
 @cli.command("baseline")
 @probe_options
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Write the baseline (JSON) to this file.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Write the baseline (JSON) to this file (missing folders are created).")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with fail_on, ignore and severity overrides the healthcheck will apply.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
@@ -330,6 +353,7 @@ def baseline(**params: Any) -> None:
     from .context import ProbeContext
     from .rules import load_rules
 
+    check_writable(params["out"], BaselineError, "baseline")
     rulebook = load_rules(params["rules_file"])
     settings = _settings(params, rulebook)
     facts = _collect(params, measure=False)
