@@ -31,10 +31,10 @@ def probe_host(reader: Reader) -> HostFacts:
 def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) -> ContainerFacts:
     evidence: list[str] = []
     runtime = None
-    if reader.ctx.exists("/.dockerenv"):
+    if reader.path_test("container", "/.dockerenv"):
         evidence.append("/.dockerenv exists")
         runtime = "docker"
-    if reader.ctx.exists("/run/.containerenv"):
+    if reader.path_test("container", "/run/.containerenv"):
         evidence.append("/run/.containerenv exists")
         runtime = "podman"
     if "KUBERNETES_SERVICE_HOST" in env:
