@@ -155,9 +155,9 @@ def _verify(facts, params: dict[str, Any]):
 
 
 def _stderr_console():
-    from rich.console import Console
+    from .render.terminal import terminal_console
 
-    return Console(stderr=True)
+    return terminal_console(stderr=True)
 
 
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -214,6 +214,7 @@ def check(**params: Any) -> None:
     if output_format == "text":
         from rich.console import Console
 
+        from .render.terminal import terminal_console
         from .render.text import render_text
 
         if params["output_file"]:
@@ -221,7 +222,7 @@ def check(**params: Any) -> None:
             render_text(report, console, show_passed=not params["quiet"])
             _write_output(console.file.getvalue(), params["output_file"], "report")
         else:
-            _write_stdout(lambda: render_text(report, Console(), show_passed=not params["quiet"]), "report")
+            _write_stdout(lambda: render_text(report, terminal_console(), show_passed=not params["quiet"]), "report")
     else:
         from .docs import docs_page
         from .render import render_machine
@@ -257,7 +258,7 @@ def _write_output(text: str, path: str | None, kind: str) -> None:
     if path:
         write_text_atomically(path, text, OutputError, kind)
     else:
-        _write_stdout(lambda: click.echo(text, nl=False), kind)
+        _write_stdout(lambda: click.echo(text.encode("utf-8"), nl=False), kind)  # machine formats: UTF-8 whatever the locale
 
 
 def _write_stdout(write: Callable[[], None], kind: str) -> None:
@@ -286,9 +287,9 @@ def facts(**params: Any) -> None:
 @click.option("--debug", is_flag=True, hidden=True)
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
     """List every rule: id, severity, whether a check evaluates it yet, title."""
-    from rich.console import Console
     from rich.table import Table
 
+    from .render.terminal import terminal_console
     from .rules import load_rules
 
     if markdown:
@@ -302,7 +303,7 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
     for rule in load_rules(rules_file).ordered():
         checked = {"stable": "yes", "planned": "not yet checked", "removed": "removed"}[rule.status]
         table.add_row(rule.id, rule.severity, checked, rule.experiment or "-", rule.title)
-    Console().print(table)
+    terminal_console().print(table)
 
 
 @cli.command()
@@ -311,15 +312,14 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
 @click.option("--debug", is_flag=True, hidden=True)
 def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
     """Print one rule in full: symptom, cause, fix, docs, experiment."""
-    from rich.console import Console
-
+    from .render.terminal import terminal_console
     from .rules import load_rules
 
     rulebook = load_rules(rules_file)
     rule = rulebook.rules.get(rule_id.upper())
     if rule is None:
         raise click.UsageError(f"unknown rule id {rule_id!r}; `paddle-doctor rules` lists them")
-    console = Console()
+    console = terminal_console()
     console.print(f"[bold]{rule.id}[/] {rule.slug} — {rule.title}")
     console.print(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}")
     for label, value in (("Symptom", rule.symptom), ("Cause", rule.cause), ("Fix", rule.fix_text)):
@@ -418,6 +418,9 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    from .render.terminal import ascii_where_needed
+
+    ascii_where_needed(sys.stdout, sys.stderr)
     try:
         cli.main(args=args, prog_name="paddle-doctor", standalone_mode=False)
     except click.exceptions.Exit as exc:
