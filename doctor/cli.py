@@ -115,6 +115,10 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .context import ProbeContext
     from .probes import collect_facts
 
+    if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
+        from .verify.model import locate_model
+
+        locate_model(params["model"])
     ctx = ProbeContext(params["root"])
     python = params["python"]
     if python is None and ctx.is_live:
@@ -428,8 +432,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         _fail("aborted")
     except Exception as exc:
-        if "--debug" in args:
-            raise
+        if "--debug" in args:  # the traceback as well, and the same exit code
+            import traceback
+
+            traceback.print_exc()
         if isinstance(exc, click.ClickException):
             _fail(f"error: {exc.format_message()}")
         if isinstance(exc, USER_ERRORS):

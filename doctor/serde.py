@@ -198,7 +198,12 @@ def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: s
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); {hint}") from None
+        raise error(f"{path}: not JSON ({json_error_text(exc)}); {hint}") from None
+
+
+def json_error_text(exc: json.JSONDecodeError) -> str:
+    """Where and why JSON could not be parsed (its own message may end in "starting at")."""
+    return f"{exc.msg}: line {exc.lineno} column {exc.colno}"
 
 
 def decode_document(cls: type[T], data: Any, source: str, what: str, schema_version: int,

@@ -18,6 +18,7 @@ import stat
 
 from ..context import ProbeContext
 from ..facts import ServiceFacts, TrtCacheFacts
+from ..serde import json_error_text
 from .common import Reader
 
 ENGINE_PREFIX = "trt_serialized_"
@@ -88,7 +89,7 @@ def read_stamp(reader: Reader, path: str) -> tuple[dict[str, str] | None, str | 
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, f"{path} is not JSON ({exc.msg} at line {exc.lineno})"
+        return None, f"{path} is not JSON ({json_error_text(exc)})"
     if not isinstance(data, dict):
         return None, f"{path} is not a JSON object"
     return {str(key): str(value) for key, value in data.items()}, None

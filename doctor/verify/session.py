@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..paddle_home import paddle_child_env
+
 CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
 STDERR_TAIL = 600
 
@@ -41,7 +43,7 @@ class WorkerSession:
             stderr=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={**os.environ, "GLOG_minloglevel": "2", **(env or {})},
+            env={**paddle_child_env(), "GLOG_minloglevel": "2", **(env or {})},
             start_new_session=True,
         )
         self._pending = b""
