@@ -184,7 +184,7 @@ def cli() -> None:
               help="Check these recorded facts (from `paddle-doctor facts`) instead of probing.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Exit 1 when a finding has at least this severity [default: error].")
-@click.option("--ignore", multiple=True, metavar="ID", help="Leave out a rule id or id prefix (repeatable).")
+@click.option("--ignore", multiple=True, metavar="ID", help="Leave out a rule id or id prefix (repeatable; an empty one leaves out nothing).")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with fail_on, ignore and per-rule severity overrides.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
@@ -248,7 +248,7 @@ def _settings(params: dict[str, Any], rulebook):
     settings = load_settings(path) if path else Settings()
     settings.check_rule_ids(rulebook.rules, path)
     flags = Settings().ignoring(params.get("ignore", ()))
-    flags.check_rule_ids(rulebook.rules, "--ignore")
+    flags.check_rule_ids(rulebook.rules, None)
     return settings.ignoring(flags.ignore)
 
 

@@ -41,15 +41,17 @@ class Settings:
         """These settings with ``items`` ignored too; empty items (an unset CI variable) ignore nothing."""
         return replace(self, ignore=self.ignore + rule_ids(items))
 
-    def check_rule_ids(self, known: Iterable[str], where: str) -> None:
-        """SettingsError naming the first ignored id or prefix, or severity override, that matches no rule."""
+    def check_rule_ids(self, known: Iterable[str], source: str | None) -> None:
+        """SettingsError naming the first ignored id or prefix, or severity override, that matches no rule;
+        ``source`` is the settings file, or None for --ignore."""
         known = list(known)
         for item in self.ignore:
             if not any(rule_id.startswith(item) for rule_id in known):
-                raise SettingsError(f"{where}: ignore {item!r} matches no rule id or id prefix; `paddle-doctor rules` lists them")
+                where = f"{source}: ignore" if source else "--ignore"
+                raise SettingsError(f"{where} {item!r} matches no rule id or id prefix; `paddle-doctor rules` lists them")
         for rule_id in self.severity:
             if rule_id not in known:
-                raise SettingsError(f"{where}: severity names {rule_id!r}, which is no rule id; `paddle-doctor rules` lists them")
+                raise SettingsError(f"{source}: severity {rule_id!r} is no rule id; `paddle-doctor rules` lists them")
 
 
 def rule_ids(items: Iterable[str]) -> tuple[str, ...]:
