@@ -193,14 +193,13 @@ def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
 
-    _check_output(params["output_file"], "report")
-
     from .facts import load_facts
     from .registry import discover_checks
     from .report import build_report
     from .rules import load_rules
     from .runner import run_checks
 
+    _check_output(params["output_file"], "report")
     rulebook = load_rules(params["rules_file"])
     settings = _settings(params, rulebook)
     if params["fail_on"]:
