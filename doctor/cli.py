@@ -421,9 +421,6 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    from .render.terminal import ascii_where_needed
-
-    ascii_where_needed(sys.stdout, sys.stderr)
     try:
         cli.main(args=args, prog_name="paddle-doctor", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -34,7 +34,8 @@ def test_an_ascii_locale_gets_ascii_symbols():
     assert result.stdout.rstrip().endswith("(exit 1)")
 
 
-@pytest.mark.parametrize("args", [["explain", "PD-CPU-010"], ["rules"], ["--root", ROOT, "-q"]])
+@pytest.mark.parametrize("args", [["explain", "PD-CPU-010"], ["rules"], ["--root", ROOT, "-q"],
+                                  ["healthcheck", "--root", ROOT, "--threads", "8"]])
 def test_other_commands_in_an_ascii_locale(args):
     result = run_doctor(*args, env=ASCII_LOCALE, unset=LOCALE_VARIABLES)
     assert result.returncode in (0, 1), result.stderr
