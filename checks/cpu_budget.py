@@ -21,7 +21,7 @@ def check(facts: Facts) -> list[Finding]:
     unreadable = [i for i in facts.issues if i.probe in ("cgroup", "cpu", "process")]
     budget = cpu_budget(facts)
     if budget is None or unreadable:
-        reason = "; ".join(f"{i.path}: {i.reason}" for i in unreadable) or "no CPU count, cpuset or quota was found"
+        reason = "; ".join(i.describe() for i in unreadable) or "no CPU count, cpuset or quota was found"
         return [Finding(rule, Status.ERROR, f"cannot establish the CPU budget: {reason}") for rule in (OVER, UNDER)]
     threads, source = service_threads(facts)
     instances = facts.service.instances

@@ -21,7 +21,7 @@ def check(facts: Facts) -> list[Finding]:
     cpu = facts.cpu
     if not cpu.flags:
         issues = facts.issues_for("cpu")
-        reason = "; ".join(f"{i.path}: {i.reason}" for i in issues) or "no CPU flags were recorded"
+        reason = "; ".join(i.describe() for i in issues) or "no CPU flags were recorded"
         return [Finding(rule, Status.ERROR, f"cannot tell the CPU's instruction sets: {reason}") for rule in RULES]
     if cpu.arch != "x86_64":
         return [skipped(rule, f"AVX rules apply to x86 CPUs; this CPU is {cpu.arch}") for rule in RULES]

@@ -8,7 +8,10 @@ signal is printed, and the exit code is 2.
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -20,6 +23,7 @@ from .facts import FactsError
 from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
+from .serde import OutputError, check_writable, write_text_atomically
 from .service import ServiceConfigError
 from .settings import SettingsError
 from .verify.layouts import LoadError
@@ -28,7 +32,7 @@ from .verify.model import ModelError
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
-USER_ERRORS = (FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError, StampError)
+USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError, StampError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
@@ -115,6 +119,10 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .context import ProbeContext
     from .probes import collect_facts
 
+    if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
+        from .verify.model import locate_model
+
+        locate_model(params["model"])
     ctx = ProbeContext(params["root"])
     python = params["python"]
     if python is None and ctx.is_live:
@@ -157,9 +165,9 @@ def _verify(facts, params: dict[str, Any]):
 
 
 def _stderr_console():
-    from rich.console import Console
+    from .render.terminal import terminal_console
 
-    return Console(stderr=True)
+    return terminal_console(stderr=True)
 
 
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -177,12 +185,12 @@ def cli() -> None:
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="Report format: text for people; json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
 @click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report to this file instead of stdout.")
+              help="Write the report to this file instead of stdout (missing folders are created).")
 @click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
               help="Check these recorded facts (from `paddle-doctor facts`) instead of probing.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Exit 1 when a finding has at least this severity [default: error].")
-@click.option("--ignore", multiple=True, metavar="ID", help="Leave out a rule id or id prefix (repeatable).")
+@click.option("--ignore", multiple=True, metavar="ID", help="Leave out a rule id or id prefix (repeatable; an empty one leaves out nothing).")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with fail_on, ignore and per-rule severity overrides.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
@@ -196,14 +204,12 @@ def check(**params: Any) -> None:
     from .report import build_report
     from .rules import load_rules
     from .runner import run_checks
-    from .settings import Settings, load_settings
 
+    _check_output(params["output_file"], "report")
     rulebook = load_rules(params["rules_file"])
-    settings = load_settings(params["settings_file"]) if params["settings_file"] else Settings()
+    settings = _settings(params, rulebook)
     if params["fail_on"]:
         settings = replace(settings, fail_on=params["fail_on"])
-    if params["ignore"]:
-        settings = replace(settings, ignore=settings.ignore + tuple(params["ignore"]))
     if params["facts_file"]:
         facts = load_facts(params["facts_file"])
         facts.service = _service(params, facts.service)
@@ -217,18 +223,20 @@ def check(**params: Any) -> None:
     if output_format == "text":
         from rich.console import Console
 
+        from .render.terminal import terminal_console
         from .render.text import render_text
 
         if params["output_file"]:
-            with open(params["output_file"], "w", encoding="utf-8") as handle:
-                render_text(report, Console(file=handle, width=100, color_system=None), show_passed=not params["quiet"])
+            console = Console(file=io.StringIO(), width=100, color_system=None)
+            render_text(report, console, show_passed=not params["quiet"])
+            _write_output(console.file.getvalue(), params["output_file"], "report")
         else:
-            render_text(report, Console(), show_passed=not params["quiet"])
+            _write_stdout(lambda: render_text(report, terminal_console(), show_passed=not params["quiet"]), "report")
     else:
         from .docs import docs_page
         from .render import render_machine
 
-        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"])
+        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "
@@ -237,21 +245,49 @@ def check(**params: Any) -> None:
     sys.exit(report.exit_code)
 
 
-def _write_output(text: str, path: str | None) -> None:
+def _settings(params: dict[str, Any], rulebook):
+    """--settings, then --ignore; an ignored id or prefix, or a severity override, that names no rule is a usage error."""
+    from .settings import Settings, load_settings
+
+    path = params["settings_file"]
+    settings = load_settings(path) if path else Settings()
+    settings.check_rule_ids(rulebook.rules, path)
+    flags = Settings().ignoring(params.get("ignore", ()))
+    flags.check_rule_ids(rulebook.rules, None)
+    return settings.ignoring(flags.ignore)
+
+
+def _check_output(path: str | None, kind: str) -> None:
+    """Before any work: the file to write the ``kind`` to can be written (its missing folders are created)."""
     if path:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        check_writable(path, OutputError, kind)
+
+
+def _write_output(text: str, path: str | None, kind: str) -> None:
+    if path:
+        write_text_atomically(path, text, OutputError, kind)
     else:
-        click.echo(text, nl=False)
+        _write_stdout(lambda: click.echo(text.encode("utf-8"), nl=False), kind)  # machine formats: UTF-8 whatever the locale
+
+
+def _write_stdout(write: Callable[[], None], kind: str) -> None:
+    """Run ``write``; a stdout that cannot take it (a full disk, a closed pipe) is an OutputError."""
+    try:
+        write()
+        sys.stdout.flush()
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere at exit
+        raise OutputError(f"stdout: cannot write the {kind} ({exc.strerror or exc})") from None
 
 
 @cli.command()
 @probe_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the facts to this file instead of stdout.")
+              help="Write the facts to this file instead of stdout (missing folders are created).")
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
-    _write_output(_collect(params).to_json(), params["output"])
+    _check_output(params["output"], "facts")
+    _write_output(_collect(params).to_json(), params["output"], "facts")
 
 
 @cli.command("rules")
@@ -260,9 +296,9 @@ def facts(**params: Any) -> None:
 @click.option("--debug", is_flag=True, hidden=True)
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
     """List every rule: id, severity, whether a check evaluates it yet, title."""
-    from rich.console import Console
     from rich.table import Table
 
+    from .render.terminal import terminal_console
     from .rules import load_rules
 
     if markdown:
@@ -276,7 +312,7 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
     for rule in load_rules(rules_file).ordered():
         checked = {"stable": "yes", "planned": "not yet checked", "removed": "removed"}[rule.status]
         table.add_row(rule.id, rule.severity, checked, rule.experiment or "-", rule.title)
-    Console().print(table)
+    terminal_console().print(table)
 
 
 @cli.command()
@@ -285,15 +321,14 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
 @click.option("--debug", is_flag=True, hidden=True)
 def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
     """Print one rule in full: symptom, cause, fix, docs, experiment."""
-    from rich.console import Console
-
+    from .render.terminal import terminal_console
     from .rules import load_rules
 
     rulebook = load_rules(rules_file)
     rule = rulebook.rules.get(rule_id.upper())
     if rule is None:
         raise click.UsageError(f"unknown rule id {rule_id!r}; `paddle-doctor rules` lists them")
-    console = Console()
+    console = terminal_console()
     console.print(f"[bold]{rule.id}[/] {rule.slug} — {rule.title}")
     console.print(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}")
     for label, value in (("Symptom", rule.symptom), ("Cause", rule.cause), ("Fix", rule.fix_text)):
@@ -311,7 +346,7 @@ def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
 
 @cli.command("baseline")
 @probe_options
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Write the baseline (JSON) to this file.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Write the baseline (JSON) to this file (missing folders are created).")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with fail_on, ignore and severity overrides the healthcheck will apply.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
@@ -326,11 +361,12 @@ def baseline(**params: Any) -> None:
     from .baseline import record_baseline, write_baseline
     from .context import ProbeContext
     from .rules import load_rules
-    from .settings import Settings, load_settings
 
-    settings = load_settings(params["settings_file"]) if params["settings_file"] else Settings()
+    check_writable(params["out"], BaselineError, "baseline")
+    rulebook = load_rules(params["rules_file"])
+    settings = _settings(params, rulebook)
     facts = _collect(params, measure=False)
-    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), load_rules(params["rules_file"]), settings)
+    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
     write_baseline(record, params["out"])
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
@@ -413,8 +449,10 @@ def _run(args: list[str]) -> None:
     except click.exceptions.Abort:
         _fail("aborted")
     except Exception as exc:
-        if "--debug" in args:
-            raise
+        if "--debug" in args:  # the traceback as well, and the same exit code
+            import traceback
+
+            traceback.print_exc()
         if isinstance(exc, click.ClickException):
             _fail(f"error: {exc.format_message()}")
         if isinstance(exc, USER_ERRORS):

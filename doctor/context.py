@@ -40,14 +40,11 @@ class RunResult:
 class ProbeContext:
     def __init__(self, root: str | os.PathLike = "/"):
         self.root = Path(root)
-        self.is_live = self.root.resolve() == Path("/")
+        self.is_live = os.path.realpath(self.root) == "/"  # a root that loops is not the live system, and not an error
 
     def path(self, path: str) -> Path:
         """``path`` (absolute, as seen inside the container) resolved under the root."""
         return self.root / str(path).lstrip("/")
-
-    def exists(self, path: str) -> bool:
-        return self.path(path).exists()
 
     def read_text(self, path: str) -> str:
         """File text; raises OSError (missing, unreadable) or UnicodeDecodeError."""

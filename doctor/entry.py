@@ -8,6 +8,9 @@ import sys
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    from .render.ascii import ascii_where_needed
+
+    ascii_where_needed(sys.stdout, sys.stderr)
     if args[:1] == ["healthcheck"]:
         from .healthcheck import main as healthcheck
 

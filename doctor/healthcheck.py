@@ -188,8 +188,12 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         progress.step("comparing with the baseline")
         invariants = compare(baseline, facts, ctx)
     progress.step("done")
-    problems = [inv.message for inv in invariants if not inv.ok]
-    problems += [f"{f.rule_id} {f.message}" for f in report.findings if counts_against(f, settings.fail_on)]
+    counted = [f for f in report.findings if counts_against(f, settings.fail_on)]
+    problems = []
+    if any(f.status == "error" for f in counted):  # a check the doctor could not carry out: say first what it could not read
+        problems += [issue.describe() for issue in facts.issues if issue.unreadable]
+    problems += [inv.message for inv in invariants if not inv.ok]
+    problems += [f"{f.rule_id} {f.message}" for f in counted]
     problems += [f"check could not be loaded: {e['entry_point']}: {e['reason']}" for e in report.check_errors]
     detail = {
         "baseline": args.baseline,

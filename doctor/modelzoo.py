@@ -24,10 +24,11 @@ the CNN only: Paddle 3.3's old-IR export fails inside MultiHeadAttention), ``leg
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from .paddle_home import paddle_child_env
 
 BUILDS = {"cnn": ("pir", "pdmodel"), "cnn_custom_op": ("pir",), "cnn_extra_consumer": ("pir",), "encoder": ("pir",),
           "sequence": ("legacy",)}
@@ -42,7 +43,7 @@ def build_model(kind: str, fmt: str, out_dir: str | Path, python: str = sys.exec
         raise ValueError(f"no {fmt} build of {kind!r}; builds: {BUILDS}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, FLAGS_enable_pir_api="1" if fmt == "pir" else "0", GLOG_minloglevel="2")
+    env = dict(paddle_child_env(), FLAGS_enable_pir_api="1" if fmt == "pir" else "0", GLOG_minloglevel="2")
     done = subprocess.run([python, "-m", "paddle_doctor.modelzoo", kind, fmt, str(out)], env=env,
                           capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:

@@ -127,12 +127,49 @@ def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: s
         raise error(f"{path}: cannot read {kind} file ({exc})") from None
 
 
+class OutputError(ValueError):
+    """A report or facts file that cannot be written; the message names the file and why."""
+
+
+def check_writable(path: str | Path, error: type[ValueError], kind: str) -> None:
+    """``error`` unless :func:`write_text_atomically` can write ``path``: checked before any work.
+
+    Missing folders are created when written, so the nearest folder that exists must be writable.
+    """
+    target = Path(path)
+    try:
+        if target.is_dir():
+            raise error(f"{path}: is a folder; expected the file to write the {kind} to")
+        if target.exists() and not target.is_file():  # a device or pipe (/dev/stdout) is written in place
+            if not os.access(target, os.W_OK):
+                raise error(f"{path}: cannot write the {kind} (permission denied)")
+            return
+        folder = target.absolute().parent
+        while not folder.exists():
+            folder = folder.parent
+    except OSError as exc:
+        raise error(f"{path}: cannot write the {kind} ({exc.strerror or exc})") from None
+    if not folder.is_dir():
+        raise error(f"{path}: cannot write the {kind}: {folder} is a file, not a folder")
+    import tempfile
+
+    try:  # a real file, at once removed: permissions, a read-only mount and /proc all answer truly
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise error(f"{path}: cannot write the {kind}: the folder {folder} is not writable ({exc.strerror or exc})") from None
+
+
 def write_text_atomically(path: str | Path, text: str, error: type[ValueError], kind: str) -> None:
     """Written to a temporary file beside ``path`` and renamed, so a reader never sees half a file;
+    missing folders are created. A device or pipe (``/dev/stdout``) is written in place.
     ``error`` names the file and why it could not be written."""
     target = Path(path)
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
+        if target.exists() and not target.is_file() and not target.is_dir():
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, target)
@@ -161,7 +198,12 @@ def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: s
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: not JSON ({exc.msg} at line {exc.lineno}); {hint}") from None
+        raise error(f"{path}: not JSON ({json_error_text(exc)}); {hint}") from None
+
+
+def json_error_text(exc: json.JSONDecodeError) -> str:
+    """Where and why JSON could not be parsed (its own message may end in "starting at")."""
+    return f"{exc.msg}: line {exc.lineno} column {exc.colno}"
 
 
 def decode_document(cls: type[T], data: Any, source: str, what: str, schema_version: int,

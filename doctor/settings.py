@@ -3,7 +3,7 @@
 A settings file is YAML::
 
     fail_on: warning            # error | warning | info
-    ignore: [PD-CPU-014, PD-GPU]  # rule ids or id prefixes
+    ignore: [PD-CPU-014, PD-GPU]  # rule ids or id prefixes; an empty entry means none
     severity:
       PD-CPU-011: warning
     docs_url: https://docs.example.com/paddle-doctor/rules.html   # where docs/rules.md is published
@@ -11,7 +11,8 @@ A settings file is YAML::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .findings import SEVERITIES
@@ -34,7 +35,28 @@ class Settings:
     docs_url: str | None = None
 
     def is_ignored(self, rule_id: str) -> bool:
-        return any(rule_id.startswith(item.upper()) for item in self.ignore)
+        return any(rule_id.startswith(item) for item in self.ignore)
+
+    def ignoring(self, items: Iterable[str]) -> Settings:
+        """These settings with ``items`` ignored too; empty items (an unset CI variable) ignore nothing."""
+        return replace(self, ignore=self.ignore + rule_ids(items))
+
+    def check_rule_ids(self, known: Iterable[str], source: str | None) -> None:
+        """SettingsError naming the first ignored id or prefix, or severity override, that matches no rule;
+        ``source`` is the settings file, or None for --ignore."""
+        known = list(known)
+        for item in self.ignore:
+            if not any(rule_id.startswith(item) for rule_id in known):
+                where = f"{source}: ignore" if source else "--ignore"
+                raise SettingsError(f"{where} {item!r} matches no rule id or id prefix; `paddle-doctor rules` lists them")
+        for rule_id in self.severity:
+            if rule_id not in known:
+                raise SettingsError(f"{source}: severity {rule_id!r} is no rule id; `paddle-doctor rules` lists them")
+
+
+def rule_ids(items: Iterable[str]) -> tuple[str, ...]:
+    """Rule ids or prefixes as the rules spell them (upper case), blank items left out."""
+    return tuple(item.strip().upper() for item in items if item.strip())
 
 
 def load_settings(path: str | Path) -> Settings:
@@ -61,4 +83,4 @@ def load_settings(path: str | Path) -> Settings:
     docs_url = data.get("docs_url")
     if docs_url is not None and (not isinstance(docs_url, str) or not docs_url.strip()):
         raise SettingsError(f"{path}: docs_url must be the URL of the published docs/rules.md page")
-    return Settings(fail_on=fail_on, ignore=tuple(ignore), severity={str(k): v for k, v in severity.items()}, docs_url=docs_url)
+    return Settings(fail_on=fail_on, ignore=rule_ids(ignore), severity={str(k).upper(): v for k, v in severity.items()}, docs_url=docs_url)

@@ -449,14 +449,15 @@ def test_json_detail_links_every_finding_to_its_docs(container):
     "content, expected",
     [
         (None, "baseline file not found; record it with 'paddle-doctor baseline --out "),
-        ("{not json", "not JSON (Expecting property name enclosed in double quotes at line 1)"),
+        ("{not json", "not JSON (Expecting property name enclosed in double quotes: line 1 column 2)"),
+        ('{"schema_version": "2', "not JSON (Unterminated string starting at: line 1 column 20)"),
         ("[1, 2]", "not a paddle-doctor baseline"),
         (json.dumps({"schema_version": 1, "kind": "something else"}), "not a paddle-doctor baseline"),
         (json.dumps({"schema_version": 99, "kind": "paddle-doctor baseline"}),
          "baseline schema_version is 99, this paddle-doctor reads 2; re-create the baseline with"),
         (b"\xff\xfe garbage", "cannot read baseline file"),
     ],
-    ids=["missing", "not-json", "list", "other-kind", "other-schema", "not-utf8"],
+    ids=["missing", "not-json", "unterminated-string", "list", "other-kind", "other-schema", "not-utf8"],
 )
 def test_a_bad_baseline_is_unhealthy_naming_the_file_and_why(tmp_path, content, expected):
     path = tmp_path / "baseline.json"

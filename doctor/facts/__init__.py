@@ -49,6 +49,9 @@ class FactsError(ValueError):
     """A facts file that cannot be used; the message names the file and what is wrong."""
 
 
+CANNOT_READ = "cannot read: "
+
+
 @dataclass
 class ProbeIssue:
     """Something a probe could not read; recorded instead of raised."""
@@ -56,6 +59,16 @@ class ProbeIssue:
     probe: str
     path: str | None
     reason: str
+
+    @property
+    def unreadable(self) -> bool:
+        """The path is there but this user cannot read it (permissions, a symlink loop), as opposed to missing or malformed."""
+        return self.reason.startswith(CANNOT_READ)
+
+    def describe(self) -> str:
+        if self.unreadable:
+            return f"cannot read {self.path}: {self.reason.removeprefix(CANNOT_READ)}"
+        return f"{self.path}: {self.reason}"
 
 
 @dataclass

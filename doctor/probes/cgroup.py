@@ -61,9 +61,9 @@ def _version(reader: Reader, mounts: list[Mount], memberships: dict[str, str]) -
         if any(m.fstype == "cgroup2" for m in mounts):
             return 2
         return None
-    if reader.ctx.exists(f"{DEFAULT_MOUNT}/cgroup.controllers"):
+    if reader.path_test("cgroup", f"{DEFAULT_MOUNT}/cgroup.controllers"):
         return 2
-    if reader.ctx.exists(f"{DEFAULT_MOUNT}/cpu") or reader.ctx.exists(f"{DEFAULT_MOUNT}/cpu,cpuacct"):
+    if reader.path_test("cgroup", f"{DEFAULT_MOUNT}/cpu") or reader.path_test("cgroup", f"{DEFAULT_MOUNT}/cpu,cpuacct"):
         return 1
     return None
 
@@ -79,7 +79,7 @@ def _locate(reader: Reader, mount: Mount | None, membership: str | None, fallbac
     if root != "/" and (path == root or path.startswith(root.rstrip("/") + "/")):
         path = path[len(root.rstrip("/")) :] or "/"
     directory = posixpath.normpath(posixpath.join(top, path.lstrip("/")))
-    if not reader.ctx.exists(directory):
+    if not reader.path_test("cgroup", directory):
         directory = top
     return directory, top
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..context import ProbeContext
-from ..facts import ProbeIssue
+from ..facts import CANNOT_READ, ProbeIssue
 
 
 class Reader:
@@ -18,6 +18,10 @@ class Reader:
     def note(self, probe: str, path: str | None, reason: str) -> None:
         self.issues.append(ProbeIssue(probe, path, reason))
 
+    def unreadable(self, probe: str, path: str, exc: OSError) -> None:
+        """The one way a path that is there but cannot be read (permissions, a symlink loop) is recorded."""
+        self.note(probe, path, f"{CANNOT_READ}{exc.strerror or exc}")
+
     def text(self, probe: str, path: str, required: bool = True) -> str | None:
         """The file's text, or None; a missing file is an issue only if ``required``."""
         try:
@@ -28,8 +32,17 @@ class Reader:
         except UnicodeDecodeError:
             self.note(probe, path, "not text (cannot decode as UTF-8)")
         except OSError as exc:
-            self.note(probe, path, f"cannot read: {exc.strerror or exc}")
+            self.unreadable(probe, path, exc)
         return None
+
+    def path_test(self, probe: str, path: str, test: str = "exists") -> bool | None:
+        """``Path.exists()`` / ``is_file()`` / ``is_dir()`` under the root, or None (noted) when the
+        path cannot be looked at (a folder on the way this user may not enter, a symlink loop)."""
+        try:
+            return getattr(self.ctx.path(path), test)()
+        except OSError as exc:
+            self.unreadable(probe, path, exc)
+            return None
 
     def integer(self, probe: str, path: str, required: bool = True) -> int | None:
         text = self.text(probe, path, required)

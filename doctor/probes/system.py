@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from ..facts import ContainerFacts, HostFacts, Mount, ProcessFacts
+from ..redact import redact_environment
 from .common import Reader, parse_cpu_list
 
-SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSW|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION|SIGNATURE", re.I)
-URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
-REDACTED = "<redacted>"
 CGROUP_MARKERS = {"kubepods": "kubernetes", "docker": "docker", "libpod": "podman", "containerd": "containerd", "lxc": "lxc"}
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
@@ -31,10 +28,10 @@ def probe_host(reader: Reader) -> HostFacts:
 def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) -> ContainerFacts:
     evidence: list[str] = []
     runtime = None
-    if reader.ctx.exists("/.dockerenv"):
+    if reader.path_test("container", "/.dockerenv"):
         evidence.append("/.dockerenv exists")
         runtime = "docker"
-    if reader.ctx.exists("/run/.containerenv"):
+    if reader.path_test("container", "/run/.containerenv"):
         evidence.append("/run/.containerenv exists")
         runtime = "podman"
     if "KUBERNETES_SERVICE_HOST" in env:
@@ -74,17 +71,6 @@ def _affinity(reader: Reader) -> ProcessFacts:
     if reader.ctx.is_live and hasattr(os, "sched_getaffinity"):
         return ProcessFacts(sorted(os.sched_getaffinity(0)), "sched_getaffinity")
     return ProcessFacts()
-
-
-def redact_environment(environ: dict[str, str]) -> dict[str, str]:
-    """Values of secret-looking names are hidden; credentials inside URLs are cut out."""
-    clean = {}
-    for name, value in environ.items():
-        if SECRET_NAME.search(name):
-            clean[name] = REDACTED
-        else:
-            clean[name] = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", value)
-    return dict(sorted(clean.items()))
 
 
 def live_environment() -> dict[str, str]:

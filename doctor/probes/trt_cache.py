@@ -18,6 +18,7 @@ import stat
 
 from ..context import ProbeContext
 from ..facts import ServiceFacts, TrtCacheFacts
+from ..serde import json_error_text
 from .common import Reader
 
 ENGINE_PREFIX = "trt_serialized_"
@@ -31,12 +32,12 @@ def probe_trt_cache(reader: Reader, service: ServiceFacts) -> TrtCacheFacts:
     facts = TrtCacheFacts(reason="the service config names neither the model nor optim_cache_dir")
     if trt.enabled and trt.dynamic_shape_file:
         facts.shape_file = absolute(reader.ctx, trt.dynamic_shape_file)
-        facts.shape_file_exists = path_test(reader, facts.shape_file, "is_file")
+        facts.shape_file_exists = reader.path_test("trt_cache", facts.shape_file, "is_file")
     if service.optim_cache_dir:
         facts.directory, facts.source = absolute(reader.ctx, service.optim_cache_dir), "optim_cache_dir"
     elif service.model:
         model = absolute(reader.ctx, service.model)
-        model_dir = model if path_test(reader, model, "is_dir") else posixpath.dirname(model)
+        model_dir = model if reader.path_test("trt_cache", model, "is_dir") else posixpath.dirname(model)
         facts.directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
     else:
         return facts
@@ -52,7 +53,7 @@ def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
         names = ctx.listdir(directory) if facts.exists else []
     except OSError as exc:  # a folder on the way that this user may not enter
         facts.list_error = f"cannot list {directory}: {exc.strerror or exc}"
-        reader.note("trt_cache", directory, f"cannot list: {exc.strerror or exc}")
+        reader.unreadable("trt_cache", directory, exc)
         names = []
     if facts.exists:
         facts.files = len(names)
@@ -64,7 +65,7 @@ def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
         info = ctx.path(facts.checked_path).stat()
         facts.mode, facts.uid, facts.gid = stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid
     except OSError as exc:
-        reader.note("trt_cache", facts.checked_path, f"cannot stat: {exc.strerror or exc}")
+        reader.unreadable("trt_cache", facts.checked_path, exc)
 
 
 def absolute(ctx: ProbeContext, path: str) -> str:
@@ -75,17 +76,8 @@ def absolute(ctx: ProbeContext, path: str) -> str:
     return posixpath.normpath(posixpath.join(base, path))
 
 
-def path_test(reader: Reader, path: str, test: str) -> bool | None:
-    """``Path.is_file()`` / ``is_dir()`` / ``exists()``, or None (noted) when the path cannot be looked at."""
-    try:
-        return getattr(reader.ctx.path(path), test)()
-    except OSError as exc:
-        reader.note("trt_cache", path, f"cannot look at it: {exc.strerror or exc}")
-        return None
-
-
 def nearest_existing(reader: Reader, path: str) -> str:
-    while path != "/" and not path_test(reader, path, "exists"):
+    while path != "/" and not reader.path_test("trt_cache", path):
         path = posixpath.dirname(path)
     return path
 
@@ -97,7 +89,7 @@ def read_stamp(reader: Reader, path: str) -> tuple[dict[str, str] | None, str | 
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, f"{path} is not JSON ({exc.msg} at line {exc.lineno})"
+        return None, f"{path} is not JSON ({json_error_text(exc)})"
     if not isinstance(data, dict):
         return None, f"{path} is not a JSON object"
     return {str(key): str(value) for key, value in data.items()}, None

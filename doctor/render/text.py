@@ -30,7 +30,7 @@ def render_text(report: Report, console: Console, show_passed: bool = True) -> N
         table.add_column(no_wrap=True, min_width=7)
         table.add_column(no_wrap=True, min_width=13)
         table.add_column(no_wrap=True, min_width=7)
-        table.add_column(ratio=1)
+        table.add_column(ratio=1, overflow="fold")
         for finding in (f for f in shown if f.area == area):
             label, style = STATUS_STYLE[finding.status]
             table.add_row(
@@ -55,7 +55,7 @@ def _host_table(report: Report) -> Table:
     host = report.host
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
-    table.add_column()
+    table.add_column(overflow="fold")  # a long path breaks across lines, never cut
     flags = ", ".join(host["cpu_flags"]) or "none of avx/avx2/avx512"
     table.add_row("CPU", f"{host['cpu_model'] or 'unknown'} ({host['cpu_arch'] or '?'}); {flags}")
     if host["cpu_budget"] is not None:

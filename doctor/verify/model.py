@@ -60,7 +60,8 @@ def locate_model(path: str | Path) -> ModelFiles:
             candidates.append(("legacy", path / "__model__", params if params.is_file() else None))
         for program in sorted(path.glob("*.json")) + sorted(path.glob("*.pdmodel")):
             candidates.append(("pir" if program.suffix == ".json" else "pdmodel", program, program.with_suffix(".pdiparams")))
-        candidates.sort(key=lambda c: (c[1].stem != "inference", c[0] == "legacy"))
+        _refuse_several(path, candidates)
+        candidates.sort(key=lambda c: not _complete(*c))  # the one model before programs without parameters
     elif path.suffix in (".json", ".pdmodel") and path.exists():
         candidates.append(("pir" if path.suffix == ".json" else "pdmodel", path, path.with_suffix(".pdiparams")))
     else:
@@ -78,6 +79,21 @@ def locate_model(path: str | Path) -> ModelFiles:
     if params is not None and params.stat().st_size == 0:
         raise ModelError(f"{params}: parameters file is empty")
     return ModelFiles(fmt, str(program.parent), str(program), str(params) if params else None)
+
+
+def _refuse_several(directory: Path, candidates: list[tuple[str, Path, Path | None]]) -> None:
+    """ModelError when a folder holds more than one complete model: measuring the wrong one would
+    mislead, so the user names it. Programs without parameters beside them (a config.json) are no
+    models; one prefix in both formats is one model (PIR is taken)."""
+    models = sorted({"__model__" if fmt == "legacy" else program.stem for fmt, program, params in candidates
+                     if _complete(fmt, program, params)})
+    if len(models) > 1:
+        named = ", ".join(f"{directory / name}" if name != "__model__" else f"{directory} (__model__)" for name in models)
+        raise ModelError(f"{directory}: holds {len(models)} models; name one with --model PREFIX: {named}")
+
+
+def _complete(fmt: str, program: Path, params: Path | None) -> bool:
+    return fmt == "legacy" or (params is not None and params.is_file())
 
 
 def read_model_program(files: ModelFiles) -> Program:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import children
+from ..paddle_home import paddle_child_env
 
 CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
 STDERR_TAIL = 600
@@ -51,7 +52,7 @@ class WorkerSession:
             stderr=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={**os.environ, "GLOG_minloglevel": "2", **(env or {})},
+            env={**paddle_child_env(), "GLOG_minloglevel": "2", **(env or {})},
         )
         self._pending = b""
         self._selector = selectors.DefaultSelector()

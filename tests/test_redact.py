@@ -1,0 +1,71 @@
+"""Redaction of the recorded environment: realistic secrets hidden, what the checks read kept."""
+
+import pytest
+
+from conftest import fixture_root, run_doctor
+from paddle_doctor.redact import REDACTED, redact, redact_environment
+
+R = REDACTED
+GITHUB_TOKEN = "ghp_" + "k3Jd9QxW2mZp7LbV4nHs8TfY1cRa6UeG0oIt"
+SLACK_LIKE = "xoxb-2kTq9ZbW4mLp7RsV3nXc8HjY1dFa6UeG"
+
+
+@pytest.mark.parametrize("name, value, recorded", [
+    # secret by name
+    ("DB_PASS", "hunter2", R),
+    ("DB_PWD", "hunter2", R),
+    ("APP_PASS", "s3cr3t", R),
+    ("MYSQL_ROOT_PASSWORD", "root", R),
+    ("HF_TOKEN", "hf_abc", R),
+    ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", R),
+    ("OPENAI_API_KEY", "sk-short", R),
+    ("STRIPE_KEY", "x", R),
+    ("GOOGLE_APPLICATION_CREDENTIALS", "/secrets/sa.json", R),
+    # secret by the shape of the value, under an innocent name
+    ("DATABASE_URL", "postgresql://app:hunter2@db:5432/prod", f"postgresql://{R}@db:5432/prod"),
+    ("PIP_INDEX_URL", "https://user:pw@pypi.example/simple", f"https://{R}@pypi.example/simple"),
+    ("SQL_CONNECTION", "Server=db;Database=app;User Id=sa;Password=hunter2;Encrypt=true",
+     f"Server=db;Database=app;User Id=sa;Password={R};Encrypt=true"),
+    ("AZURE_STORAGE", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4==;EndpointSuffix=core.windows.net",
+     f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={R};EndpointSuffix=core.windows.net"),
+    ("BUS", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=abc123=",
+     f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={R}"),
+    ("BLOB_URL", "https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=AbC%2Fd", f"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig={R}"),
+    ("MODEL_URL", "https://api.example/v1?api_key=abc123&x=1", f"https://api.example/v1?api_key={R}&x=1"),
+    ("REDIS", "redis://:p4ss@cache:6379/0", f"redis://{R}@cache:6379/0"),
+    ("HEADERS", "Authorization: Bearer abc.def.ghi", f"Authorization: Bearer {R}"),
+    ("JAVA_OPTS", "-Xmx2g -Dpassword='two words'", f"-Xmx2g -Dpassword={R}"),
+    ("GH", GITHUB_TOKEN, R),
+    ("NOTIFY", f"channel #ops via {SLACK_LIKE}", f"channel #ops via {R}"),
+    # kept: what the checks read, and ordinary values
+    ("OMP_NUM_THREADS", "8", "8"),
+    ("FLAGS_use_mkldnn", "1", "1"),
+    ("FLAGS_fraction_of_gpu_memory_to_use", "0.5", "0.5"),
+    ("PWD", "/srv/service", "/srv/service"),
+    ("OLDPWD", "/root", "/root"),
+    ("PATH", "/opt/conda/envs/serving/bin:/usr/local/nvidia/bin:/usr/bin", "/opt/conda/envs/serving/bin:/usr/local/nvidia/bin:/usr/bin"),
+    ("LD_LIBRARY_PATH", "/usr/local/lib/python3.11/site-packages/nvidia/cudnn/lib:/usr/local/cuda-11.8/lib64",
+     "/usr/local/lib/python3.11/site-packages/nvidia/cudnn/lib:/usr/local/cuda-11.8/lib64"),
+    ("CUDA_VISIBLE_DEVICES", "GPU-8f3a1c2e-5b6d-4e7f-9a0b-1c2d3e4f5a6b", "GPU-8f3a1c2e-5b6d-4e7f-9a0b-1c2d3e4f5a6b"),
+    ("GIT_COMMIT", "4f2c9e1b7a3d5c8e0f6a2b4d9c1e7f3a5b8d0c2e", "4f2c9e1b7a3d5c8e0f6a2b4d9c1e7f3a5b8d0c2e"),
+    ("KMP_AFFINITY", "granularity=fine,compact,1,0", "granularity=fine,compact,1,0"),
+    ("HOSTNAME", "paddle-serving-7d9f8c6b5-x2kqz", "paddle-serving-7d9f8c6b5-x2kqz"),
+    ("SERVICE_URL", "http://ernie:8080/predict", "http://ernie:8080/predict"),
+    ("PYTHONPATH", "/srv/app:/srv/lib", "/srv/app:/srv/lib"),
+    ("MODEL_DIR", "/models/ernie_3.0_tiny_base_v2_zh_inference_model_fp16", "/models/ernie_3.0_tiny_base_v2_zh_inference_model_fp16"),
+])
+def test_redact(name, value, recorded):
+    assert redact(name, value) == recorded
+
+
+def test_the_environment_is_recorded_sorted_and_redacted():
+    assert redact_environment({"OMP_NUM_THREADS": "4", "DB_PASS": "x"}) == {"DB_PASS": R, "OMP_NUM_THREADS": "4"}
+
+
+def test_no_secret_reaches_the_facts_the_cli_prints():
+    secrets = {"DB_PASS": "hunter2-db", "APP_PWD": "hunter2-app",
+               "SQL": "Server=db;Password=hunter2-sql;", "STORE": "AccountName=a;AccountKey=hunter2-key==;"}
+    result = run_doctor("facts", "--root", str(fixture_root("intel-noavx2-v1-quota")), env=secrets)
+    assert result.returncode == 0, result.stderr
+    assert "hunter2" not in result.stdout
+    assert '"SQL": "Server=db;Password=<redacted>;"' in result.stdout
