@@ -61,12 +61,14 @@ def exec_status(pod: FakePod) -> dict:
 
 
 class FakeCluster:
-    """Serves ``pods`` in namespace ``namespace``; ``execs`` records (pod, container, command) of every exec."""
+    """Serves ``pods`` in namespace ``namespace``; ``execs`` records (pod, container, command) of every exec,
+    ``most_running`` the most execs open at one time."""
 
     def __init__(self, pods: list[FakePod], namespace: str = "serving", list_forbidden: bool = False):
         self.pods, self.namespace, self.list_forbidden = pods, namespace, list_forbidden
         self.execs: list[tuple[str, str, list[str]]] = []
-        self.released = threading.Event()
+        self.running = self.most_running = 0
+        self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -76,7 +78,6 @@ class FakeCluster:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.released.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -141,8 +142,22 @@ def _handler(cluster: FakeCluster):
                 self.send_header(name, value)
             self.end_headers()
             self.close_connection = True
+            with cluster.lock:
+                cluster.running += 1
+                cluster.most_running = max(cluster.most_running, cluster.running)
+            try:
+                self.answer(pod)
+            finally:
+                with cluster.lock:
+                    cluster.running -= 1
+
+        def answer(self, pod: FakePod) -> None:
             if pod.hang:
-                cluster.released.wait(30)
+                self.connection.settimeout(30)
+                try:
+                    self.connection.recv(64)  # until the client gives up and closes
+                except OSError:
+                    pass
                 return
             data = pod.stdout.encode()
             frames = [frame(b"\x01" + data[start:start + 16384]) for start in range(0, len(data), 16384)]
