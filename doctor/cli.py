@@ -20,6 +20,7 @@ from . import __version__, children
 from .baseline import BaselineError
 from .cache_stamp import StampError
 from .facts import FactsError
+from .fleet.command import fleet
 from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
@@ -423,6 +424,9 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
     finally:
         if out is None:
             shutil.rmtree(directory, ignore_errors=True)
+
+
+cli.add_command(fleet)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,6 +12,7 @@ from .docs import docs_link, docs_page
 from .facts import Facts
 from .findings import Finding, Status, severity_rank
 from .gpu import summary as gpu_summary
+from .profile import Profile, build_profile
 from .registry import LoadFailure
 from .rules import AREAS, Rule, Rulebook
 from .serde import to_data
@@ -82,6 +83,7 @@ class Report:
     areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
     verification: dict[str, Any] | None = None
     graph: dict[str, Any] | None = None
+    profile: Profile | None = None
 
 
 def build_report(
@@ -116,6 +118,7 @@ def build_report(
         exit_code=EXIT_FINDINGS if problems or check_errors else EXIT_OK,
         verification=verification_summary(facts),
         graph=graph_summary(facts),
+        profile=build_profile(facts),
     )
 
 

@@ -1,0 +1,101 @@
+"""Pods grouped by identical findings and facts; every group compared with the usual one (the largest)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .. import __version__
+from ..findings import Status
+from ..report import EXIT_FINDINGS, EXIT_OK, counts_against
+from .reports import PodFacts, PodFinding, PodReport, Unreached
+
+SCHEMA_VERSION = 1
+ABSENT = "not reported"
+
+
+@dataclass
+class Difference:
+    """A fact or a rule on which a group differs from the usual group."""
+
+    what: str
+    usual: str
+    here: str
+
+
+@dataclass
+class Group:
+    """Pods with the same facts and findings; ``findings`` lists its problems (fail, warn, error)."""
+
+    pods: list[str]
+    nodes: list[str]
+    usual: bool
+    facts: PodFacts
+    findings: list[PodFinding]
+    problems: int
+    differences: list[Difference]
+
+
+@dataclass
+class FleetReport:
+    """The groups, largest first (the first is the usual one), the pods not diagnosed and the exit code."""
+
+    schema_version: int
+    tool: dict[str, str]
+    fail_on: str
+    pods: int
+    groups: list[Group]
+    unreached: list[Unreached]
+    problem_pods: list[str]
+    exit_code: int
+
+    @property
+    def outliers(self) -> list[Group]:
+        return [group for group in self.groups if not group.usual]
+
+
+def build_fleet(reports: list[PodReport], unreached: list[Unreached], fail_on: str) -> FleetReport:
+    """Exit 1 when a pod has a finding at or above ``fail_on`` or could not be diagnosed."""
+    members: dict[tuple, list[PodReport]] = {}
+    for report in reports:
+        members.setdefault((report.facts, tuple(f.identity for f in report.findings)), []).append(report)
+
+    def problems(pods: list[PodReport]) -> int:
+        return sum(counts_against(finding, fail_on) for finding in pods[0].findings)
+
+    ordered = sorted(members.values(), key=lambda pods: (-len(pods), problems(pods), min(p.pod for p in pods)))
+    usual = ordered[0] if ordered else []
+    groups = [
+        Group(pods=sorted(p.pod for p in pods), nodes=sorted({p.node for p in pods if p.node}), usual=pods is usual,
+              facts=pods[0].facts, findings=[f for f in pods[0].findings if Status(f.status).is_problem],
+              problems=problems(pods), differences=[] if pods is usual else differences(usual[0], pods[0]))
+        for pods in ordered
+    ]
+    problem_pods = sorted(pod for group in groups if group.problems for pod in group.pods)
+    failed = problem_pods or unreached
+    return FleetReport(
+        schema_version=SCHEMA_VERSION, tool={"name": "paddle-doctor", "version": __version__}, fail_on=fail_on,
+        pods=len(reports) + len(unreached), groups=groups, unreached=sorted(unreached, key=lambda u: u.pod),
+        problem_pods=problem_pods, exit_code=EXIT_FINDINGS if failed else EXIT_OK,
+    )
+
+
+def differences(usual: PodReport, here: PodReport) -> list[Difference]:
+    """Facts first, in PodFacts' order, then rules whose status or severity differ."""
+    found = [Difference(item.metadata["label"], getattr(usual.facts, item.name), getattr(here.facts, item.name))
+             for item in dataclasses.fields(PodFacts)
+             if getattr(usual.facts, item.name) != getattr(here.facts, item.name)]
+    before, after = _by_rule(usual.findings), _by_rule(here.findings)
+    for rule_id in sorted(before.keys() | after.keys()):
+        was, now = before.get(rule_id), after.get(rule_id)
+        if (was and was.identity) != (now and now.identity):
+            found.append(Difference(rule_id, _finding_state(was), _finding_state(now)))
+    return found
+
+
+def _by_rule(findings: list[PodFinding]) -> dict[str, PodFinding]:
+    return {finding.rule_id: finding for finding in findings}
+
+
+def _finding_state(finding: PodFinding | None) -> str:
+    return f"{finding.status} ({finding.severity})" if finding else ABSENT

@@ -1,0 +1,161 @@
+"""paddle-doctor fleet on reports the real doctor wrote for differing fixture roots: pods grouped by
+findings and facts, the pods that differ named with what differs, every format, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import REPO, fixture_root, run_doctor
+
+FLEET_SCHEMA = json.loads((REPO / "doctor" / "schemas" / "fleet.schema.json").read_text())
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def doctor_report(root: str, *service: str) -> str:
+    result = run_doctor("--root", str(fixture_root(root)), *service, "--json", unset=THREAD_VARIABLES)
+    assert result.returncode in (0, 1), result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory) -> dict[str, str]:
+    """Reports of pods on differing roots: two alike, one with 8 threads under a half-CPU quota,
+    one on a CPU without AVX2 with a 2-CPU quota."""
+    alike = doctor_report("intel-avx512-v2-max", "--threads", "4", "--instances", "2")
+    return {"pod-a": alike, "pod-b": alike,
+            "pod-c": doctor_report("intel-avx512-v2-halfcpu", "--threads", "8"),
+            "pod-d": doctor_report("intel-noavx2-v1-quota", "--threads", "2")}
+
+
+def folder(tmp_path: Path, recorded: dict[str, str], *pods: str) -> Path:
+    for pod in pods:
+        (tmp_path / f"{pod}.json").write_text(recorded[pod])
+    return tmp_path
+
+
+def fleet_json(*args: str) -> tuple[int, dict]:
+    result = run_doctor("fleet", *args, "--json")
+    assert result.stdout, result.stderr
+    report = json.loads(result.stdout)
+    jsonschema.validate(report, FLEET_SCHEMA)
+    return result.returncode, report
+
+
+def test_the_pod_with_8_threads_under_half_a_cpu_is_named_with_pd_cpu_010(tmp_path, recorded):
+    code, report = fleet_json(str(folder(tmp_path, recorded, "pod-a", "pod-b", "pod-c")))
+    assert code == 1 and report["exit_code"] == 1 and report["pods"] == 3
+    usual, outlier = report["groups"]
+    assert usual["pods"] == ["pod-a", "pod-b"] and usual["usual"] and usual["differences"] == []
+    assert outlier["pods"] == ["pod-c"] and not outlier["usual"]
+    differences = {d["what"]: (d["usual"], d["here"]) for d in outlier["differences"]}
+    assert differences["PD-CPU-010"] == ("pass (error)", "fail (error)")
+    assert differences["threads x instances"] == ("4 x 2", "8 x 1")
+    assert differences["CPU budget"] == ("8 CPUs", "0.5 CPUs")
+    assert "CPU" not in differences and "ISA" not in differences
+    (over,) = [f for f in outlier["findings"] if f["rule_id"] == "PD-CPU-010"]
+    assert over["status"] == "fail" and "0.5 CPUs" in over["message"]
+    assert report["problem_pods"] == ["pod-c"] and outlier["problems"] >= 1 and usual["problems"] == 0
+
+
+def test_a_pod_on_another_cpu_differs_in_cpu_and_isa(tmp_path, recorded):
+    _, report = fleet_json(str(folder(tmp_path, recorded, "pod-a", "pod-b", "pod-d")))
+    (outlier,) = [group for group in report["groups"] if not group["usual"]]
+    differences = {d["what"]: (d["usual"], d["here"]) for d in outlier["differences"]}
+    assert outlier["pods"] == ["pod-d"]
+    assert "E5-2670" in differences["CPU"][1] and "avx2" not in differences["ISA"][1].split()
+    assert differences["PD-CPU-002"][1].startswith("fail")
+
+
+def test_alike_pods_are_one_group_and_fail_on_decides_the_exit_code(tmp_path, recorded):
+    reports = str(folder(tmp_path, recorded, "pod-a", "pod-b"))
+    code, report = fleet_json(reports)
+    (group,) = report["groups"]
+    assert code == 0 and group["usual"] and group["pods"] == ["pod-a", "pod-b"] and report["problem_pods"] == []
+    # their only problem is an info-severity one (PD-CPU-014): it counts with --fail-on info
+    assert {f["severity"] for f in group["findings"]} == {"info"}
+    code, report = fleet_json(reports, "--fail-on", "info")
+    assert code == 1 and report["problem_pods"] == ["pod-a", "pod-b"]
+
+
+def test_files_and_folders_can_be_mixed_and_same_named_files_keep_their_paths(tmp_path, recorded):
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir(), second.mkdir()
+    folder(first, recorded, "pod-a")
+    folder(second, recorded, "pod-a", "pod-c")
+    _, report = fleet_json(str(first / "pod-a.json"), str(second))
+    pods = sorted(pod for group in report["groups"] for pod in group["pods"])
+    assert pods == sorted([str(first / "pod-a.json"), str(second / "pod-a.json"), "pod-c"])
+
+
+def test_a_report_without_the_profile_still_compares_on_the_host(tmp_path, recorded):
+    older = json.loads(recorded["pod-a"])
+    del older["profile"]
+    folder(tmp_path, recorded, "pod-a")
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    _, report = fleet_json(str(tmp_path))
+    facts = {group["pods"][0]: group["facts"] for group in report["groups"]}
+    assert facts["older"]["threads"] == "unknown" and facts["pod-a"]["threads"] == "4 x 2"
+    assert facts["older"]["cpu_budget"] == facts["pod-a"]["cpu_budget"] == "8 CPUs"
+
+
+def test_the_report_profile_carries_the_service_and_validates(recorded, report_schema):
+    report = json.loads(recorded["pod-c"])
+    jsonschema.validate(report, report_schema)
+    assert report["profile"]["threads"] == 8 and report["profile"]["instances"] == 1
+    assert report["profile"]["paddle_build"] == "Paddle not probed" and report["profile"]["cache"] is None
+
+
+def test_markdown_is_a_table_and_html_a_page(tmp_path, recorded):
+    (tmp_path / "reports").mkdir()
+    reports = str(folder(tmp_path / "reports", recorded, "pod-a", "pod-b", "pod-c"))
+    markdown = run_doctor("fleet", reports, "--format", "markdown")
+    assert markdown.returncode == 1
+    rows = [line for line in markdown.stdout.splitlines() if line.startswith("| ")]
+    assert rows[0] == "| group | pods | count | differs from the usual group | problems |"
+    assert any(row.startswith("| 2 | pod-c | 1 | ") and "PD-CPU-010" in row for row in rows)
+    page = tmp_path / "fleet.html"
+    assert run_doctor("fleet", reports, "--format", "html", "--output", str(page)).returncode == 1
+    cells: list[str] = []
+
+    class Cells(HTMLParser):
+        def handle_data(self, data: str) -> None:
+            cells.append(data)
+
+    Cells().feed(page.read_text())
+    assert "pod-a, pod-b" in cells and "pod-c" in cells and "threads x instances" in cells
+    assert "<script" not in page.read_text() and "http" not in page.read_text()
+    text = run_doctor("fleet", reports)
+    assert "pod-c" in text.stdout and "(pod-c), 0 not diagnosed (exit 1)" in text.stdout
+
+
+@pytest.mark.parametrize("setup, expected", [
+    (lambda d: [str(d / "missing.json")], "missing.json: no such file or folder"),
+    (lambda d: [str(d)], "no *.json reports in this folder"),
+    (lambda d: [str(d / "facts.json")], "facts.json: not a paddle-doctor report"),
+    (lambda d: [str(d / "broken.json")], "broken.json: not JSON"),
+    (lambda d: [], "no reports given"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, setup, expected):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "facts.json").write_text('{"schema_version": 1, "cpu": {}}')
+    (tmp_path / "broken.json").write_text('{"schema_version": ')
+    before = {path: path.read_bytes() for path in tmp_path.glob("*.json")}
+    result = run_doctor("fleet", *setup(empty if expected.startswith("no *") else tmp_path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and expected in result.stderr and "Traceback" not in result.stderr
+    assert {path: path.read_bytes() for path in tmp_path.glob("*.json")} == before
+
+
+def test_a_report_of_another_schema_version_is_refused(tmp_path, recorded):
+    newer = json.loads(recorded["pod-a"])
+    newer["schema_version"] = 9
+    (tmp_path / "newer.json").write_text(json.dumps(newer))
+    result = run_doctor("fleet", str(tmp_path))
+    assert result.returncode == 2 and "schema_version is 9, this paddle-doctor reads 1" in result.stderr

@@ -1,0 +1,151 @@
+"""paddle-doctor fleet --kubernetes against the official client's real API classes and wire protocol,
+served by a stand-in API server on 127.0.0.1 (tests/fake_kube.py); and the in-cluster Job and RBAC
+example, validated against the Kubernetes schemas and run against the stand-in."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from conftest import REPO, fixture_root, run_doctor
+from fake_kube import FakeCluster, FakePod
+
+FLEET_SCHEMA = json.loads((REPO / "doctor" / "schemas" / "fleet.schema.json").read_text())
+FLEET_EXAMPLE = REPO / "examples" / "kubernetes" / "fleet.yaml"
+DEPLOYMENT = REPO / "examples" / "kubernetes" / "deployment.yaml"
+KUBERNETES_VERSION = "1.30"
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, str]:
+    """What `paddle-doctor --json` prints in two alike pods and in one with 8 threads under half a CPU."""
+    def report(root: str, *service: str) -> str:
+        result = run_doctor("--root", str(fixture_root(root)), *service, "--json", unset=("OMP_NUM_THREADS", "MKL_NUM_THREADS"))
+        return result.stdout
+
+    return {"alike": report("intel-avx512-v2-max", "--threads", "4", "--instances", "2"),
+            "oversubscribed": report("intel-avx512-v2-halfcpu", "--threads", "8")}
+
+
+def fleet_pods(reports: dict[str, str], labels: dict[str, str] | None = None) -> list[FakePod]:
+    labels = labels or {"app": "ocr"}
+    return [FakePod("ocr-a", reports["alike"], node="pool-a-1", labels=labels),
+            FakePod("ocr-b", reports["alike"], node="pool-a-2", labels=labels),
+            FakePod("ocr-c", reports["oversubscribed"], exit_code=1, node="pool-b-1", labels=labels),
+            FakePod("ocr-nodoctor", missing=True, labels=labels),
+            FakePod("ocr-rbac", forbidden=True, labels=labels),
+            FakePod("ocr-slow", hang=True, labels=labels),
+            FakePod("ocr-pending", phase="Pending", labels=labels),
+            FakePod("ocr-broken", exit_code=2, stderr="paddle-doctor: error: --config /x: not found\n", labels=labels),
+            FakePod("other", reports["alike"], labels={"app": "other"})]
+
+
+def test_every_pod_is_diagnosed_or_listed_with_why_not(tmp_path, reports):
+    with FakeCluster(fleet_pods(reports)) as cluster:
+        saved = tmp_path / "saved"
+        result = run_doctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--kubeconfig",
+                            str(cluster.kubeconfig(tmp_path / "kubeconfig")), "--pod-timeout", "2", "--save", str(saved), "--json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    jsonschema.validate(report, FLEET_SCHEMA)
+    usual, outlier = report["groups"]
+    assert usual["pods"] == ["ocr-a", "ocr-b"] and usual["nodes"] == ["pool-a-1", "pool-a-2"]
+    assert outlier["pods"] == ["ocr-c"] and outlier["nodes"] == ["pool-b-1"]
+    assert "PD-CPU-010" in {d["what"] for d in outlier["differences"]}
+    why = {u["pod"]: (u["reason"], u["detail"]) for u in report["unreached"]}
+    assert {pod: reason for pod, (reason, _) in why.items()} == {
+        "ocr-nodoctor": "no_doctor", "ocr-rbac": "forbidden", "ocr-slow": "timeout",
+        "ocr-pending": "not_running", "ocr-broken": "failed"}
+    assert "executable file not found" in why["ocr-nodoctor"][1] and "pods/exec" in why["ocr-rbac"][1]
+    assert "exited 2: paddle-doctor: error: --config /x: not found" in why["ocr-broken"][1]
+    assert report["pods"] == 8 and report["problem_pods"] == ["ocr-c"]
+    # the pending pod is never exec'd, the pod outside the selector neither; each exec names the container
+    assert sorted(pod for pod, _, _ in cluster.execs) == ["ocr-a", "ocr-b", "ocr-broken", "ocr-c", "ocr-nodoctor", "ocr-rbac", "ocr-slow"]
+    assert {(container, tuple(command)) for _, container, command in cluster.execs} == {("service", ("paddle-doctor", "--json"))}
+    # what was collected reads back as files, grouped the same
+    assert sorted(path.name for path in saved.iterdir()) == ["ocr-a.json", "ocr-b.json", "ocr-c.json"]
+    again = json.loads(run_doctor("fleet", str(saved), "--json").stdout)
+    assert [group["pods"] for group in again["groups"]] == [["ocr-a", "ocr-b"], ["ocr-c"]]
+
+
+def test_no_more_pods_than_parallel_are_exec_d_at_once(tmp_path):
+    pods = [FakePod(f"slow-{index}", hang=True) for index in range(4)]
+    with FakeCluster(pods) as cluster:
+        result = run_doctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--kubeconfig",
+                            str(cluster.kubeconfig(tmp_path / "kubeconfig")), "--pod-timeout", "1", "--parallel", "2", "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == 1 and {u["reason"] for u in report["unreached"]} == {"timeout"}
+    assert len(cluster.execs) == 4 and cluster.most_running == 2
+
+
+@pytest.mark.parametrize("cluster_args, selector, expected", [
+    ({"list_forbidden": True}, "app=ocr", "cannot list pods in namespace 'serving': 403 Forbidden; expected get/list on pods"),
+    ({}, "app=nothing", "no pods match -l 'app=nothing' in namespace 'serving'"),
+])
+def test_a_cluster_that_cannot_be_used_is_one_line_and_exit_2(tmp_path, cluster_args, selector, expected):
+    with FakeCluster([FakePod("ocr-a")], **cluster_args) as cluster:
+        result = run_doctor("fleet", "--kubernetes", "-n", "serving", "-l", selector, "--kubeconfig",
+                            str(cluster.kubeconfig(tmp_path / "kubeconfig")))
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and expected in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--kubernetes", "-n", "serving"], "--kubernetes needs -l SELECTOR"),
+    (["--kubernetes", "-l", "app=x", "--kubeconfig", "/nonexistent/kubeconfig"], "no usable Kubernetes configuration"),
+    (["--kubernetes", "-l", "app=x", "some.json"], "either report files or --kubernetes"),
+])
+def test_bad_kubernetes_usage_is_one_line_and_exit_2(args, expected):
+    result = run_doctor("fleet", *args)
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and expected in result.stderr, result.stderr
+
+
+# ------------------------------------------------------------------ the in-cluster example
+
+
+def documents() -> dict[str, dict]:
+    return {doc["kind"]: doc for doc in yaml.safe_load_all(FLEET_EXAMPLE.read_text())}
+
+
+def test_the_fleet_job_and_its_rbac_validate_against_the_kubernetes_schemas():
+    docs = documents()
+    assert list(docs) == ["ServiceAccount", "Role", "RoleBinding", "Job"]
+    for doc in docs.values():
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    broken = documents()["Job"]
+    broken["spec"]["template"]["spec"]["serviceAccountNam"] = broken["spec"]["template"]["spec"].pop("serviceAccountName")
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, KUBERNETES_VERSION, strict=True)
+
+
+def test_the_role_grants_what_the_collection_does_to_the_job_s_account():
+    docs = documents()
+    granted = {(resource, verb) for rule in docs["Role"]["rules"] for resource in rule["resources"] for verb in rule["verbs"]}
+    assert {("pods", "list"), ("pods", "get"), ("pods/exec", "create"), ("pods/exec", "get")} <= granted
+    assert not any(verb in ("delete", "update", "patch", "*") for _, verb in granted)
+    binding, account = docs["RoleBinding"], docs["ServiceAccount"]["metadata"]["name"]
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": docs["Role"]["metadata"]["name"]}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account}]
+    assert docs["Job"]["spec"]["template"]["spec"]["serviceAccountName"] == account
+
+
+def test_the_job_s_command_runs_against_the_example_deployment_s_pods(tmp_path, reports):
+    (container,) = documents()["Job"]["spec"]["template"]["spec"]["containers"]
+    command = [word.replace("$(POD_NAMESPACE)", "serving") for word in container["command"]]
+    assert command[:3] == ["paddle-doctor", "fleet", "--kubernetes"]
+    deployment = next(doc for doc in yaml.safe_load_all(DEPLOYMENT.read_text()) if doc["kind"] == "Deployment")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert command[command.index("-l") + 1] == ",".join(f"{key}={value}" for key, value in labels.items())
+    (service,) = deployment["spec"]["template"]["spec"]["containers"]
+    in_pod = shlex.split(command[command.index("--command") + 1])
+    config = {item["name"]: item["value"] for item in service["env"]}["SERVICE_CONFIG"]
+    assert in_pod[:2] == ["paddle-doctor", "--json"] and in_pod[in_pod.index("--config") + 1] == config
+    with FakeCluster(fleet_pods(reports, labels)[:3]) as cluster:
+        result = run_doctor(*command[1:], "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig")))
+    assert result.returncode == 1 and "| 2 | ocr-c (on pool-b-1) | 1 |" in result.stdout, result.stdout + result.stderr
+    assert {tuple(exec_command) for _, _, exec_command in cluster.execs} == {tuple(in_pod)}
