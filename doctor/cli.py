@@ -222,17 +222,9 @@ def check(**params: Any) -> None:
     if params["as_json"] and output_format != "json":
         raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
     if output_format == "text":
-        from rich.console import Console
-
-        from .render.terminal import terminal_console
         from .render.text import render_text
 
-        if params["output_file"]:
-            console = Console(file=io.StringIO(), width=100, color_system=None)
-            render_text(report, console, show_passed=not params["quiet"])
-            _write_output(console.file.getvalue(), params["output_file"], "report")
-        else:
-            _write_stdout(lambda: render_text(report, terminal_console(), show_passed=not params["quiet"]), "report")
+        write_rendered(lambda console: render_text(report, console, show_passed=not params["quiet"]), params["output_file"], "report")
     else:
         from .docs import docs_page
         from .render import render_machine
@@ -262,6 +254,21 @@ def _check_output(path: str | None, kind: str) -> None:
     """Before any work: the file to write the ``kind`` to can be written (its missing folders are created)."""
     if path:
         check_writable(path, OutputError, kind)
+
+
+def write_rendered(render: Callable[[Any], None], path: str | None, kind: str) -> None:
+    """Text for people, drawn by ``render`` on a rich Console: into ``path`` (atomically, 100
+    columns, no colour) or onto the terminal."""
+    if path:
+        from rich.console import Console
+
+        console = Console(file=io.StringIO(), width=100, color_system=None)
+        render(console)
+        _write_output(console.file.getvalue(), path, kind)
+    else:
+        from .render.terminal import terminal_console
+
+        _write_stdout(lambda: render(terminal_console()), kind)
 
 
 def _write_output(text: str, path: str | None, kind: str) -> None:

@@ -38,7 +38,7 @@ DEFAULT_POD_TIMEOUT, DEFAULT_PARALLEL = 180.0, 8
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "html"]), default=None,
               help="text for people, json for machines, markdown (tables) or html (one self-contained page) [default: text].")
 @click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False), default=None,
-              help="Write the fleet report to this file instead of stdout.")
+              help="Write the fleet report to this file instead of stdout (missing folders are created).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
               help="Exit 1 when a pod has a finding of at least this severity.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
@@ -47,9 +47,11 @@ def fleet(**params: Any) -> None:
 
     REPORTS are `paddle-doctor --json` files, or folders of them (one file per pod, named after it).
     """
+    from ..cli import _check_output
     from .grouping import build_fleet
     from .reports import read_reports
 
+    _check_output(params["output_file"], "fleet report")
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")
     if params["as_json"] and output_format != "json":
         raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
@@ -85,17 +87,10 @@ def _collect(params: dict[str, Any]):
 
 
 def _write(report, output_format: str, output_file: str | None) -> None:
-    from rich.console import Console
-
+    from ..cli import _write_output, write_rendered
     from .render import render_fleet, render_fleet_text
 
     if output_format == "text":
-        if output_file:
-            with open(output_file, "w", encoding="utf-8") as handle:
-                render_fleet_text(report, Console(file=handle, width=120, color_system=None))
-        else:
-            render_fleet_text(report, Console())
-        return
-    from ..cli import _write_output
-
-    _write_output(render_fleet(output_format, report), output_file)
+        write_rendered(lambda console: render_fleet_text(report, console), output_file, "fleet report")
+    else:
+        _write_output(render_fleet(output_format, report), output_file, "fleet report")
