@@ -402,10 +402,12 @@ class ServiceProcessFacts:
 
 @dataclass
 class SettingOrigin:
-    """Where the value of one service setting came from: flag, config, source or default."""
+    """Where the service's value of one setting came from. ``origin``: flag, config or source;
+    ``value`` is None when the source sets it in a way the doctor cannot evaluate (``detail`` says
+    where and why), and then Paddle's default or a lower-precedence value stands."""
 
     name: str
-    value: int | bool | str | None
+    value: Any
     origin: str
     detail: str
 
