@@ -110,6 +110,8 @@ def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
 def _makes_config(value: ast.expr, makers: set[ast.Call], factories: set[str]) -> bool:
     if value in makers:
         return True
+    if isinstance(value, ast.IfExp):
+        return _makes_config(value.body, makers, factories) or _makes_config(value.orelse, makers, factories)
     if isinstance(value, ast.Call):
         func = value.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

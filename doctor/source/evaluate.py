@@ -138,6 +138,8 @@ class Evaluator:
             return replace(base, value=live, known=True)
         if live is None and fallback is not None and fallback.known:
             return replace(base, value=default, known=True)
+        if live is None and fallback is None and self.environ is not None:
+            return replace(base, value=None, known=True)
         return base
 
     def _arithmetic(self, node: ast.BinOp, depth: int) -> Evaluation:
@@ -154,12 +156,16 @@ class Evaluator:
         return replace(carrier, value=value, known=True)
 
     def _first_truthy(self, node: ast.BoolOp, depth: int) -> Evaluation:
+        """``a or b``; an environment variable read in ``a`` stays named, with ``b`` as its default."""
+        variable = None
         for value in node.values:
             result = self.evaluate(value, depth + 1)
-            if not result.known:
-                return result
-            if result.value:
-                return result
+            if not result.known or result.value:
+                break
+            variable = variable or (result if result.env_var else None)
+        if variable is not None and not result.env_var:
+            default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
+            result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
         return result
 
 
