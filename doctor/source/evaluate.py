@@ -3,7 +3,8 @@
 What can be evaluated: literals, names assigned once (in the function, then the module), a
 helper's parameters where every call site in the module agrees (else its default),
 ``os.environ.get(NAME, default)`` / ``os.getenv`` / ``os.environ[NAME]`` (the live value when the
-process environment is known, else the default), ``int``/``float``/``str``/``bool`` of those, and
+process environment is known, else the default; with no default, an unset variable is None),
+``a or b``, ``int``/``float``/``str``/``bool`` of those, and
 arithmetic on numbers. Anything else is unknown: the doctor never guesses. An expression that
 counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
 """
@@ -138,7 +139,7 @@ class Evaluator:
             return replace(base, value=live, known=True)
         if live is None and fallback is not None and fallback.known:
             return replace(base, value=default, known=True)
-        if live is None and fallback is None and self.environ is not None:
+        if live is None and fallback is None:
             return replace(base, value=None, known=True)
         return base
 
