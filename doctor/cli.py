@@ -127,7 +127,7 @@ def _patient(params: dict[str, Any], ctx):
     for error in source.errors:
         click.echo(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow",
                    err=True)
-    if process.status not in ("probed", "not_probed"):
+    if process.reason and process.status != "not_probed":
         click.echo(f"paddle-doctor: {process.reason}", err=True)
     return process, source
 

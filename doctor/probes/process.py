@@ -93,8 +93,10 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts, sample_s: float
         return
     _read_status(ctx, facts, f"{proc}/status")
     denied: list[str] = []
-    facts.interpreter = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
-    facts.interpreter_source = f"{proc}/exe" if facts.interpreter else None
+    argv = _read(ctx, f"{proc}/cmdline").split("\0")
+    exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
+    if exe is not None:
+        facts.interpreter, facts.interpreter_source = _interpreter(ctx, proc, exe, argv[0])
     environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
     if environ is not None:
         pairs = (entry.partition("=") for entry in environ.split("\0") if "=" in entry)
@@ -102,17 +104,30 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts, sample_s: float
     maps = _readable(denied, lambda: _read(ctx, f"{proc}/maps"), f"{proc}/maps")
     if maps is not None:
         facts.libraries, facts.libraries_source = mapped_libraries(maps), f"{proc}/maps"
-    facts.script = _script(ctx, proc, _read(ctx, f"{proc}/cmdline").split("\0"))
+        if not any(library.kind == "paddle" for library in facts.libraries):
+            facts.reason = f"process {pid} has no Paddle library mapped (no libpaddle in {proc}/maps); is it the service?"
+    facts.script = _script(ctx, proc, argv)
     facts.script_source = f"{proc}/cmdline" if facts.script else None
     facts.cgroup = _read(ctx, f"{proc}/cgroup").strip() or None
     facts.cgroup_source = f"{proc}/cgroup"
     facts.threads, facts.busy_threads = _threads(ctx, proc, sample_s if ctx.is_live else None)
     facts.threads_source = f"{proc}/task/*/stat"
+    if _stat_fields(_read(ctx, f"{proc}/stat"))[0] == "Z":
+        raise ProcessGone(f"{proc}/stat: it became a zombie")
     facts.sample_s = sample_s if ctx.is_live else None
     if denied:
         facts.status = "no_permission"
         facts.reason = (f"permission denied reading {', '.join(denied)}: run the doctor as root or as the service's user"
                         + (f" (uid {facts.uid})" if facts.uid is not None else ""))
+
+
+def _interpreter(ctx: ProbeContext, proc: str, exe: str, argv0: str) -> tuple[str, str]:
+    """The program the process runs. A virtual environment's ``python`` is a symbolic link that
+    /proc/PID/exe resolves to the base interpreter, which lacks the environment's packages; the
+    command's first word, when it is an absolute path to the same file, keeps the environment."""
+    if argv0.startswith("/") and argv0 != exe and os.path.realpath(ctx.path(argv0)) == os.path.realpath(ctx.path(exe)):
+        return argv0, f"{proc}/cmdline"
+    return exe, f"{proc}/exe"
 
 
 def _read(ctx: ProbeContext, path: str) -> str:
