@@ -21,4 +21,4 @@ def check(facts: Facts) -> list[Finding]:
                           "switch_ir_optim(True), or no call", "the service's code leaves the graph optimisation on")
 
 
-CHECK = Check(name="source_ir_optim", rules=(RULE,), run=check)
+CHECK = Check(name="source_ir_optim", rules=(RULE,), run=check, fast=False)

@@ -24,4 +24,4 @@ def check(facts: Facts) -> list[Finding]:
                           "no disable_mkldnn() (oneDNN on)", "the service's code does not turn oneDNN off")
 
 
-CHECK = Check(name="source_onednn", rules=(RULE,), run=check)
+CHECK = Check(name="source_onednn", rules=(RULE,), run=check, fast=False)

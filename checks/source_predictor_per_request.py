@@ -21,4 +21,4 @@ def check(facts: Facts) -> list[Finding]:
                           "no predictor is created inside a request handler or loop")
 
 
-CHECK = Check(name="source_predictor_per_request", rules=(RULE,), run=check)
+CHECK = Check(name="source_predictor_per_request", rules=(RULE,), run=check, fast=False)

@@ -22,4 +22,4 @@ def check(facts: Facts) -> list[Finding]:
                           "no predictor is shared among threads unprotected")
 
 
-CHECK = Check(name="source_shared_predictor", rules=(RULE,), run=check)
+CHECK = Check(name="source_shared_predictor", rules=(RULE,), run=check, fast=False)

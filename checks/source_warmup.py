@@ -21,4 +21,4 @@ def check(facts: Facts) -> list[Finding]:
                           "the service's code warms its predictor up, or serves no requests itself", Status.WARN)
 
 
-CHECK = Check(name="source_warmup", rules=(RULE,), run=check)
+CHECK = Check(name="source_warmup", rules=(RULE,), run=check, fast=False)
