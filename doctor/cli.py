@@ -6,6 +6,7 @@ failed or was used wrongly (one line on stderr; the traceback only with --debug)
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -107,29 +108,36 @@ def _service(params: dict[str, Any], base=None, source=None, environ_source: str
 def _patient(params: dict[str, Any], ctx):
     """The service's process (--pid, or the one found) and its source (--source, or the process's script)."""
     from .facts import ServiceProcessFacts, SourceFacts
-    from .probes.process import probe_service_process
+    from .probes.process import open_service_process
     from .source import read_source
 
     choice = (params.get("pid") or ("auto" if ctx.is_live else "none")).strip().lower()
+    sample = None
     if choice == "none":
         process = ServiceProcessFacts(reason="not asked for (--pid none, or --root without --pid)")
     elif choice == "auto":
-        process = probe_service_process(ctx, None)
+        process, sample = open_service_process(ctx, None)
     elif choice.isdigit() and int(choice) > 0:
-        process = probe_service_process(ctx, int(choice))
+        process, sample = open_service_process(ctx, int(choice))
     else:
         raise click.BadParameter(f"{params['pid']!r} is not a process id; expected a number, auto or none", param_hint="--pid")
     environ = process.environ if process.environ_source else None
     paths = list(params.get("source_paths") or ())
-    if not paths and process.script and ctx.exists(process.script):
+    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
         paths = [str(ctx.path(process.script))]
     source = read_source(paths, environ) if paths else SourceFacts(reason="no --source, and no script from --pid")
     for error in source.errors:
         click.echo(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow",
                    err=True)
+    return process, sample, source
+
+
+def _finish_process(process, sample) -> None:
+    """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
+    if sample is not None:
+        sample.finish(process)
     if process.reason and process.status != "not_probed":
         click.echo(f"paddle-doctor: {process.reason}", err=True)
-    return process, source
 
 
 def _collect(params: dict[str, Any], measure: bool = True):
@@ -145,7 +153,7 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .service_sources import attach_patient
 
     ctx = ProbeContext(params["root"])
-    process, source = _patient(params, ctx)
+    process, sample, source = _patient(params, ctx)
     python = params["python"]
     if python is None and ctx.is_live:
         python = service_interpreter(process) or sys.executable
@@ -158,6 +166,7 @@ def _collect(params: dict[str, Any], measure: bool = True):
     facts = collect_facts(ctx, service, python, params["paddle_timeout"],
                           environ=process.environ if process.environ_source else None,
                           gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
+    _finish_process(process, sample)
     attach_patient(facts, process, source, origins)
     if measure and params["model"]:
         from .graph.probe import probe_graph, unreadable_program

@@ -81,7 +81,7 @@ def test_the_service_is_read_from_its_pid_with_no_other_flag(services, report_sc
     assert process["interpreter"] == sys.executable and process["interpreter_source"] == f"/proc/{pid}/cmdline"
     assert process["script"] == str(SERVICES / "env_helper.py")
     assert "paddle" in {library["kind"] for library in process["libraries"]}
-    assert process["threads"] >= 1 and process["rss_bytes"] > 0 and process["sample_s"] == 1.0
+    assert process["threads"] >= 1 and process["rss_bytes"] > 0 and process["sample_s"] >= 1.0
     assert report["host"]["python"] is not None, "the Paddle probe ran with the service's interpreter"
     if statuses(report)["PD-SRC-001"] == "fail":
         (finding,) = [f for f in report["findings"] if f["rule_id"] == "PD-SRC-001"]

@@ -53,26 +53,71 @@ def find_paddle_processes(ctx: ProbeContext) -> list[int]:
 
 
 def probe_service_process(ctx: ProbeContext, pid: int | None, sample_s: float = DEFAULT_SAMPLE_S) -> ServiceProcessFacts:
+    """Everything at once: the reads, then the ``sample_s`` wait for the busy threads."""
+    facts, sample = open_service_process(ctx, pid, sample_s)
+    if sample is not None:
+        sample.finish(facts)
+    return facts
+
+
+def open_service_process(ctx: ProbeContext, pid: int | None,
+                         sample_s: float = DEFAULT_SAMPLE_S) -> tuple[ServiceProcessFacts, "ThreadSample | None"]:
+    """The process's facts, and the busy-thread sample begun (live only) for the caller to finish:
+    the wait costs no CPU, so the doctor probes the rest of the container meanwhile."""
     if pid is None:
         candidates = find_paddle_processes(ctx)
         if not candidates:
             return ServiceProcessFacts(status="not_found", reason="no process in this container has Paddle (libpaddle) mapped; "
-                                                                  "name the service's process with --pid")
+                                                                  "name the service's process with --pid"), None
         if len(candidates) > 1:
             return ServiceProcessFacts(status="several", candidates=candidates,
                                        reason=f"{len(candidates)} processes have Paddle mapped "
-                                              f"({', '.join(map(str, candidates))}); choose one with --pid")
+                                              f"({', '.join(map(str, candidates))}); choose one with --pid"), None
         pid = candidates[0]
         chosen = f"the only process with Paddle mapped (libpaddle in /proc/{pid}/maps)"
     else:
         chosen = "named with --pid"
     facts = ServiceProcessFacts(status="probed", pid=pid, chosen_because=chosen)
     try:
-        _read_process(ctx, facts, sample_s)
+        _read_process(ctx, facts)
+        if facts.status not in ("probed", "no_permission"):
+            return facts, None
+        sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
     except ProcessGone as gone:
-        return ServiceProcessFacts(status="vanished", pid=pid, chosen_because=chosen,
-                                   reason=f"process {pid} does not exist or exited while it was read ({gone})")
-    return facts
+        return _vanished(facts, gone), None
+    facts.threads, facts.threads_source = len(sample.first), f"/proc/{pid}/task/*/stat"
+    return facts, (sample if ctx.is_live else None)
+
+
+class ThreadSample:
+    """Per-thread CPU time read twice, ``seconds`` apart: the threads that burn CPU."""
+
+    def __init__(self, ctx: ProbeContext, proc: str, seconds: float):
+        self.ctx, self.proc, self.seconds = ctx, proc, seconds
+        self.started = time.monotonic()
+        self.first = _cpu_ticks(ctx, proc)
+
+    def finish(self, facts: ServiceProcessFacts) -> None:
+        """Waits out the rest of the sample and records the busy threads; a process that exited meanwhile is vanished."""
+        time.sleep(max(0.0, self.seconds - (time.monotonic() - self.started)))
+        try:
+            second = _cpu_ticks(self.ctx, self.proc)
+            if _stat_fields(_read(self.ctx, f"{self.proc}/stat"))[0] == "Z":
+                raise ProcessGone(f"{self.proc}/stat: it became a zombie")
+        except ProcessGone as gone:
+            vanished = _vanished(facts, gone)
+            facts.status, facts.reason = vanished.status, vanished.reason
+            return
+        elapsed = time.monotonic() - self.started
+        threshold = BUSY_SHARE * os.sysconf("SC_CLK_TCK") * elapsed
+        facts.threads = len(second)
+        facts.busy_threads = sum(1 for tid, ticks in second.items() if ticks - self.first.get(tid, ticks) >= threshold)
+        facts.sample_s = round(elapsed, 1)
+
+
+def _vanished(facts: ServiceProcessFacts, gone: ProcessGone) -> ServiceProcessFacts:
+    return ServiceProcessFacts(status="vanished", pid=facts.pid, chosen_because=facts.chosen_because,
+                               reason=f"process {facts.pid} does not exist or exited while it was read ({gone})")
 
 
 def service_interpreter(process: ServiceProcessFacts) -> str | None:
@@ -81,7 +126,7 @@ def service_interpreter(process: ServiceProcessFacts) -> str | None:
     return process.interpreter if name.startswith(("python", "pypy")) and os.path.exists(process.interpreter) else None
 
 
-def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts, sample_s: float) -> None:
+def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     pid = facts.pid
     proc = f"/proc/{pid}"
     stat = _stat_fields(_read(ctx, f"{proc}/stat"))
@@ -110,11 +155,6 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts, sample_s: float
     facts.script_source = f"{proc}/cmdline" if facts.script else None
     facts.cgroup = _read(ctx, f"{proc}/cgroup").strip() or None
     facts.cgroup_source = f"{proc}/cgroup"
-    facts.threads, facts.busy_threads = _threads(ctx, proc, sample_s if ctx.is_live else None)
-    facts.threads_source = f"{proc}/task/*/stat"
-    if _stat_fields(_read(ctx, f"{proc}/stat"))[0] == "Z":
-        raise ProcessGone(f"{proc}/stat: it became a zombie")
-    facts.sample_s = sample_s if ctx.is_live else None
     if denied:
         facts.status = "no_permission"
         facts.reason = (f"permission denied reading {', '.join(denied)}: run the doctor as root or as the service's user"
@@ -201,18 +241,6 @@ def _script(ctx: ProbeContext, proc: str, argv: list[str]) -> str | None:
         return posixpath.normpath(posixpath.join(os.readlink(ctx.path(f"{proc}/cwd")), script))
     except OSError:
         return None
-
-
-def _threads(ctx: ProbeContext, proc: str, sample_s: float | None) -> tuple[int, int | None]:
-    """(threads, threads that used at least BUSY_SHARE of a CPU over ``sample_s``; None without a sample)."""
-    first = _cpu_ticks(ctx, proc)
-    if sample_s is None:
-        return len(first), None
-    time.sleep(sample_s)
-    second = _cpu_ticks(ctx, proc)
-    threshold = BUSY_SHARE * os.sysconf("SC_CLK_TCK") * sample_s
-    busy = sum(1 for tid, ticks in second.items() if ticks - first.get(tid, ticks) >= threshold)
-    return len(second), busy
 
 
 def _cpu_ticks(ctx: ProbeContext, proc: str) -> dict[str, int]:
