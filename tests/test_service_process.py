@@ -271,3 +271,13 @@ def test_no_process_with_paddle_is_said_so():
     result = run_doctor("--root", str(PROCESSES / "kernel-thread"), "--pid", "auto", "--json", *NO_PROBES)
     assert service_section(result)["process"]["status"] == "not_found"
     assert "no process in this container has Paddle (libpaddle) mapped" in result.stderr
+
+
+def test_recorded_facts_keep_the_service_reading_and_flags_still_win(tmp_path):
+    recorded = tmp_path / "facts.json"
+    assert run_doctor("facts", "--root", str(PROCESSES / "one-service"), "--pid", "4242", "-o", str(recorded),
+                      *NO_PROBES).returncode == 0
+    service = service_section(run_doctor("check", "--facts", str(recorded), "--threads", "2", "--json"))
+    assert {name: (s["value"], s["origin"]) for name, s in origins(service).items()} == {
+        "onednn": (False, "source"), "threads": (2, "flag")}
+    assert service["process"]["pid"] == 4242
