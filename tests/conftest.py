@@ -18,6 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 ROOTS = FIXTURES / "roots"
 REPO = Path(__file__).resolve().parent.parent
 
+# Every doctor the tests start looks for the service's process only where a test asks (--pid):
+# Paddle processes of other tests running meanwhile must not become "the service".
+os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
+
 
 def fixture_root(name: str) -> Path:
     path = ROOTS / name
@@ -32,12 +36,8 @@ def facts_from_root(name: str, environ: dict[str, str] | None = None, **service)
 
 def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
                unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The installed CLI, exactly as a user runs it; ``unset`` drops variables of the test's own environment.
-
-    The automatic pick of the service's process is off (PADDLE_DOCTOR_PID=none) unless a test
-    sets it: Paddle processes of other tests running meanwhile must not become "the service"."""
+    """The installed CLI, exactly as a user runs it; ``unset`` drops variables of the test's own environment."""
     full_env = {name: value for name, value in os.environ.items() if name not in unset}
-    full_env.setdefault("PADDLE_DOCTOR_PID", "none")
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "paddle_doctor", *args],

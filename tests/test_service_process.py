@@ -281,3 +281,11 @@ def test_recorded_facts_keep_the_service_reading_and_flags_still_win(tmp_path):
     assert {name: (s["value"], s["origin"]) for name, s in origins(service).items()} == {
         "onednn": (False, "source"), "threads": (2, "flag")}
     assert service["process"]["pid"] == 4242
+
+
+def test_with_no_flag_a_live_run_looks_for_the_service():
+    result = run_doctor("--json", *NO_PROBES, unset=("PADDLE_DOCTOR_PID",))
+    process = service_section(result)["process"]
+    assert process["status"] != "not_probed"
+    if process["status"] == "probed":
+        assert process["chosen_because"].startswith("the only process with Paddle mapped")

@@ -102,7 +102,7 @@ class ThreadSample:
         time.sleep(max(0.0, self.seconds - (time.monotonic() - self.started)))
         try:
             second = _cpu_ticks(self.ctx, self.proc)
-            if _stat_fields(_read(self.ctx, f"{self.proc}/stat"))[0] == "Z":
+            if _process_stat(self.ctx, self.proc)[0] == "Z":
                 raise ProcessGone(f"{self.proc}/stat: it became a zombie")
         except ProcessGone as gone:
             vanished = _vanished(facts, gone)
@@ -129,7 +129,7 @@ def service_interpreter(process: ServiceProcessFacts) -> str | None:
 def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     pid = facts.pid
     proc = f"/proc/{pid}"
-    stat = _stat_fields(_read(ctx, f"{proc}/stat"))
+    stat = _process_stat(ctx, proc)
     if stat[0] == "Z":
         facts.status, facts.reason = "zombie", f"process {pid} is a zombie: it has exited and its parent has not reaped it"
         return
@@ -192,9 +192,18 @@ def _readable(denied: list[str], read, path: str):
     return None
 
 
+def _process_stat(ctx: ProbeContext, proc: str) -> list[str]:
+    """The process's stat fields; ProcessGone when the file is gone or empty (it exits as it is read)."""
+    fields = _stat_fields(_read(ctx, f"{proc}/stat"))
+    if len(fields) < 13:
+        raise ProcessGone(f"{proc}/stat: empty or cut short")
+    return fields
+
+
 def _stat_fields(text: str) -> list[str]:
     """/proc/PID/stat after the command name (which may hold spaces and parentheses): state first."""
-    return text[text.rindex(")") + 2:].split()
+    end = text.rfind(")")
+    return text[end + 2:].split() if end >= 0 else []
 
 
 def _read_status(ctx: ProbeContext, facts: ServiceProcessFacts, path: str) -> None:
@@ -253,9 +262,9 @@ def _cpu_ticks(ctx: ProbeContext, proc: str) -> dict[str, int]:
     for tid in tids:
         try:
             fields = _stat_fields(ctx.read_text(f"{proc}/task/{tid}/stat"))
-        except (OSError, ValueError):
+            ticks[tid] = int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
             continue
-        ticks[tid] = int(fields[11]) + int(fields[12])
     return ticks
 
 
