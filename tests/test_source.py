@@ -14,6 +14,7 @@ from paddle_doctor.registry import load_check
 from paddle_doctor.service import ServiceConfigError
 from paddle_doctor.service_sources import resolve_service
 from paddle_doctor.source import SourceInputError, read_source
+from paddle_doctor.verify.arms import baseline_arm
 
 SERVICES = FIXTURES / "services"
 NO_PROBES = ("--no-paddle", "--no-gpu")
@@ -177,7 +178,14 @@ def test_flags_beat_config_which_beats_source(tmp_path):
     assert by_name["memory_optim"].detail.endswith("env_helper.py:11 config.enable_memory_optim()")
 
 
-def test_a_setting_the_source_cannot_evaluate_keeps_the_default_and_says_where(tmp_path):
+def test_the_verification_baseline_is_the_configuration_the_source_builds():
+    facts = make_facts()
+    facts.service, _ = resolve_service(None, None, {}, read_source([str(SERVICES / "env_helper.py")], {"INFER_THREADS": "4"}))
+    arm = baseline_arm(facts)
+    assert (arm["threads"], arm["onednn"]) == (4, False)
+
+
+def test_a_setting_the_source_cannot_evaluate_keeps_the_default_and_says_where():
     service, origins = resolve_service(None, None, {}, read_source([str(SERVICES / "factory.py")]))
     assert service.threads is None
     (threads,) = [origin for origin in origins if origin.name == "threads"]
