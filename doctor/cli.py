@@ -19,9 +19,8 @@ from .facts import FactsError
 from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
-from .service import ServiceConfigError
+from .service import ServiceConfigError, SourceInputError
 from .settings import SettingsError
-from .source import SourceInputError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from ..facts import SourceError, SourceFacts, SourceLocation
+from ..service import SourceInputError
 from .configs import read_configs
 from .evaluate import Evaluator
 from .module import Module
@@ -18,10 +19,6 @@ from .patterns import serving_patterns
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
 MAX_FILE_BYTES = 2 * 1024 * 1024
-
-
-class SourceInputError(ValueError):
-    """A --source path that does not exist or is not Python; the message names it."""
 
 
 def read_source(paths: list[str], environ: dict[str, str] | None = None) -> SourceFacts:
