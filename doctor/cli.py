@@ -25,7 +25,7 @@ from .render import FORMATS
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
 from .serde import OutputError, check_writable, write_text_atomically
-from .service import ServiceConfigError
+from .service import ServiceConfigError, SourceInputError
 from .settings import SettingsError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
@@ -33,7 +33,8 @@ from .verify.model import ModelError
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
-USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError, StampError)
+USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
+               StampError, SourceInputError)
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
@@ -61,6 +62,12 @@ def probe_options(function):
                      help="Seconds NVML may take (a wedged driver hangs it)."),
         click.option("--config", "service_config", type=click.Path(dir_okay=False), default=None,
                      help="YAML file describing the service's Paddle Config (see doctor/service.py); flags override it."),
+        click.option("--pid", "pid", default=None, envvar="PADDLE_DOCTOR_PID", metavar="PID|auto|none",
+                     help="The service's process: read its interpreter, environment, libraries, threads and source from "
+                          "/proc/PID [default: auto, the one process with Paddle loaded; none with --root or --facts]."),
+        click.option("--source", "source_paths", multiple=True, type=click.Path(),
+                     help="The service's Python file or folder, read (never run) for its Config settings "
+                          "[default: the script --pid runs] (repeatable)."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
                      help="Math threads per predictor the service sets (set_cpu_math_library_num_threads) [default: Paddle's 1]."),
         click.option("--instances", type=click.IntRange(min=1), default=None,
@@ -95,20 +102,49 @@ def probe_options(function):
     return function
 
 
-def _service(params: dict[str, Any], base=None):
-    """The service settings: recorded facts or ServiceFacts(), then --config, then flags."""
-    from .facts import ServiceFacts
-    from .service import load_service_config, validate_service
+def _service(params: dict[str, Any], base=None, source=None, environ_source: str | None = None):
+    """The service settings and where each came from: flags > --config > source, over ``base``
+    (recorded facts) or Paddle's defaults."""
+    from .facts import SourceFacts
+    from .service_sources import resolve_service
 
-    service = base or ServiceFacts()
-    if params.get("service_config"):
-        service = load_service_config(params["service_config"])
-    flags = [name for name in SERVICE_FLAGS if params.get(name) is not None]
-    for name in flags:
-        setattr(service, name, params[name])
-    if flags:
-        validate_service(service, f"{params.get('service_config') or 'the service'} with --{', --'.join(flags)}")
-    return service
+    flags = {name: params[name] for name in SERVICE_FLAGS if params.get(name) is not None}
+    return resolve_service(base, params.get("service_config"), flags, source or SourceFacts(), environ_source)
+
+
+def _patient(params: dict[str, Any], ctx):
+    """The service's process (--pid, or the one found) and its source (--source, or the process's script)."""
+    from .facts import ServiceProcessFacts, SourceFacts
+    from .probes.process import open_service_process
+    from .source import read_source
+
+    choice = (params.get("pid") or ("auto" if ctx.is_live else "none")).strip().lower()
+    sample = None
+    if choice == "none":
+        process = ServiceProcessFacts(reason="not asked for (--pid none, or --root without --pid)")
+    elif choice == "auto":
+        process, sample = open_service_process(ctx, None)
+    elif choice.isdigit() and int(choice) > 0:
+        process, sample = open_service_process(ctx, int(choice))
+    else:
+        raise click.BadParameter(f"{params['pid']!r} is not a process id; expected a number, auto or none", param_hint="--pid")
+    environ = process.environ if process.environ_source else None
+    paths = list(params.get("source_paths") or ())
+    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
+        paths = [str(ctx.path(process.script))]
+    source = read_source(paths, environ) if paths else SourceFacts(reason="no --source, and no script from --pid")
+    for error in source.errors:
+        click.echo(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow",
+                   err=True)
+    return process, sample, source
+
+
+def _finish_process(process, sample) -> None:
+    """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
+    if sample is not None:
+        sample.finish(process)
+    if process.reason and process.status != "not_probed":
+        click.echo(f"paddle-doctor: {process.reason}", err=True)
 
 
 def _collect(params: dict[str, Any], measure: bool = True):
@@ -120,23 +156,30 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .context import ProbeContext
     from .probes import collect_facts
 
+    from .probes.process import service_interpreter
+    from .service_sources import attach_patient
+
     if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
         from .verify.model import locate_model
 
         locate_model(params["model"])
     ctx = ProbeContext(params["root"])
+    process, sample, source = _patient(params, ctx)
     python = params["python"]
     if python is None and ctx.is_live:
-        python = sys.executable
+        python = service_interpreter(process) or sys.executable
     if params["no_paddle"]:
         python = None
-    service = _service(params)
+    service, origins = _service(params, source=source, environ_source=process.environ_source)
     if params["model"]:
         service.model = params["model"]
     probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
     with children.interruptible():
         facts = collect_facts(ctx, service, python, params["paddle_timeout"],
+                              environ=process.environ if process.environ_source else None,
                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
+        _finish_process(process, sample)
+        attach_patient(facts, process, source, origins)
         if measure and params["model"]:
             from .graph.probe import probe_graph, unreadable_program
 
@@ -202,6 +245,7 @@ def check(**params: Any) -> None:
 
     from .facts import load_facts
     from .registry import discover_checks
+    from .service_sources import merge_origins
     from .report import build_report
     from .rules import load_rules
     from .runner import run_checks
@@ -213,7 +257,8 @@ def check(**params: Any) -> None:
         settings = replace(settings, fail_on=params["fail_on"])
     if params["facts_file"]:
         facts = load_facts(params["facts_file"])
-        facts.service = _service(params, facts.service)
+        facts.service, origins = _service(params, facts.service)
+        facts.service_origins = merge_origins(facts.service_origins, origins)
     else:
         facts = _collect(params)
     checks, load_failures = discover_checks()

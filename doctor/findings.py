@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from .facts import SourceLocation
+
 
 class Status(str, Enum):
     PASS = "pass"
@@ -55,7 +57,8 @@ def severity_rank(severity: str) -> int:
 
 @dataclass
 class Finding:
-    """What a check concluded about one rule: status, message, what it saw and expected, and evidence for the fix text."""
+    """What a check concluded about one rule: status, message, what it saw and expected, evidence
+    for the fix text, and the lines of the service's source it is about."""
 
     rule_id: str
     status: Status
@@ -65,6 +68,7 @@ class Finding:
     evidence: dict[str, Any] = field(default_factory=dict)
     proposal: Proposal | None = None
     verdict: Verdict | None = None
+    locations: list[SourceLocation] = field(default_factory=list)
 
 
 def passed(rule_id: str, message: str, **evidence: Any) -> Finding:

@@ -21,8 +21,8 @@ ENTRY_POINT_GROUP = "paddle_doctor.checks"
 class Check:
     """``fast``: the check judges only what the cheap probes find (cgroup, /proc, mounts, service
     config, cache folder), so the healthcheck runs it. A check that judges measured facts (the
-    verification or the model's graph, which need ``--model``) sets ``fast=False``: in the
-    healthcheck it could only skip."""
+    verification or the model's graph, which need ``--model``) or the service's source (which
+    needs ``--source`` or ``--pid``) sets ``fast=False``: in the healthcheck it could only skip."""
 
     name: str
     rules: tuple[str, ...]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import __version__
 from .budget import cpu_budget
 from .docs import docs_link, docs_page
-from .facts import Facts
+from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
 from .findings import Finding, Status, severity_rank
 from .gpu import summary as gpu_summary
 from .profile import Profile, build_profile
@@ -22,6 +22,8 @@ from .settings import Settings
 SCHEMA_VERSION = 1
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+SERVICE_ENVIRONMENT = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+                       "KMP_AFFINITY", "OMP_PROC_BIND", "LD_LIBRARY_PATH")
 HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
 
 
@@ -57,6 +59,7 @@ class ReportFinding:
     experiment: str | None
     verification: dict[str, Any] | None = None
     verdict: str | None = None
+    locations: list[SourceLocation] = field(default_factory=list)
 
 
 @dataclass
@@ -66,6 +69,16 @@ class Summary:
     counts: dict[str, int]
     problems: int
     ignored: list[str]
+
+
+@dataclass
+class ServiceSummary:
+    """The service's settings with where each came from, its process (only the environment
+    variables that steer Paddle's threads and devices, or that the source reads) and its source."""
+
+    settings: list[SettingOrigin]
+    process: ServiceProcessFacts
+    source: SourceFacts
 
 
 @dataclass
@@ -84,6 +97,7 @@ class Report:
     verification: dict[str, Any] | None = None
     graph: dict[str, Any] | None = None
     profile: Profile | None = None
+    service: ServiceSummary | None = None
 
 
 def build_report(
@@ -119,6 +133,7 @@ def build_report(
         verification=verification_summary(facts),
         graph=graph_summary(facts),
         profile=build_profile(facts),
+        service=service_summary(facts),
     )
 
 
@@ -153,6 +168,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         experiment=rule.experiment if rule else None,
         verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,
         verdict=finding.verdict.value if finding.verdict else None,
+        locations=list(finding.locations),
     )
 
 
@@ -192,6 +208,13 @@ def graph_summary(facts: Facts) -> dict[str, Any] | None:
         return None
     experiment = facts.verification.experiment("ir_optim") if facts.verification else None
     return {**to_data(facts.graph), "ir_optim_experiment": to_data(experiment) if experiment else None}
+
+
+def service_summary(facts: Facts) -> ServiceSummary:
+    read_by_source = {setting.env_var for setting in facts.service_source.settings if setting.env_var}
+    shown = {name: value for name, value in facts.service_process.environ.items()
+             if name in SERVICE_ENVIRONMENT or name.startswith("FLAGS_") or name in read_by_source}
+    return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source)
 
 
 def fill_placeholders(code: str, values: dict[str, Any]) -> str:

@@ -47,6 +47,7 @@ AREAS = {
     "CFG": "Predictor configuration",
     "LOAD": "Concurrency",
     "OBS": "Observability",
+    "SRC": "Service source",
 }
 RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
 

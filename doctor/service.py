@@ -59,6 +59,10 @@ class ServiceConfigError(ValueError):
     """A service config that cannot be used; names the file and the field."""
 
 
+class SourceInputError(ValueError):
+    """A --source path that does not exist or is not Python; the message names it."""
+
+
 def load_service_config(path: str | Path) -> ServiceFacts:
     data = load_yaml_file(path, ServiceConfigError, "service config", "see doctor/service.py for the keys")
     return service_from_data(data or {}, str(path))

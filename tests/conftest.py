@@ -18,6 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 ROOTS = FIXTURES / "roots"
 REPO = Path(__file__).resolve().parent.parent
 
+# Every doctor the tests start looks for the service's process only where a test asks (--pid):
+# Paddle processes of other tests running meanwhile must not become "the service".
+os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
+
 
 def fixture_root(name: str) -> Path:
     path = ROOTS / name

@@ -309,6 +309,124 @@ class ServiceFacts:
 
 
 @dataclass
+class SourceLocation:
+    """A line of the service's source: ``app.py:42``."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class SourceSetting:
+    """One Config setting the service's source makes. ``name`` is the ServiceFacts field it sets
+    (``threads``, ``tensorrt.use_static``); ``value`` is None when ``evaluated`` is False: the
+    expression is one the doctor cannot evaluate, and it never guesses. A value read from the
+    environment names the variable, its default in the source and, with --pid, the live value."""
+
+    name: str
+    value: int | bool | str | None
+    evaluated: bool
+    location: SourceLocation
+    code: str
+    env_var: str | None = None
+    env_default: str | None = None
+    env_live: str | None = None
+    host_cpu_count: bool = False
+
+
+@dataclass
+class SourcePattern:
+    """How the source serves its predictor, where the source lint checks look. ``kind``: one of
+    doctor.source.patterns.PATTERN_KINDS."""
+
+    kind: str
+    location: SourceLocation
+    detail: str
+
+
+@dataclass
+class SourceError:
+    """A file the source reader could not parse or read, at the line where it failed."""
+
+    location: SourceLocation
+    message: str
+
+
+@dataclass
+class SourceFacts:
+    """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
+    not_read (no --source and no script from --pid; ``reason`` says why)."""
+
+    status: str = "not_read"
+    reason: str | None = None
+    paths: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    configs: list[SourceLocation] = field(default_factory=list)
+    settings: list[SourceSetting] = field(default_factory=list)
+    patterns: list[SourcePattern] = field(default_factory=list)
+    errors: list[SourceError] = field(default_factory=list)
+
+
+@dataclass
+class MappedLibrary:
+    """A shared library the service process has mapped; ``kind``: paddle, onednn, mkl, cuda, cudnn, tensorrt."""
+
+    kind: str
+    path: str
+    version: str | None = None
+
+
+@dataclass
+class ServiceProcessFacts:
+    """The running service process, read from /proc/PID under the root; each fact with the file it came from.
+
+    ``status``: probed, not_probed, not_found (no process has Paddle mapped), several (more than one
+    has; ``candidates`` lists them), vanished, zombie, kernel_thread, no_permission. ``busy_threads``:
+    threads that used CPU during ``sample_s`` seconds (the real compute threads).
+    """
+
+    status: str = "not_probed"
+    reason: str | None = None
+    pid: int | None = None
+    chosen_because: str | None = None
+    candidates: list[int] = field(default_factory=list)
+    uid: int | None = None
+    interpreter: str | None = None
+    interpreter_source: str | None = None
+    script: str | None = None
+    script_source: str | None = None
+    environ: dict[str, str] = field(default_factory=dict)
+    environ_source: str | None = None
+    cgroup: str | None = None
+    cgroup_source: str | None = None
+    affinity: list[int] | None = None
+    affinity_source: str | None = None
+    libraries: list[MappedLibrary] = field(default_factory=list)
+    libraries_source: str | None = None
+    threads: int | None = None
+    busy_threads: int | None = None
+    threads_source: str | None = None
+    sample_s: float | None = None
+    rss_bytes: int | None = None
+    rss_source: str | None = None
+
+
+@dataclass
+class SettingOrigin:
+    """Where the service's value of one setting came from. ``origin``: flag, config or source;
+    ``value`` is None when the source sets it in a way the doctor cannot evaluate (``detail`` says
+    where and why), and then Paddle's default or a lower-precedence value stands."""
+
+    name: str
+    value: Any
+    origin: str
+    detail: str
+
+
+@dataclass
 class Facts:
     """Everything the probes saw; the only input of the checks."""
 
@@ -330,6 +448,9 @@ class Facts:
     libraries: LibraryFacts = field(default_factory=LibraryFacts)
     trt_cache: TrtCacheFacts = field(default_factory=TrtCacheFacts)
     graph: GraphFacts | None = None
+    service_source: SourceFacts = field(default_factory=SourceFacts)
+    service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
+    service_origins: list[SettingOrigin] = field(default_factory=list)
     issues: list[ProbeIssue] = field(default_factory=list)
 
     def issues_for(self, probe: str) -> list[ProbeIssue]:

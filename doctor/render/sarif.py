@@ -3,7 +3,8 @@
 ``runs[0].tool.driver.rules`` lists every rule of rules.yaml (id, slug as name, title, symptom and
 cause, the fix as help text, the docs link); ``results`` hold the findings that are problems: a fail
 or warn is ``kind: fail`` with the level mapped from its severity, an error (the doctor could not
-verify the rule) is ``kind: review``. Passed and skipped rules are not results. ``helpUri`` is set
+verify the rule) is ``kind: review``. A finding about a line of the service's source carries a
+``physicalLocation`` (file, line), so code scanning annotates that line. Passed and skipped rules are not results. ``helpUri`` is set
 only when the docs are published somewhere (PADDLE_DOCTOR_DOCS_URL or docs_url), since SARIF wants
 an absolute URI there. Keys are sorted and nothing carries a timestamp: the same facts give the
 same bytes.
@@ -12,9 +13,11 @@ same bytes.
 from __future__ import annotations
 
 import json
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..docs import FENCE_LANGUAGE, docs_link, is_absolute_url
+from ..facts import SourceLocation
 from ..report import Report, ReportFinding
 from ..rules import AREAS, Rule, Rulebook
 
@@ -98,4 +101,12 @@ def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
     }
     if finding.rule_id in index:
         result["ruleIndex"] = index[finding.rule_id]
+    if finding.locations:
+        result["locations"] = [_physical_location(location) for location in finding.locations]
     return result
+
+
+def _physical_location(location: SourceLocation) -> dict[str, Any]:
+    """A source line; a relative path stays relative (code scanning resolves it against the repository)."""
+    uri = Path(location.file).as_uri() if location.file.startswith("/") else PurePosixPath(location.file).as_posix()
+    return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": max(location.line, 1)}}}

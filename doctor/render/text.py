@@ -6,7 +6,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..report import Report, ReportFinding
+from ..report import Report, ReportFinding, ServiceSummary
 
 STATUS_STYLE = {
     "fail": ("✗ FAIL", "bold red"),
@@ -22,6 +22,8 @@ INSTANCES_SHOWN = 8
 def render_text(report: Report, console: Console, show_passed: bool = True) -> None:
     console.print(Text(f"paddle-doctor {report.tool['version']}", style="bold"))
     console.print(_host_table(report))
+    if report.service:
+        _render_service(report.service, console)
     shown = [f for f in report.findings if show_passed or f.status not in ("pass", "skip")]
     for area in dict.fromkeys(f.area for f in shown):
         console.print()
@@ -72,10 +74,39 @@ def _host_table(report: Report) -> Table:
     return table
 
 
+def _render_service(service: ServiceSummary, console: Console) -> None:
+    """The service's process and source, and each setting with where it came from."""
+    process, source = service.process, service.source
+    if process.status == "not_probed" and source.status == "not_read" and not service.settings:
+        return
+    console.print()
+    console.print(Text("Service", style="bold underline"))
+    if process.status in ("probed", "no_permission"):
+        busy = f", {process.busy_threads} busy over {process.sample_s:g} s" if process.busy_threads is not None else ""
+        libraries = ", ".join(dict.fromkeys(f"{lib.kind} {lib.version}" if lib.version else lib.kind for lib in process.libraries))
+        console.print(f"process {process.pid} ({process.chosen_because}): {process.interpreter or 'interpreter unknown'}"
+                      f"{' ' + process.script if process.script else ''}; {process.threads} threads{busy}; "
+                      f"RSS {_bytes(process.rss_bytes)}; libraries: {libraries or 'unknown'}", highlight=False)
+        for name, value in process.environ.items():
+            console.print(Text(f"  {name}={value} ({process.environ_source})", style="dim"))
+    if process.reason and process.status != "not_probed":
+        console.print(Text(process.reason, style="yellow"))
+    if source.status == "read":
+        console.print(f"source: {len(source.files)} files read, {len(source.configs)} Config built "
+                      f"({', '.join(map(str, source.configs)) or 'none found'})", highlight=False)
+    for error in source.errors:
+        console.print(Text(f"{error.location}: {error.message}", style="yellow"))
+    for setting in service.settings:
+        value = "not known" if setting.value is None else repr(setting.value)
+        console.print(Text.assemble((f"  {setting.name} = {value}", "bold"), (f"  {setting.origin}: {setting.detail}", "dim")))
+
+
 def _body(finding: ReportFinding) -> Text | Group:
     if finding.status in ("pass", "skip"):
         return Text(finding.message, style="dim")
     parts = [Text(finding.title, style="bold"), Text(finding.message)]
+    for location in finding.locations:
+        parts.append(Text.assemble(("at       ", "bold"), (str(location), "cyan")))
     if finding.observed:
         parts.append(Text.assemble(("observed ", "bold"), finding.observed))
     if finding.expected:

@@ -1,0 +1,24 @@
+"""Source: does the service's code switch the graph optimisation off?
+
+Why: ``switch_ir_optim(False)`` skips every fusion pass (conv+bn, fc, attention), leaving the
+program as it was trained.
+Fix: remove the call at the line shown (ir_optim is on by default).
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding
+from paddle_doctor.registry import Check
+from paddle_doctor.source.lint import settings_set_to, source_finding
+
+RULE = "PD-SRC-002"
+
+
+def check(facts: Facts) -> list[Finding]:
+    found = [(setting.location, setting.code) for setting in settings_set_to(facts, "ir_optim", False)]
+    return source_finding(facts, RULE, found, "the service's code switches ir_optim off",
+                          "switch_ir_optim(True), or no call", "the service's code leaves the graph optimisation on")
+
+
+CHECK = Check(name="source_ir_optim", rules=(RULE,), run=check, fast=False)

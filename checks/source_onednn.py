@@ -1,0 +1,27 @@
+"""Source: does the service's code turn oneDNN off on a CPU that has AVX2?
+
+Why: ``disable_mkldnn()`` sends convolutions and matmuls to reference kernels, measured 4-7x
+slower here; on an AVX2 CPU nothing forces it, so it is a leftover.
+Fix: delete the call at the line shown, or call ``enable_mkldnn()``.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, skipped
+from paddle_doctor.registry import Check
+from paddle_doctor.source.lint import settings_set_to, source_finding
+
+RULE = "PD-SRC-001"
+
+
+def check(facts: Facts) -> list[Finding]:
+    if facts.service_source.status == "read" and "avx2" not in facts.cpu.flags:
+        reason = "the CPU flags are unknown" if not facts.cpu.flags else "the CPU lacks AVX2, where Paddle keeps oneDNN off anyway"
+        return [skipped(RULE, f"{reason}; PD-CPU-002 covers it")]
+    found = [(setting.location, setting.code) for setting in settings_set_to(facts, "onednn", False)]
+    return source_finding(facts, RULE, found, "the service's code turns oneDNN off on an AVX2 CPU",
+                          "no disable_mkldnn() (oneDNN on)", "the service's code does not turn oneDNN off")
+
+
+CHECK = Check(name="source_onednn", rules=(RULE,), run=check, fast=False)

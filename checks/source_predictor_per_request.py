@@ -1,0 +1,24 @@
+"""Source: does the service's code create a predictor for every request?
+
+Why: creating a predictor loads the model, optimises the graph and builds kernels: hundreds of
+milliseconds to minutes, paid by every request when it happens in a handler or a request loop.
+Fix: create the predictor once at start, or a pool, and reuse it.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding
+from paddle_doctor.registry import Check
+from paddle_doctor.source.lint import patterns_of, source_finding
+
+RULE = "PD-SRC-004"
+
+
+def check(facts: Facts) -> list[Finding]:
+    return source_finding(facts, RULE, patterns_of(facts, "predictor_per_request"),
+                          "the service's code creates a predictor per request", "one predictor (or a pool) created at start",
+                          "no predictor is created inside a request handler or loop")
+
+
+CHECK = Check(name="source_predictor_per_request", rules=(RULE,), run=check, fast=False)

@@ -1,0 +1,25 @@
+"""Source: does the service's code share one predictor among threads with no clone(), pool or lock?
+
+Why: a predictor is not thread-safe; concurrent run() calls on one predictor mix up outputs or
+crash. Threaded servers (Flask by default, FastAPI plain def endpoints, ThreadPoolExecutor) make
+them concurrent.
+Fix: ``predictor.clone()`` per worker thread, ``PredictorPool``, or a lock around the calls.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding
+from paddle_doctor.registry import Check
+from paddle_doctor.source.lint import patterns_of, source_finding
+
+RULE = "PD-SRC-005"
+
+
+def check(facts: Facts) -> list[Finding]:
+    return source_finding(facts, RULE, patterns_of(facts, "shared_predictor_threads"),
+                          "the service's code shares one predictor among threads", "clone() per thread, a PredictorPool or a lock",
+                          "no predictor is shared among threads unprotected")
+
+
+CHECK = Check(name="source_shared_predictor", rules=(RULE,), run=check, fast=False)

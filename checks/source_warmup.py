@@ -1,0 +1,24 @@
+"""Source: does the service's code run an inference before it starts answering requests?
+
+Why: the first inference pays for kernel selection, allocation and oneDNN primitive creation;
+without a warm-up, the first users pay it.
+Fix: run a few inferences on representative inputs before the service reports ready.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status
+from paddle_doctor.registry import Check
+from paddle_doctor.source.lint import patterns_of, source_finding
+
+RULE = "PD-SRC-006"
+
+
+def check(facts: Facts) -> list[Finding]:
+    return source_finding(facts, RULE, patterns_of(facts, "no_warmup"),
+                          "the service's code serves requests without a warm-up run", "predictor.run() before serving",
+                          "the service's code warms its predictor up, or serves no requests itself", Status.WARN)
+
+
+CHECK = Check(name="source_warmup", rules=(RULE,), run=check, fast=False)

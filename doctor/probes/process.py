@@ -1,0 +1,295 @@
+"""The running service process, from /proc/PID under the probe root.
+
+Each fact keeps the file it came from. Without a pid the probe picks the one process that has
+Paddle's native library mapped (the doctor itself, its ancestors and its children are never
+candidates); none or several is said, with the candidates. Reading another user's process needs
+root: /proc/PID/environ, maps and exe are then denied, which is one line in the facts, and what
+is world-readable (threads, memory, affinity, cgroup) is still read.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+
+from ..context import ProbeContext
+from ..facts import MappedLibrary, ServiceProcessFacts
+from .common import parse_cpu_list
+from .libraries import SHARED_OBJECT
+from .system import redact_environment
+
+PADDLE_LIBRARY = "libpaddle"
+LIBRARY_KINDS = (
+    ("libpaddle", "paddle"), ("libphi", "paddle"), ("libdnnl", "onednn"), ("libmkldnn", "onednn"),
+    ("libmklml", "mkl"), ("libmkl_", "mkl"), ("libiomp5", "mkl"), ("libcudart", "cuda"), ("libcublas", "cuda"),
+    ("libcudnn", "cudnn"), ("libnvinfer", "tensorrt"),
+)
+PF_KTHREAD = 0x00200000
+BUSY_SHARE = 0.05
+DEFAULT_SAMPLE_S = 1.0
+
+
+class ProcessGone(Exception):
+    """The process exited (or never existed) while it was read."""
+
+
+def find_paddle_processes(ctx: ProbeContext) -> list[int]:
+    """Processes with Paddle's native library mapped, except the doctor's own family; maps the
+    doctor may not read (another user's process, without root) are passed over."""
+    family = _own_family(ctx)
+    found = []
+    for name in _proc_entries(ctx):
+        pid = int(name)
+        if pid in family:
+            continue
+        try:
+            maps = ctx.read_text(f"/proc/{pid}/maps")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if f"/{PADDLE_LIBRARY}" in maps:
+            found.append(pid)
+    return found
+
+
+def probe_service_process(ctx: ProbeContext, pid: int | None, sample_s: float = DEFAULT_SAMPLE_S) -> ServiceProcessFacts:
+    """Everything at once: the reads, then the ``sample_s`` wait for the busy threads."""
+    facts, sample = open_service_process(ctx, pid, sample_s)
+    if sample is not None:
+        sample.finish(facts)
+    return facts
+
+
+def open_service_process(ctx: ProbeContext, pid: int | None,
+                         sample_s: float = DEFAULT_SAMPLE_S) -> tuple[ServiceProcessFacts, "ThreadSample | None"]:
+    """The process's facts, and the busy-thread sample begun (live only) for the caller to finish:
+    the wait costs no CPU, so the doctor probes the rest of the container meanwhile."""
+    if pid is None:
+        candidates = find_paddle_processes(ctx)
+        if not candidates:
+            return ServiceProcessFacts(status="not_found", reason="no process in this container has Paddle (libpaddle) mapped; "
+                                                                  "name the service's process with --pid"), None
+        if len(candidates) > 1:
+            return ServiceProcessFacts(status="several", candidates=candidates,
+                                       reason=f"{len(candidates)} processes have Paddle mapped "
+                                              f"({', '.join(map(str, candidates))}); choose one with --pid"), None
+        pid = candidates[0]
+        chosen = f"the only process with Paddle mapped (libpaddle in /proc/{pid}/maps)"
+    else:
+        chosen = "named with --pid"
+    facts = ServiceProcessFacts(status="probed", pid=pid, chosen_because=chosen)
+    try:
+        _read_process(ctx, facts)
+        if facts.status not in ("probed", "no_permission"):
+            return facts, None
+        sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
+    except ProcessGone as gone:
+        return _vanished(facts, gone), None
+    facts.threads, facts.threads_source = len(sample.first), f"/proc/{pid}/task/*/stat"
+    return facts, (sample if ctx.is_live else None)
+
+
+class ThreadSample:
+    """Per-thread CPU time read twice, ``seconds`` apart: the threads that burn CPU."""
+
+    def __init__(self, ctx: ProbeContext, proc: str, seconds: float):
+        self.ctx, self.proc, self.seconds = ctx, proc, seconds
+        self.started = time.monotonic()
+        self.first = _cpu_ticks(ctx, proc)
+
+    def finish(self, facts: ServiceProcessFacts) -> None:
+        """Waits out the rest of the sample and records the busy threads; a process that exited meanwhile is vanished."""
+        time.sleep(max(0.0, self.seconds - (time.monotonic() - self.started)))
+        try:
+            second = _cpu_ticks(self.ctx, self.proc)
+            if _process_stat(self.ctx, self.proc)[0] == "Z":
+                raise ProcessGone(f"{self.proc}/stat: it became a zombie")
+        except ProcessGone as gone:
+            vanished = _vanished(facts, gone)
+            facts.status, facts.reason = vanished.status, vanished.reason
+            return
+        elapsed = time.monotonic() - self.started
+        threshold = BUSY_SHARE * os.sysconf("SC_CLK_TCK") * elapsed
+        facts.threads = len(second)
+        facts.busy_threads = sum(1 for tid, ticks in second.items() if ticks - self.first.get(tid, ticks) >= threshold)
+        facts.sample_s = round(elapsed, 1)
+
+
+def _vanished(facts: ServiceProcessFacts, gone: ProcessGone) -> ServiceProcessFacts:
+    return ServiceProcessFacts(status="vanished", pid=facts.pid, chosen_because=facts.chosen_because,
+                               reason=f"process {facts.pid} does not exist or exited while it was read ({gone})")
+
+
+def service_interpreter(process: ServiceProcessFacts) -> str | None:
+    """The process's Python, to probe the Paddle it imports; None when it is not a Python."""
+    name = posixpath.basename(process.interpreter or "")
+    return process.interpreter if name.startswith(("python", "pypy")) and os.path.exists(process.interpreter) else None
+
+
+def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
+    pid = facts.pid
+    proc = f"/proc/{pid}"
+    stat = _process_stat(ctx, proc)
+    if stat[0] == "Z":
+        facts.status, facts.reason = "zombie", f"process {pid} is a zombie: it has exited and its parent has not reaped it"
+        return
+    if int(stat[6]) & PF_KTHREAD:
+        facts.status, facts.reason = "kernel_thread", f"process {pid} is a kernel thread, not a service"
+        return
+    _read_status(ctx, facts, f"{proc}/status")
+    denied: list[str] = []
+    argv = _read(ctx, f"{proc}/cmdline").split("\0")
+    exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
+    if exe is not None:
+        facts.interpreter, facts.interpreter_source = _interpreter(ctx, proc, exe, argv[0])
+    environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
+    if environ is not None:
+        pairs = (entry.partition("=") for entry in environ.split("\0") if "=" in entry)
+        facts.environ, facts.environ_source = redact_environment({name: value for name, _, value in pairs}), f"{proc}/environ"
+    maps = _readable(denied, lambda: _read(ctx, f"{proc}/maps"), f"{proc}/maps")
+    if maps is not None:
+        facts.libraries, facts.libraries_source = mapped_libraries(maps), f"{proc}/maps"
+        if not any(library.kind == "paddle" for library in facts.libraries):
+            facts.reason = f"process {pid} has no Paddle library mapped (no libpaddle in {proc}/maps); is it the service?"
+    facts.script = _script(ctx, proc, argv)
+    facts.script_source = f"{proc}/cmdline" if facts.script else None
+    facts.cgroup = _read(ctx, f"{proc}/cgroup").strip() or None
+    facts.cgroup_source = f"{proc}/cgroup"
+    if denied:
+        facts.status = "no_permission"
+        facts.reason = (f"permission denied reading {', '.join(denied)}: run the doctor as root or as the service's user"
+                        + (f" (uid {facts.uid})" if facts.uid is not None else ""))
+
+
+def _interpreter(ctx: ProbeContext, proc: str, exe: str, argv0: str) -> tuple[str, str]:
+    """The program the process runs. A virtual environment's ``python`` is a symbolic link that
+    /proc/PID/exe resolves to the base interpreter, which lacks the environment's packages; the
+    command's first word, when it is an absolute path to the same file, keeps the environment."""
+    if argv0.startswith("/") and argv0 != exe and os.path.realpath(ctx.path(argv0)) == os.path.realpath(ctx.path(exe)):
+        return argv0, f"{proc}/cmdline"
+    return exe, f"{proc}/exe"
+
+
+def _read(ctx: ProbeContext, path: str) -> str:
+    try:
+        return ctx.read_text(path)
+    except (FileNotFoundError, ProcessLookupError) as exc:
+        raise ProcessGone(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        with open(ctx.path(path), "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+
+
+def _readable(denied: list[str], read, path: str):
+    try:
+        return read()
+    except PermissionError:
+        denied.append(path)
+    except FileNotFoundError as exc:
+        raise ProcessGone(f"{path}: {exc.strerror}") from None
+    except OSError:
+        denied.append(path)
+    return None
+
+
+def _process_stat(ctx: ProbeContext, proc: str) -> list[str]:
+    """The process's stat fields; ProcessGone when the file is gone or empty (it exits as it is read)."""
+    fields = _stat_fields(_read(ctx, f"{proc}/stat"))
+    if len(fields) < 13:
+        raise ProcessGone(f"{proc}/stat: empty or cut short")
+    return fields
+
+
+def _stat_fields(text: str) -> list[str]:
+    """/proc/PID/stat after the command name (which may hold spaces and parentheses): state first."""
+    end = text.rfind(")")
+    return text[end + 2:].split() if end >= 0 else []
+
+
+def _read_status(ctx: ProbeContext, facts: ServiceProcessFacts, path: str) -> None:
+    for line in _read(ctx, path).splitlines():
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key == "Uid":
+            facts.uid = int(value.split()[0])
+        elif key == "VmRSS":
+            facts.rss_bytes, facts.rss_source = int(value.split()[0]) * 1024, path
+        elif key == "Cpus_allowed_list":
+            try:
+                facts.affinity, facts.affinity_source = parse_cpu_list(value), path
+            except ValueError:
+                pass
+
+
+def mapped_libraries(maps: str) -> list[MappedLibrary]:
+    """Paddle, oneDNN, MKL, CUDA, cuDNN and TensorRT libraries among the mapped files, once each;
+    the version comes from the file name (``libcudnn.so.9`` is 9)."""
+    seen: dict[str, MappedLibrary] = {}
+    for line in maps.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) < 6 or not fields[5].startswith("/"):
+            continue
+        path = fields[5].strip()
+        kind = library_kind(posixpath.basename(path))
+        if kind and path not in seen:
+            match = SHARED_OBJECT.match(posixpath.basename(path))
+            seen[path] = MappedLibrary(kind, path, match.group("version") if match else None)
+    return sorted(seen.values(), key=lambda library: (library.kind, library.path))
+
+
+def library_kind(name: str) -> str | None:
+    return next((kind for prefix, kind in LIBRARY_KINDS if name.startswith(prefix)), None)
+
+
+def _script(ctx: ProbeContext, proc: str, argv: list[str]) -> str | None:
+    """The .py file the interpreter runs (the first argument ending in .py), made absolute against the process's cwd."""
+    script = next((argument for argument in argv[1:] if argument.endswith(".py")), None)
+    if script is None or script.startswith("/"):
+        return script
+    try:
+        return posixpath.normpath(posixpath.join(os.readlink(ctx.path(f"{proc}/cwd")), script))
+    except OSError:
+        return None
+
+
+def _cpu_ticks(ctx: ProbeContext, proc: str) -> dict[str, int]:
+    """Per thread, user + system CPU time in clock ticks; a thread that ends meanwhile is left out."""
+    try:
+        tids = ctx.listdir(f"{proc}/task")
+    except FileNotFoundError as exc:
+        raise ProcessGone(f"{proc}/task: {exc.strerror}") from None
+    ticks = {}
+    for tid in tids:
+        try:
+            fields = _stat_fields(ctx.read_text(f"{proc}/task/{tid}/stat"))
+            ticks[tid] = int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return ticks
+
+
+def _proc_entries(ctx: ProbeContext) -> list[str]:
+    try:
+        return [name for name in ctx.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _own_family(ctx: ProbeContext) -> set[int]:
+    """The doctor, its ancestors and its children (the Paddle probe child maps libpaddle too)."""
+    if not ctx.is_live:
+        return set()
+    family, pid = {os.getpid()}, os.getppid()
+    while pid > 1 and pid not in family:
+        family.add(pid)
+        try:
+            pid = int(_stat_fields(ctx.read_text(f"/proc/{pid}/stat"))[1])
+        except (OSError, ValueError, IndexError):
+            break
+    for name in _proc_entries(ctx):
+        try:
+            if int(_stat_fields(ctx.read_text(f"/proc/{name}/stat"))[1]) == os.getpid():
+                family.add(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return family

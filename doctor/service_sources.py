@@ -1,0 +1,125 @@
+"""The service's settings from every place that states them, and where each came from.
+
+Precedence: flags > ``--config`` > the source (``--source``, or the script of ``--pid``) >
+Paddle's defaults. The process enters through the source: a setting read from
+``os.environ.get(NAME, default)`` takes the live value from the process's environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .facts import Facts, ServiceFacts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
+from .serde import DecodeError, from_data, load_yaml_file, to_data
+from .service import ServiceConfigError, service_from_data, validate_service
+
+FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
+
+
+def resolve_service(base: ServiceFacts | None, config_path: str | None, flags: dict[str, Any],
+                    source: SourceFacts, environ_source: str | None = None) -> tuple[ServiceFacts, list[SettingOrigin]]:
+    """The service settings and the origin of each one that is not Paddle's default.
+
+    Raises ServiceConfigError for a --config file or flags the doctor cannot use; a source value
+    that does not fit is recorded in its origin and left out."""
+    data = to_data(base or ServiceFacts())
+    origins: dict[str, SettingOrigin] = {}
+    for origin in source_origins(source, environ_source):
+        if origin.value is not None and not _fits(data, origin.name, origin.value):
+            origin = SettingOrigin(origin.name, None, "source", f"{origin.detail}; the value {origin.value!r} does not fit, not used")
+        if origin.value is not None:
+            _set(data, origin.name, origin.value)
+        origins[origin.name] = origin
+    if config_path:
+        config = load_yaml_file(config_path, ServiceConfigError, "service config", "see doctor/service.py for the keys") or {}
+        service_from_data(config, config_path)
+        for name, value in _flatten(config):
+            _set(data, name, value)
+            origins[name] = SettingOrigin(name, value, "config", config_path)
+    for name, value in flags.items():
+        _set(data, name, value)
+        shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
+        origins[name] = SettingOrigin(name, value, "flag", shown)
+    service = from_data(ServiceFacts, data, "service")
+    said_by = sorted({origin.detail if origin.origin == "config" else origin.origin for origin in origins.values()
+                      if origin.value is not None})
+    validate_service(service, " with ".join(said_by) or "the service")
+    return service, [origins[name] for name in sorted(origins)]
+
+
+def source_origins(source: SourceFacts, environ_source: str | None = None) -> list[SettingOrigin]:
+    """One origin per setting the source makes; a setting made in several places counts only where they all agree."""
+    by_name: dict[str, list[SourceSetting]] = {}
+    for setting in source.settings:
+        by_name.setdefault(setting.name, []).append(setting)
+    return [_origin(name, settings, environ_source) for name, settings in sorted(by_name.items())]
+
+
+def _origin(name: str, settings: list[SourceSetting], environ_source: str | None) -> SettingOrigin:
+    unknown = [setting for setting in settings if not setting.evaluated]
+    if unknown:
+        first = unknown[0]
+        why = "os.cpu_count(), the host's CPUs (not the container's quota)" if first.host_cpu_count \
+            else "an expression the doctor cannot evaluate"
+        return SettingOrigin(name, None, "source", f"set at {first.location} from {why}: {first.code}")
+    values = {repr(setting.value) for setting in settings}
+    if len(values) > 1:
+        places = ", ".join(f"{setting.location} ({setting.value!r})" for setting in settings)
+        return SettingOrigin(name, None, "source", f"set to different values at {places}")
+    setting = settings[-1]
+    return SettingOrigin(name, setting.value, "source", describe_setting(setting, environ_source))
+
+
+def describe_setting(setting: SourceSetting, environ_source: str | None = None) -> str:
+    """``app.py:12 config.set_cpu_math_library_num_threads(THREADS); INFER_THREADS (default 6, live 3 in /proc/9/environ)``."""
+    text = f"{setting.location} {setting.code}"
+    if setting.env_var:
+        parts = [f"default {setting.env_default}" if setting.env_default is not None else "no default"]
+        if setting.env_live is not None:
+            parts.append(f"live {setting.env_live}" + (f" in {environ_source}" if environ_source else ""))
+        elif environ_source:
+            parts.append(f"not set in {environ_source}")
+        text += f"; from {setting.env_var} ({', '.join(parts)})"
+    return text
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            items.extend(_flatten(value, f"{prefix}{key}."))
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
+
+
+def _set(data: dict[str, Any], name: str, value: Any) -> None:
+    *parents, last = name.split(".")
+    for parent in parents:
+        data = data[parent]
+    data[last] = value
+
+
+def _fits(data: dict[str, Any], name: str, value: Any) -> bool:
+    trial = to_data(from_data(ServiceFacts, data, "service"))
+    _set(trial, name, value)
+    try:
+        validate_service(from_data(ServiceFacts, trial, "service"), "source")
+    except (DecodeError, ServiceConfigError):
+        return False
+    return True
+
+
+def merge_origins(recorded: list[SettingOrigin], newer: list[SettingOrigin]) -> list[SettingOrigin]:
+    """Recorded origins (``check --facts``) with the ones flags and --config give now taking their place."""
+    merged = {origin.name: origin for origin in recorded}
+    merged.update({origin.name: origin for origin in newer})
+    return [merged[name] for name in sorted(merged)]
+
+
+def attach_patient(facts: Facts, process: ServiceProcessFacts, source: SourceFacts, origins: list[SettingOrigin]) -> None:
+    """The process and source readings into the facts. The process's CPU affinity is the service's,
+    so it replaces the doctor's own where it was read."""
+    facts.service_process, facts.service_source, facts.service_origins = process, source, origins
+    if process.affinity_source:
+        facts.process.affinity, facts.process.affinity_source = process.affinity, process.affinity_source

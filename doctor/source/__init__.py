@@ -1,0 +1,75 @@
+"""The service's Python source, read with ``ast``: never imported, never run.
+
+``read_source`` takes files or folders and returns SourceFacts: every ``paddle.inference.Config``
+built, each setting made on it with file:line, and how the predictor is served. A file Python
+cannot parse is one SourceError at its line; the other files are still read.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..facts import SourceError, SourceFacts, SourceLocation
+from ..service import SourceInputError
+from .configs import read_configs
+from .evaluate import Evaluator
+from .module import Module
+from .patterns import serving_patterns
+
+SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
+MAX_FILES = 2000
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+def read_source(paths: list[str], environ: dict[str, str] | None = None) -> SourceFacts:
+    """``environ``: the service process's environment (--pid), for the live value of variables the source reads."""
+    facts = SourceFacts(status="read", paths=list(paths))
+    for file in python_files(paths):
+        facts.files.append(file)
+        try:
+            module = Module.parse(file, _read(file))
+        except SyntaxError as exc:
+            facts.errors.append(SourceError(SourceLocation(file, exc.lineno or 0), f"syntax error: {exc.msg}"))
+            continue
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            facts.errors.append(SourceError(SourceLocation(file, 0), f"cannot read: {exc}"))
+            continue
+        configs = read_configs(module, Evaluator(module, environ))
+        facts.configs.extend(configs.built)
+        facts.settings.extend(configs.settings)
+        facts.patterns.extend(serving_patterns(module))
+    return facts
+
+
+def python_files(paths: list[str]) -> list[str]:
+    """The .py files named or under the folders named, in a stable order; SourceInputError for a path that is neither."""
+    files: list[str] = []
+    for path in paths:
+        if os.path.isfile(path):
+            if not path.endswith(".py"):
+                raise SourceInputError(f"--source {path}: not a Python file; expected a .py file or a folder")
+            files.append(path)
+        elif os.path.isdir(path):
+            files.extend(_under(path))
+        else:
+            raise SourceInputError(f"--source {path}: no such file or folder; expected the service's .py file or its folder")
+    return files[:MAX_FILES]
+
+
+def _under(folder: str) -> list[str]:
+    found = []
+    for directory, folders, names in os.walk(folder):
+        folders[:] = sorted(name for name in folders if not name.startswith(".") and name not in SKIPPED_FOLDERS)
+        found.extend(os.path.join(directory, name) for name in sorted(names) if name.endswith(".py"))
+    return found
+
+
+def _read(file: str) -> str:
+    with open(file, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES >> 20} MiB; not a service module")
+    return data.decode("utf-8")
+
+
+

@@ -1,0 +1,186 @@
+"""Values of the expressions a service passes to its Config, worked out from the source alone.
+
+What can be evaluated: literals, names assigned once (in the function, then the module), a
+helper's parameters where every call site in the module agrees (else its default),
+``os.environ.get(NAME, default)`` / ``os.getenv`` / ``os.environ[NAME]`` (the live value when the
+process environment is known, else the default; with no default, an unset variable is None),
+``a or b``, ``int``/``float``/``str``/``bool`` of those, and
+arithmetic on numbers. Anything else is unknown: the doctor never guesses. An expression that
+counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..probes.system import REDACTED
+from .module import Module, passed_for
+
+ENV_GETTERS = ("os.environ.get", "os.getenv")
+ENV_MAPPING = "os.environ"
+HOST_CPU_COUNTERS = ("os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count", "joblib.cpu_count")
+CONVERSIONS = {"int": int, "float": float, "str": str, "bool": bool}
+OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+             ast.LShift: operator.lshift, ast.Pow: operator.pow}
+MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An expression's value when ``known``; where it came from the environment, the variable,
+    the default the source gives and the live value."""
+
+    value: Any = None
+    known: bool = False
+    env_var: str | None = None
+    env_default: str | None = None
+    env_live: str | None = None
+    host_cpu_count: bool = False
+
+
+UNKNOWN = Evaluation()
+
+
+class Evaluator:
+    def __init__(self, module: Module, environ: dict[str, str] | None):
+        self.module = module
+        self.environ = environ
+
+    def evaluate(self, node: ast.expr | None, depth: int = 0) -> Evaluation:
+        if node is None or depth > MAX_DEPTH:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            return Evaluation(node.value, True)
+        if isinstance(node, ast.Name):
+            return self._name(node, depth)
+        if isinstance(node, ast.Call):
+            return self._call(node, depth)
+        if isinstance(node, ast.Subscript) and self.module.canonical(node.value) == ENV_MAPPING:
+            return self._environment(self.evaluate(node.slice, depth + 1), None)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+            inner = self.evaluate(node.operand, depth + 1)
+            if not inner.known:
+                return inner
+            return replace(inner, value=-inner.value if isinstance(node.op, ast.USub) else not inner.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            return self._arithmetic(node, depth)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return self._first_truthy(node, depth)
+        return self._unknown(node)
+
+    def _unknown(self, node: ast.AST) -> Evaluation:
+        counts_cpus = any(isinstance(sub, ast.Call) and self.module.canonical(sub.func) in HOST_CPU_COUNTERS
+                          for sub in ast.walk(node))
+        return Evaluation(host_cpu_count=counts_cpus)
+
+    def _name(self, node: ast.Name, depth: int) -> Evaluation:
+        function = self.module.enclosing_function(node)
+        if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
+            return self._parameter(function, node.id, depth)
+        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
+        if not values:
+            return UNKNOWN
+        results = [self.evaluate(value, depth + 1) for value in values]
+        return results[0] if all(result == results[0] for result in results) else UNKNOWN
+
+    def _assigned(self, name: str, function: ast.AST | None) -> list[ast.expr]:
+        """Every value assigned to ``name`` directly in the function (or the module's top level)."""
+        scope = function or self.module.tree
+        values = []
+        for node in ast.walk(scope):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and self.module.enclosing_function(node) is function:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(target, ast.Name) and target.id == name for target in targets) and node.value is not None:
+                    values.append(node.value)
+        return values
+
+    def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
+        sites = list(self.module.call_sites(function))
+        passed = [(passed_for(call, skipped, function, name), call) for call, skipped in sites]
+        default = _default(function, name)
+        results = []
+        for expression, _ in passed:
+            if expression is None:
+                results.append(self.evaluate(default, depth + 1) if default is not None else UNKNOWN)
+            else:
+                results.append(self.evaluate(expression, depth + 1))
+        if not sites:
+            return self.evaluate(default, depth + 1) if default is not None else UNKNOWN
+        return results[0] if all(result == results[0] for result in results) else UNKNOWN
+
+    def _call(self, node: ast.Call, depth: int) -> Evaluation:
+        name = self.module.canonical(node.func)
+        if name in ENV_GETTERS and node.args:
+            fallback = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+            return self._environment(self.evaluate(node.args[0], depth + 1),
+                                     self.evaluate(fallback, depth + 1) if fallback is not None else None)
+        if name in CONVERSIONS and len(node.args) == 1 and not node.keywords:
+            inner = self.evaluate(node.args[0], depth + 1)
+            if not inner.known:
+                return inner
+            try:
+                return replace(inner, value=_convert(CONVERSIONS[name], inner.value))
+            except (TypeError, ValueError):
+                return replace(inner, value=None, known=False)
+        return self._unknown(node)
+
+    def _environment(self, variable: Evaluation, fallback: Evaluation | None) -> Evaluation:
+        if not (variable.known and isinstance(variable.value, str)):
+            return UNKNOWN
+        default = None if fallback is None or not fallback.known else fallback.value
+        live = None if self.environ is None else self.environ.get(variable.value)
+        shown_default = None if default is None else str(default)
+        base = Evaluation(env_var=variable.value, env_default=shown_default, env_live=live,
+                          host_cpu_count=bool(fallback and fallback.host_cpu_count))
+        if live is not None and live != REDACTED:
+            return replace(base, value=live, known=True)
+        if live is None and fallback is not None and fallback.known:
+            return replace(base, value=default, known=True)
+        if live is None and fallback is None:
+            return replace(base, value=None, known=True)
+        return base
+
+    def _arithmetic(self, node: ast.BinOp, depth: int) -> Evaluation:
+        left, right = self.evaluate(node.left, depth + 1), self.evaluate(node.right, depth + 1)
+        numbers = all(result.known and isinstance(result.value, (int, float)) and not isinstance(result.value, bool)
+                      for result in (left, right))
+        if not numbers:
+            return Evaluation(host_cpu_count=left.host_cpu_count or right.host_cpu_count)
+        try:
+            value = OPERATORS[type(node.op)](left.value, right.value)
+        except (ArithmeticError, ValueError):
+            return UNKNOWN
+        carrier = left if left.env_var else right
+        return replace(carrier, value=value, known=True)
+
+    def _first_truthy(self, node: ast.BoolOp, depth: int) -> Evaluation:
+        """``a or b``; an environment variable read in ``a`` stays named, with ``b`` as its default."""
+        variable = None
+        for value in node.values:
+            result = self.evaluate(value, depth + 1)
+            if not result.known or result.value:
+                break
+            variable = variable or (result if result.env_var else None)
+        if variable is not None and not result.env_var:
+            default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
+            result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
+        return result
+
+
+def _default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
+    positional = function.args.posonlyargs + function.args.args
+    defaults = dict(zip([arg.arg for arg in positional][len(positional) - len(function.args.defaults):], function.args.defaults))
+    defaults.update({arg.arg: value for arg, value in zip(function.args.kwonlyargs, function.args.kw_defaults) if value is not None})
+    return defaults.get(name)
+
+
+def _convert(kind: type, value: Any) -> Any:
+    if kind is bool and isinstance(value, str):
+        raise ValueError("bool() of a string is True for any non-empty text")
+    if kind is int and isinstance(value, str):
+        return int(value.strip())
+    return kind(value)
+

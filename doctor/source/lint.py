@@ -1,0 +1,31 @@
+"""What the source lint checks share: one finding per rule, with the source lines it is about."""
+
+from __future__ import annotations
+
+from ..facts import Facts, SourceLocation, SourceSetting
+from ..findings import Finding, Status, passed, skipped
+
+NOT_READ = "no service source was read (--source FILE, or --pid for the script the service runs)"
+
+
+def source_finding(facts: Facts, rule: str, found: list[tuple[SourceLocation, str]], problem: str,
+                   expected: str, fine: str, status: Status = Status.FAIL) -> list[Finding]:
+    """Skip without a source, pass when nothing was ``found``, else one finding naming every place."""
+    if facts.service_source.status != "read":
+        return [skipped(rule, NOT_READ)]
+    if not found:
+        return [passed(rule, fine)]
+    places = "; ".join(f"{location}: {what}" for location, what in found)
+    locations = list({str(location): location for location, _ in found}.values())
+    return [Finding(rule, status, f"{problem} at {', '.join(map(str, locations))}",
+                    observed=places, expected=expected, locations=locations)]
+
+
+def settings_set_to(facts: Facts, name: str, value: object) -> list[SourceSetting]:
+    """The source's settings of ``name`` to exactly ``value`` (``False`` is not ``0``)."""
+    return [setting for setting in facts.service_source.settings
+            if setting.name == name and setting.evaluated and type(setting.value) is type(value) and setting.value == value]
+
+
+def patterns_of(facts: Facts, kind: str) -> list[tuple[SourceLocation, str]]:
+    return [(pattern.location, pattern.detail) for pattern in facts.service_source.patterns if pattern.kind == kind]

@@ -1,0 +1,102 @@
+"""One parsed Python file and the questions the source reader asks of it: what a name imported
+from Paddle stands for, which function encloses a node, where a function is called."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..facts import SourceLocation
+
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass
+class Module:
+    file: str
+    tree: ast.Module
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, file: str, text: str) -> "Module":
+        """Raises SyntaxError for a file Python cannot parse."""
+        module = cls(file, ast.parse(text, filename=file))
+        for node in ast.walk(module.tree):
+            for child in ast.iter_child_nodes(node):
+                module.parents[child] = node
+            if isinstance(node, ast.Import):
+                for name in node.names:
+                    if name.asname:
+                        module.aliases[name.asname] = name.name
+                    else:
+                        top = name.name.split(".")[0]
+                        module.aliases[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for name in node.names:
+                    module.aliases[name.asname or name.name] = f"{node.module}.{name.name}"
+            elif isinstance(node, FUNCTIONS):
+                module.functions.setdefault(node.name, []).append(node)
+        return module
+
+    def location(self, node: ast.AST) -> SourceLocation:
+        return SourceLocation(self.file, getattr(node, "lineno", 0))
+
+    def canonical(self, node: ast.AST) -> str | None:
+        """A dotted name with its import alias expanded: ``paddle_infer.Config`` -> ``paddle.inference.Config``."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(self.aliases.get(node.id, node.id))
+        return ".".join(reversed(parts))
+
+    def ancestors(self, node: ast.AST):
+        while node in self.parents:
+            node = self.parents[node]
+            yield node
+
+    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        return next((parent for parent in self.ancestors(node) if isinstance(parent, FUNCTIONS)), None)
+
+    def calls(self):
+        return (node for node in ast.walk(self.tree) if isinstance(node, ast.Call))
+
+    def call_sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef):
+        """Calls of ``function`` by its name (``helper(...)``, ``self.helper(...)``), each with the
+        number of leading parameters the call does not pass (``self`` for a method call)."""
+        is_method = bool(function.args.args) and function.args.args[0].arg in ("self", "cls")
+        for call in self.calls():
+            if isinstance(call.func, ast.Name) and call.func.id == function.name:
+                yield call, 0
+            elif isinstance(call.func, ast.Attribute) and call.func.attr == function.name and is_method:
+                yield call, 1
+
+
+def argument(call: ast.Call, position: int | None, keyword: str) -> ast.expr | None:
+    """The expression passed for a parameter, by keyword or position; None when not passed."""
+    for item in call.keywords:
+        if item.arg == keyword:
+            return item.value
+    if position is not None and position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None
+
+
+def parameter_position(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> int | None:
+    names = [arg.arg for arg in function.args.posonlyargs + function.args.args]
+    return names.index(name) if name in names else None
+
+
+def passed_for(call: ast.Call, skipped: int, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
+    """What a call site passes for one of ``function``'s parameters."""
+    position = parameter_position(function, name)
+    return argument(call, None if position is None else position - skipped, name)
+
+
+def text(node: ast.AST) -> str:
+    return ast.unparse(node)
