@@ -17,7 +17,7 @@ from ..context import ProbeContext
 from ..facts import MappedLibrary, ServiceProcessFacts
 from .common import parse_cpu_list
 from .libraries import SHARED_OBJECT
-from .system import redact_environment
+from ..redact import redact_environment
 
 PADDLE_LIBRARY = "libpaddle"
 LIBRARY_KINDS = (

@@ -16,7 +16,7 @@ import operator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..probes.system import REDACTED
+from ..redact import REDACTED
 from .module import Module, passed_for
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
@@ -135,7 +135,7 @@ class Evaluator:
         shown_default = None if default is None else str(default)
         base = Evaluation(env_var=variable.value, env_default=shown_default, env_live=live,
                           host_cpu_count=bool(fallback and fallback.host_cpu_count))
-        if live is not None and live != REDACTED:
+        if live is not None and REDACTED not in live:
             return replace(base, value=live, known=True)
         if live is None and fallback is not None and fallback.known:
             return replace(base, value=default, known=True)
