@@ -471,7 +471,7 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
     try:
         click.echo(f"building the demo model in {directory} ...", err=True)
         build_model("cnn", "pir", directory)
-        args = ["--model", directory, "--threads", "8", "--no-onednn", "--budget", str(budget)]
+        args = ["--model", directory, "--pid", "none", "--threads", "8", "--no-onednn", "--budget", str(budget)]
         check.main(args=args + (["--json"] if as_json else []), prog_name="paddle-doctor", standalone_mode=False)
     finally:
         if out is None:
