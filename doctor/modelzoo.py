@@ -13,7 +13,13 @@ chosen by ``FLAGS_enable_pir_api`` before Paddle is imported:
 - ``encoder``: an ERNIE-Tiny-shaped encoder (4 layers, hidden 312, 12 heads, FFN 1248,
   vocab 18000, int64 ids, sequence 128);
 - ``sequence``: embedding -> sequence_conv -> sequence_pool -> fc on a LoD int64 input, saved
-  in the legacy ``__model__`` directory format with one file per parameter.
+  in the legacy ``__model__`` directory format with one file per parameter;
+- ``recognizer``: a text-line recogniser shaped like an OCR one, input ``1x3x48xW`` with a
+  dynamic width (``InputSpec([None, 3, 48, None])``): conv-bn-relu blocks, the height pooled
+  away, a per-column classifier;
+- ``detector``: a text detector shaped like an OCR one, input ``Nx3xHxW`` with every image
+  dimension dynamic (``InputSpec([None, 3, None, None])``): conv-bn-relu blocks down by 4, a 1x1
+  conv to a probability map, upsampled back.
 
 Formats: ``pir`` (inference.json + .pdiparams), ``pdmodel`` (inference.pdmodel + .pdiparams;
 the CNN only: Paddle 3.3's old-IR export fails inside MultiHeadAttention), ``legacy``
@@ -31,7 +37,7 @@ from pathlib import Path
 from .paddle_home import paddle_child_env
 
 BUILDS = {"cnn": ("pir", "pdmodel"), "cnn_custom_op": ("pir",), "cnn_extra_consumer": ("pir",), "encoder": ("pir",),
-          "sequence": ("legacy",)}
+          "sequence": ("legacy",), "recognizer": ("pir",), "detector": ("pir",)}
 BROKEN_BLOCK = 1
 ENCODER = {"layers": 4, "hidden": 312, "heads": 12, "ffn": 1248, "vocab": 18000, "seq": 128}
 SEQUENCE_VOCAB = 1000
@@ -103,11 +109,56 @@ def _encoder():
     return TinyEncoder(**ENCODER), spec
 
 
+def _conv_blocks(channels: tuple[tuple[int, int, int], ...]):
+    """conv-bn-relu blocks: (in, out, stride) each."""
+    from paddle import nn
+
+    return nn.Sequential(*[nn.Sequential(nn.Conv2D(c_in, c_out, 3, stride=stride, padding=1), nn.BatchNorm2D(c_out), nn.ReLU())
+                           for c_in, c_out, stride in channels])
+
+
+def _recognizer():
+    import paddle
+    from paddle import nn
+
+    class LineRecognizer(nn.Layer):
+        def __init__(self, classes: int = 40):
+            super().__init__()
+            self.features = _conv_blocks(((3, 16, 1), (16, 32, 2), (32, 64, 1), (64, 64, 2)))
+            self.classifier = nn.Linear(64, classes)
+
+        def forward(self, x):
+            columns = self.features(x).mean(axis=2).transpose([0, 2, 1])  # N, W/4, C
+            return nn.functional.softmax(self.classifier(columns), axis=-1)
+
+    return LineRecognizer(), [paddle.static.InputSpec([None, 3, 48, None], "float32", "x")]
+
+
+def _detector():
+    import paddle
+    from paddle import nn
+
+    class TextDetector(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.features = _conv_blocks(((3, 16, 2), (16, 32, 1), (32, 32, 2), (32, 32, 1)))
+            self.head = nn.Conv2D(32, 1, 1)
+
+        def forward(self, x):
+            probability = nn.functional.sigmoid(self.head(self.features(x)))
+            return nn.functional.interpolate(probability, scale_factor=4, mode="nearest")
+
+    return TextDetector(), [paddle.static.InputSpec([None, 3, None, None], "float32", "x")]
+
+
+LAYERS = {"encoder": _encoder, "recognizer": _recognizer, "detector": _detector}
+
+
 def _save_layer(kind: str, out: Path) -> None:
     import paddle
 
     paddle.seed(7)
-    layer, spec = _encoder() if kind == "encoder" else _cnn(kind)
+    layer, spec = LAYERS[kind]() if kind in LAYERS else _cnn(kind)
     layer.eval()
     static = paddle.jit.to_static(layer, input_spec=spec, full_graph=True)
     paddle.jit.save(static, str(out / "inference"))

@@ -10,7 +10,9 @@ from typing import Any
 @dataclass
 class ArmResult:
     """One predictor configuration (or serving layout, under load) as measured: latency in
-    milliseconds; ``throughput_rps`` (requests per second) for a layout under concurrent load."""
+    milliseconds over every input sample; ``sample_p50`` per sample when there are several (and
+    ``cv`` then compares each run with its own sample's median: the variation of one request);
+    ``throughput_rps`` (requests per second) for a layout under concurrent load."""
 
     label: str
     config: dict[str, Any]
