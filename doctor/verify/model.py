@@ -160,10 +160,7 @@ def parse_shape_option(text: str) -> tuple[str, list[int]]:
 
 def feed_plan(specs: list[InputSpec], overrides: dict[str, list[int]], batch_size: int) -> dict[str, dict]:
     """What the worker feeds: concrete shapes, value ranges and LoD, validated against the program."""
-    known = {spec.name for spec in specs}
-    for name in overrides:
-        if name not in known:
-            raise ModelError(f"--shape {name}: the model has no input {name!r} (inputs: {', '.join(sorted(known))})")
+    _known_inputs(specs, overrides)
     plan = {}
     for spec in specs:
         shape = overrides.get(spec.name) or _default_shape(spec, batch_size)
@@ -192,6 +189,7 @@ def plan_inputs(specs: list[InputSpec], shape_options: list[str], batch_size: in
     for text in shape_options:
         name, shape = parse_shape_option(text)
         sets.setdefault(name, []).append(shape)
+    _known_inputs(specs, sets)
     opt = read_opt_shapes(shape_file) if shape_file else {}
     chosen: dict[str, tuple[list[list[int]], str]] = {}
     for spec in specs:
@@ -274,6 +272,13 @@ def _inputs_from_npz(specs: list[InputSpec], inputs_path: str) -> tuple[dict[str
         lods = [two_sequences(shape[0]) for shape in shapes] if spec.lod_level else None
         inputs[spec.name] = ModelInput(spec.name, spec.dtype, list(spec.shape), shapes, where, lod=lods)
     return inputs, [str(p) for p in files]
+
+
+def _known_inputs(specs: list[InputSpec], names) -> None:
+    known = {spec.name for spec in specs}
+    for name in names:
+        if name not in known:
+            raise ModelError(f"--shape {name}: the model has no input {name!r} (inputs: {', '.join(sorted(known))})")
 
 
 def two_sequences(tokens: int) -> list[list[int]]:
