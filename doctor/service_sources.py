@@ -41,9 +41,11 @@ def resolve_service(base: ServiceFacts | None, config_path: str | None, flags: d
         shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
         origins[name] = SettingOrigin(name, value, "flag", shown)
     service = from_data(ServiceFacts, data, "service")
-    said_by = sorted({origin.detail if origin.origin == "config" else origin.origin for origin in origins.values()
-                      if origin.value is not None})
-    validate_service(service, " with ".join(said_by) or "the service")
+    said = [origin for origin in origins.values() if origin.value is not None]
+    files = sorted({origin.detail if origin.origin == "config" else origin.origin for origin in said if origin.origin != "flag"})
+    flags_given = [origin.detail for origin in said if origin.origin == "flag"]
+    what = " and ".join(files) or "the service"
+    validate_service(service, f"{what} with {', '.join(flags_given)}" if flags_given else what)
     return service, [origins[name] for name in sorted(origins)]
 
 

@@ -306,7 +306,7 @@ def test_search_starts_within_the_cpu_budget(comparisons, quota, start_threads):
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=quota, threads=8)
-    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=8), feeds={}, max_drift=0.01, new_session=None)
+    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=8), inputs={}, max_drift=0.01, new_session=None)
     measured = {"threads": threads_result(*comparisons)} if comparisons else {}
     start, step = admissible_start(ctx, measured, thread_limit(facts))
     assert start["threads"] == start_threads and start == vary(BASE, threads=start_threads)
@@ -319,7 +319,7 @@ def test_search_starts_from_the_service_when_it_fits():
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=2, threads=2)
-    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=2), feeds={}, max_drift=0.01, new_session=None)
+    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=2), inputs={}, max_drift=0.01, new_session=None)
     assert admissible_start(ctx, {}, thread_limit(facts)) == (vary(BASE, threads=2), None)
 
 
