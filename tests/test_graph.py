@@ -96,7 +96,11 @@ def test_encoder_attention_and_fc_patterns(models):
     attention = next(i for i in graph.instances if i.pattern == "attention")
     assert attention.ops == ["scale #30", "matmul #31", "softmax #32", "dropout #34", "matmul #35"]
     assert attention.became == ["fused_matmul", "softmax", "dropout", "fused_matmul"]
-    assert attention.reason.startswith("partly fused (scale + matmul -> fused_matmul): no pass that fuses attention")
+    # whether Paddle runs its oneDNN attention pass here depends on the CPU it runs on; the reason follows what ran
+    if "self_attention_fuse_pass" in graph.optimised.passes:
+        assert attention.reason.startswith("partly fused (scale + matmul -> fused_matmul): self_attention_fuse_pass ran but did not fuse it")
+    else:
+        assert attention.reason.startswith("partly fused (scale + matmul -> fused_matmul): no pass that fuses attention")
     gelu = next(i for i in graph.instances if i.ops[-1].startswith("gelu"))
     assert gelu.pattern == "fc" and gelu.status == "fused" and gelu.became == ["fc"]
     assert (len(graph.dropout), graph.dropout_left) == (16, 16)

@@ -40,6 +40,9 @@ class PodCollection:
     save_dir: str | None = None
 
 
+CLOSE_WAIT_S = 2.0
+
+
 def collect_pods(collection: PodCollection) -> tuple[list[PodReport], list[Unreached]]:
     try:
         from kubernetes import client
@@ -109,7 +112,9 @@ def _exec(configuration, namespace: str, name: str, container: str, collection: 
         status = session.read_channel(ERROR_CHANNEL)
         return session.read_stdout(), session.read_stderr(), json.loads(status) if status else {}
     finally:
-        session.close(timeout=0)  # no wait for a closing handshake from a command that may hang
+        # wait (briefly) for the server to let go of the exec: a slot is freed only once its exec is closed,
+        # so no more than --parallel execs are ever open on the API server
+        session.close(timeout=CLOSE_WAIT_S)
 
 
 def _exec_failure(name: str, node: str | None, exc: Exception) -> Unreached:
