@@ -66,3 +66,15 @@ def models(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def report_schema() -> dict:
     return json.loads((REPO / "doctor" / "schemas" / "report.schema.json").read_text())
+
+
+# Tests that need a real Paddle predictor, a Paddle import or a wheel build: the full suite runs them
+# (.ci/run); `pytest -m "not slow"` leaves them out for the edit-test loop.
+SLOW_FIXTURES = {"models"}
+SLOW_MODULES = {"test_paddle_probe", "test_wheel", "test_faults_verify", "test_service_process", "test_cgroup_live"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
