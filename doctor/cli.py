@@ -238,7 +238,8 @@ def cli() -> None:
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with fail_on, ignore and per-rule severity overrides.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
-@click.option("--quiet", "-q", is_flag=True, help="Text report: show only findings that need attention.")
+@click.option("--quiet", "-q", is_flag=True, help="Text report: only the summary (verdict, problems by measured gain, recommendation).")
+@click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too.")
 def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
@@ -269,7 +270,8 @@ def check(**params: Any) -> None:
     if output_format == "text":
         from .render.text import render_text
 
-        write_rendered(lambda console: render_text(report, console, show_passed=not params["quiet"]), params["output_file"], "report")
+        detail = "summary" if params["quiet"] else "full" if params["verbose"] else "default"
+        write_rendered(lambda console: render_text(report, console, detail), params["output_file"], "report")
     else:
         from .docs import docs_page
         from .render import render_machine
