@@ -227,7 +227,8 @@ def cli() -> None:
 @probe_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (same as --format json).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
-              help="Report format: text for people; json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
+              help="Report format: text for people, markdown (CI job summaries) or html (one self-contained page with "
+                   "charts); json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
 @click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to this file instead of stdout (missing folders are created).")
 @click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
@@ -274,9 +275,9 @@ def check(**params: Any) -> None:
         write_rendered(lambda console: render_text(report, console, detail), params["output_file"], "report")
     else:
         from .docs import docs_page
-        from .render import render_machine
+        from .render import render_document
 
-        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
+        _write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "

@@ -157,3 +157,47 @@ def shape_latencies(model: dict[str, Any], recommendation: dict[str, Any]) -> li
                            if index < len(item["shapes"]))
         rows.append(ShapeLatency(shapes, {label: (arm["sample_p50"] or [None] * count)[index] for label, arm in arms.items()}))
     return rows
+
+
+def measured_experiments(report: Report) -> list[dict[str, Any]]:
+    """Every experiment that measured something, once each, in the order the findings name them."""
+    found: dict[str, dict[str, Any]] = {}
+    for finding in report.findings:
+        measurement = finding.verification
+        if measurement and measurement.get("status") == "measured" and measurement["arms"]:
+            found.setdefault(measurement["name"], measurement)
+    return list(found.values())
+
+
+def collapsed_areas(report: Report) -> list[tuple[str, dict[str, list[str]]]]:
+    """Each area's title with the rule ids that passed and were skipped there."""
+    areas = []
+    for area in dict.fromkeys(f.area for f in report.findings):
+        ids = {status: [f.rule_id for f in report.findings if f.area == area and f.status == status] for status in ("pass", "skip")}
+        if any(ids.values()):
+            areas.append((report.areas.get(area, area), ids))
+    return areas
+
+
+PROBLEM_COLUMNS = ("status", "rule", "severity", "verdict", "what fixing it measured")
+INPUT_COLUMNS = ("input", "dtype", "declared (? dynamic)", "measured", "chosen by", "change with")
+
+
+Table = tuple[str, tuple[str, ...], list[tuple[str, ...]]]  # title, columns, rows
+
+
+def problem_table(summary: Digest) -> Table:
+    return ("Problems, ranked by measured gain", PROBLEM_COLUMNS,
+            [(STATUS_LABEL[p.finding.status], p.finding.rule_id, p.finding.severity, p.finding.verdict or "-", p.headline)
+             for p in summary.problems])
+
+
+def input_tables(summary: Digest) -> list[Table]:
+    """The model's inputs and, with several samples, the p50 on each; empty tables left out."""
+    inputs = [(v.name, v.dtype, v.declared, ", ".join(v.shapes), v.chosen_by, v.how_to_change) for v in summary.inputs]
+    labels = list(summary.shape_latencies[0].p50_ms) if summary.shape_latencies else []
+    shapes = [(row.shapes, *("-" if row.p50_ms[label] is None else f"{row.p50_ms[label]:.2f}" for label in labels))
+              for row in summary.shape_latencies]
+    found = [("Model inputs", INPUT_COLUMNS, inputs),
+             ("p50 per measured shape (the recommendation's p50 is over the mix)", ("shapes", *(f"{label} p50 ms" for label in labels)), shapes)]
+    return [table for table in found if table[2]]
