@@ -199,13 +199,29 @@ def _verify(facts, params: dict[str, Any]):
         model=facts.service.model, shapes=list(params["shapes"]), inputs=params["inputs"],
         budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],
     )
-    if not sys.stderr.isatty():
+    if not params.get("progress", True) or not sys.stderr.isatty():
         return run_verification(facts, options)
-    from rich.progress import Progress
+    import time
 
-    with Progress(transient=True, console=_stderr_console()) as bar:
-        task = bar.add_task("measuring", total=1.0)
-        return run_verification(facts, options, lambda what, done: bar.update(task, description=f"measuring {what}", completed=done))
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    started = time.monotonic()
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[left]}"),
+                  transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("measuring", total=budget, left=budget_left(0.0, budget))
+
+        def show(what: str, done: float) -> None:
+            spent = time.monotonic() - started
+            bar.update(task, description=f"measuring {what} ({done:.0%})", completed=min(spent, budget),
+                       left=budget_left(spent, budget))
+
+        return run_verification(facts, options, show)
+
+
+def budget_left(spent: float, budget: float) -> str:
+    """What the progress display says of the --budget: the seconds left, or by how much it ran over."""
+    left = budget - spent
+    return f"{left:.0f} s of the {budget:g} s budget left" if left >= 0 else f"{-left:.0f} s over the {budget:g} s budget"
 
 
 def _stderr_console():
@@ -262,6 +278,7 @@ def check(**params: Any) -> None:
         facts.service, origins = _service(params, facts.service)
         facts.service_origins = merge_origins(facts.service_origins, origins)
     else:
+        params["progress"] = not params["as_json"] and params["output_format"] != "json"
         facts = _collect(params)
     checks, load_failures = discover_checks()
     report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)

@@ -103,13 +103,13 @@ def best_comparison(measurement: dict[str, Any] | None) -> dict[str, Any] | None
 
 def _problem(finding: ReportFinding) -> Problem:
     comparison = best_comparison(finding.verification)
-    verdict = f", {finding.verdict}" if finding.verdict else ""
+    verdict = f" ({finding.verdict})" if finding.verdict else ""
     if comparison is None:
         reason = "not measured" if not finding.experiment else f"not measured (experiment '{finding.experiment}')"
         return Problem(finding, None, f"{finding.title}: {reason}")
     ratio = comparison["ratio"]
     if comparison["verdict"] == "improved":
-        return Problem(finding, ratio, f"{finding.title}: {speed(ratio)} when fixed, measured ({comparison['candidate']}{verdict})")
+        return Problem(finding, ratio, f"{finding.title}: {speed(1 / ratio)} than fixed, measured{verdict}")
     return Problem(finding, None, f"{finding.title}: no measured gain ({comparison['candidate']}: {speed(ratio)}, "
                                   f"{finding.verdict or comparison['verdict']})")
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report import Report, ReportFinding, ServiceSummary
-from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, best_comparison, digest, speed
+from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest, speed
 
 STATUS_STYLE = {status: (label, style) for (status, label), style in
                 zip(STATUS_LABEL.items(), ("bold red", "bold yellow", "bold magenta", "green", "dim"))}
@@ -28,7 +28,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     if detail == "summary":
         return
     console.print()
-    console.print(_host_table(report))
+    console.print(_host_table(report) if detail == "full" else _host_line(report), highlight=False)
     if report.service:
         _render_service(report.service, console)
     clean = []
@@ -50,8 +50,8 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
         console.print(Text("Nothing to fix here (-v shows each check)", style="bold underline"))
         for line in clean:
             console.print(line)
-    if report.graph:
-        _render_graph(report.graph, console, detail)
+    if report.graph and detail == "full":  # else its finding (PD-GRAPH-003) says the coverage
+        _render_graph(report.graph, console)
     if report.verification:
         _render_verification(report.verification, summary, console, detail)
         _render_layouts(report, console)
@@ -127,6 +127,8 @@ def _render_finding(finding: ReportFinding, console: Console, detail: str) -> No
         return
     for line in _body(finding, detail):
         console.print(Padding(line, (0, 0, 0, 2)))
+    if finding.experiment == "recommend" and detail != "full":
+        return  # its code is the recommended configuration, printed in full at the top
     for change in finding.fix.changes if finding.status != "error" else ():
         console.print(Text(f"  {change['kind']}:", style="dim"))
         print_code(console, change["code"])
@@ -151,6 +153,14 @@ def _host_table(report: Report) -> Table:
     if host["gpu"]:
         table.add_row("GPU", host["gpu"])
     return table
+
+
+def _host_line(report: Report) -> Text:
+    host = report.host
+    budget = f"{host['cpu_budget']:g} CPUs ({host['cpu_budget_limited_by']})" if host["cpu_budget"] is not None else "no CPU limit"
+    paddle = f"{host['paddle_distribution']} {host['paddle_version']}" if host["paddle_version"] else host["paddle_status"]
+    return Text.assemble(("host ", "bold"), f"{host['cpu_model'] or 'unknown CPU'}, {', '.join(host['cpu_flags']) or 'no AVX'}; "
+                         f"budget {budget}; container {host['container']}; {paddle}; GPU {host['gpu'] or 'none'} (-v for more)")
 
 
 def _render_service(service: ServiceSummary, console: Console) -> None:
@@ -193,35 +203,37 @@ def _body(finding: ReportFinding, detail: str) -> list[Text]:
     if finding.status != "error":
         if detail == "full":
             parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
-        parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text, (f" ({_more(finding)})", "dim")))
+        parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text, (f" ({_more(finding, detail)})", "dim")))
     if finding.verification and finding.experiment == "layouts" and finding.verification["status"] == "measured":
         parts.append(Text("measured (layouts): see 'Serving layouts under load' below", style="dim"))
     elif finding.verification and finding.experiment != "recommend":
-        parts.extend(measurement_lines(finding.verification, best_only=detail != "full"))
+        if detail == "full":  # else the summary says what it measured, and the message how it was reconciled
+            parts.extend(measurement_lines(finding.verification))
     elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
         parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
     if finding.status == "error":
-        parts.append(Text(_more(finding), style="dim"))
+        parts.append(Text(_more(finding, detail), style="dim"))
     return parts
 
 
-def _more(finding: ReportFinding) -> str:
-    return f"more: {finding.explain}" + (f" · {finding.docs_link}" if finding.docs_link else "")
+def _more(finding: ReportFinding, detail: str) -> str:
+    """Where to read more: the docs link (``full``: and the explain command)."""
+    links = [finding.explain] if detail == "full" or not finding.docs_link else []
+    return "more: " + " · ".join(links + ([finding.docs_link] if finding.docs_link else []))
 
 
-def measurement_lines(experiment: dict, best_only: bool = False) -> list[Text]:
-    """One line per comparison of an experiment (``best_only``: its fastest candidate's), with the p50 of both arms."""
+def measurement_lines(experiment: dict) -> list[Text]:
+    """One line per comparison of an experiment, with the p50 of both arms."""
     name = experiment["name"]
     if experiment["status"] != "measured":
         return [Text(f"not measured ({name}): {experiment['reason']}", style="dim")]
     p50 = {arm["label"]: arm["p50"] for arm in experiment["arms"]}
     lines = []
-    for c in [best_comparison(experiment)] if best_only else experiment["comparisons"]:
+    for c in experiment["comparisons"]:
         style = {"improved": "bold green", "regressed": "bold red"}.get(c["verdict"], "yellow")
         line = Text.assemble((f"measured ({name}) ", "bold"), f"{c['candidate']} vs {c['baseline']}: ",
                              (speed(c["ratio"]), style),
-                             f" (speed ratio {c['ratio']:.2f}, {c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, "
-                             f"{c['rounds']} rounds)")
+                             f" ({c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, {c['rounds']} rounds)")
         if p50.get(c["candidate"]) and p50.get(c["baseline"]):
             line.append(f", p50 {p50[c['candidate']]:.2f} vs {p50[c['baseline']]:.2f} ms")
         verdict = "faster but changes outputs" if c.get("changes_outputs") and c["verdict"] == "improved" else c["verdict"]
@@ -230,7 +242,7 @@ def measurement_lines(experiment: dict, best_only: bool = False) -> list[Text]:
             drift = c["drift"]
             line.append(f"; output drift max {drift['max_abs_diff']:.2g}, cosine {drift['cosine']:.5f}")
         lines.append(line)
-    if experiment.get("noisy") and not best_only:
+    if experiment.get("noisy"):
         lines.append(Text("the machine was too noisy to decide within the budget; raise --budget or measure on a quiet machine", style="yellow"))
     for key, value in experiment.get("extra", {}).items():
         if isinstance(value, (int, float)):
@@ -238,14 +250,11 @@ def measurement_lines(experiment: dict, best_only: bool = False) -> list[Text]:
     return lines
 
 
-def _render_graph(graph: dict, console: Console, detail: str) -> None:
+def _render_graph(graph: dict, console: Console) -> None:
     console.print()
     console.print(Text("Graph fusion coverage", style="bold underline"))
     if graph["error"]:
         console.print(Text(graph["error"], style="bold magenta"))
-        return
-    if detail != "full":
-        console.print(Text(f"{_coverage_line(graph)} (-v shows each pattern and instance)"), highlight=False)
         return
     version = f" version {graph['version']}" if graph["version"] is not None else ""
     console.print(f"program {graph['program']} ({graph['format']}{version}, {graph['ops']} ops; "
@@ -264,8 +273,6 @@ def _render_graph(graph: dict, console: Console, detail: str) -> None:
                  f"{row['coverage']:.0%}" if row["coverage"] is not None else "-"]
         table.add_row(*cells, style="bold" if row["pattern"] == "total" else None)
     console.print(table)
-    if detail != "full":
-        return
     groups: dict[tuple, list[dict]] = {}
     for instance in graph["instances"]:
         if instance["status"] != "fused":
@@ -284,18 +291,9 @@ def _render_graph(graph: dict, console: Console, detail: str) -> None:
     if share:
         console.print(f"TensorRT: {share['ops_inside']} of {share['ops_inside'] + share['ops_outside']} ops inside "
                       f"{share['engines']} engines; outside {_counts(share['outside'])}", highlight=False)
-    if graph["ir_optim_experiment"] and detail == "full":
+    if graph["ir_optim_experiment"]:
         for line in measurement_lines(graph["ir_optim_experiment"]):
             console.print(line)
-
-
-def _coverage_line(graph: dict) -> str:
-    patterns = ", ".join(f"{row['title']} {row['fused']}/{row['fusible']}" for row in graph["coverage"])
-    total = graph["total"]
-    if not total:
-        return f"{graph['ops']} ops; no fusible pattern"
-    coverage = f" ({total['coverage']:.0%})" if total["coverage"] is not None else ""
-    return f"{total['fused']} of {total['fusible']} fusible instances fused{coverage}: {patterns}"
 
 
 def _counts(counts: dict[str, int], shown: int = 6) -> str:
@@ -324,10 +322,10 @@ def _render_verification(verification: dict, summary: Digest, console: Console, 
         p50 = "; ".join(f"{label} {_number(ms)} ms" for label, ms in row.p50_ms.items())
         console.print(f"  p50 on {row.shapes}: {p50}", highlight=False)
     recommendation = verification["recommendation"]
-    if recommendation:
-        if summary.shape_latencies:
-            console.print(f"  p50 over the mix: baseline {_number(recommendation['baseline']['p50'])} ms; "
-                          f"recommended {_number(recommendation['recommended']['p50'])} ms", highlight=False)
+    if recommendation and summary.shape_latencies:
+        console.print(f"  p50 over the mix: baseline {_number(recommendation['baseline']['p50'])} ms; "
+                      f"recommended {_number(recommendation['recommended']['p50'])} ms", highlight=False)
+    if recommendation and detail == "full":
         console.print(Text("how the recommended configuration was found:", style="bold"))
         for step in recommendation["steps"]:
             console.print(f"  • {step}", highlight=False)
