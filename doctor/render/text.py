@@ -157,7 +157,8 @@ def _host_table(report: Report) -> Table:
 
 def _host_line(report: Report) -> Text:
     host = report.host
-    budget = f"{host['cpu_budget']:g} CPUs ({host['cpu_budget_limited_by']})" if host["cpu_budget"] is not None else "no CPU limit"
+    budget = (f"{host['cpu_budget']:g} CPUs ({host['cpu_budget_limited_by']}, {host['cpu_budget_file'] or '?'})"
+              if host["cpu_budget"] is not None else "no CPU limit")
     paddle = f"{host['paddle_distribution']} {host['paddle_version']}" if host["paddle_version"] else host["paddle_status"]
     return Text.assemble(("host ", "bold"), f"{host['cpu_model'] or 'unknown CPU'}, {', '.join(host['cpu_flags']) or 'no AVX'}; "
                          f"budget {budget}; container {host['container']}; {paddle}; GPU {host['gpu'] or 'none'} (-v for more)")
