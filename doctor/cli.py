@@ -199,13 +199,29 @@ def _verify(facts, params: dict[str, Any]):
         model=facts.service.model, shapes=list(params["shapes"]), inputs=params["inputs"],
         budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],
     )
-    if not sys.stderr.isatty():
+    if not params.get("progress", True) or not sys.stderr.isatty():
         return run_verification(facts, options)
-    from rich.progress import Progress
+    import time
 
-    with Progress(transient=True, console=_stderr_console()) as bar:
-        task = bar.add_task("measuring", total=1.0)
-        return run_verification(facts, options, lambda what, done: bar.update(task, description=f"measuring {what}", completed=done))
+    from rich.progress import BarColumn, Progress, TextColumn
+
+    started = time.monotonic()
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[left]}"),
+                  transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("measuring", total=budget, left=budget_left(0.0, budget))
+
+        def show(what: str, done: float) -> None:
+            spent = time.monotonic() - started
+            bar.update(task, description=f"measuring {what} ({done:.0%})", completed=min(spent, budget),
+                       left=budget_left(spent, budget))
+
+        return run_verification(facts, options, show)
+
+
+def budget_left(spent: float, budget: float) -> str:
+    """What the progress display says of the --budget: the seconds left, or by how much it ran over."""
+    left = budget - spent
+    return f"{left:.0f} s of the {budget:g} s budget left" if left >= 0 else f"{-left:.0f} s over the {budget:g} s budget"
 
 
 def _stderr_console():
@@ -227,7 +243,8 @@ def cli() -> None:
 @probe_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (same as --format json).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
-              help="Report format: text for people; json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
+              help="Report format: text for people, markdown (CI job summaries) or html (one self-contained page with "
+                   "charts); json, junit (CI test reports) or sarif (code scanning) for machines [default: text].")
 @click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to this file instead of stdout (missing folders are created).")
 @click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
@@ -238,7 +255,8 @@ def cli() -> None:
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with fail_on, ignore and per-rule severity overrides.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
-@click.option("--quiet", "-q", is_flag=True, help="Text report: show only findings that need attention.")
+@click.option("--quiet", "-q", is_flag=True, help="Text report: only the summary (verdict, problems by measured gain, recommendation).")
+@click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too.")
 def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
@@ -260,6 +278,7 @@ def check(**params: Any) -> None:
         facts.service, origins = _service(params, facts.service)
         facts.service_origins = merge_origins(facts.service_origins, origins)
     else:
+        params["progress"] = not params["as_json"] and params["output_format"] != "json"
         facts = _collect(params)
     checks, load_failures = discover_checks()
     report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
@@ -269,12 +288,13 @@ def check(**params: Any) -> None:
     if output_format == "text":
         from .render.text import render_text
 
-        write_rendered(lambda console: render_text(report, console, show_passed=not params["quiet"]), params["output_file"], "report")
+        detail = "summary" if params["quiet"] else "full" if params["verbose"] else "default"
+        write_rendered(lambda console: render_text(report, console, detail), params["output_file"], "report")
     else:
         from .docs import docs_page
-        from .render import render_machine
+        from .render import render_document
 
-        _write_output(render_machine(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
+        _write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "

@@ -263,7 +263,7 @@ def test_sarif_locates_the_disable_mkldnn_line_and_text_shows_file_colon_line():
     (location,) = results["PD-SRC-001"]["locations"]
     assert location["physicalLocation"]["region"]["startLine"] == 10
     assert location["physicalLocation"]["artifactLocation"]["uri"].endswith("/services/env_helper.py")
-    text = run_doctor("--source", app, "-q", *NO_PROBES, env={"COLUMNS": "200"})
+    text = run_doctor("--source", app, *NO_PROBES, env={"COLUMNS": "200"})  # -q is the summary alone
     assert "env_helper.py:10" in text.stdout
     assert "threads = 6" in text.stdout and "INFER_THREADS (default 6)" in text.stdout
 

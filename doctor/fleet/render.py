@@ -7,6 +7,7 @@ import dataclasses
 import html
 import json
 
+from ..render.page import html_page, html_table, markdown_table
 from ..serde import to_data
 from .grouping import FleetReport, Group
 from .reports import PodFacts
@@ -62,23 +63,15 @@ def render_fleet_json(report: FleetReport) -> str:
 def render_fleet_markdown(report: FleetReport) -> str:
     lines = ["# paddle-doctor fleet", "", headline(report), ""]
     for title, columns, rows in tables(report):
-        lines += [f"## {title}", "", _markdown_row(columns), _markdown_row(tuple("---" for _ in columns))]
-        lines += [_markdown_row(row) for row in rows] + [""]
+        lines += [f"## {title}", "", *markdown_table(columns, rows), ""]
     return "\n".join(lines + [verdict(report), ""])
 
 
 def render_fleet_html(report: FleetReport) -> str:
-    parts = ["<!DOCTYPE html>", '<html lang="en">', '<head><meta charset="utf-8"><title>paddle-doctor fleet</title>',
-             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}"
-             "th,td{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}th{background:#eee}</style>",
-             "</head>", "<body>", "<h1>paddle-doctor fleet</h1>", f"<p>{html.escape(headline(report))}</p>"]
+    body = ["<h1>paddle-doctor fleet</h1>", f"<p>{html.escape(headline(report))}</p>"]
     for title, columns, rows in tables(report):
-        parts.append(f"<h2>{html.escape(title)}</h2>")
-        parts.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows]
-        parts.append("</table>")
-    parts += [f"<p>{html.escape(verdict(report))}</p>", "</body>", "</html>", ""]
-    return "\n".join(parts)
+        body += [f"<h2>{html.escape(title)}</h2>", html_table(columns, rows)]
+    return html_page("paddle-doctor fleet", [*body, f"<p>{html.escape(verdict(report))}</p>"])
 
 
 def render_fleet_text(report: FleetReport, console) -> None:
@@ -109,10 +102,6 @@ def _group_name(index: int, group: Group) -> str:
 def _pods(group: Group) -> str:
     nodes = f" (on {', '.join(group.nodes)})" if group.nodes else ""
     return ", ".join(group.pods) + nodes
-
-
-def _markdown_row(cells: tuple[str, ...]) -> str:
-    return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
 
 
 def _count(number: int, noun: str) -> str:

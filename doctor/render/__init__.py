@@ -8,11 +8,20 @@ if TYPE_CHECKING:
     from ..report import Report
     from ..rules import Rulebook
 
-FORMATS = ("text", "json", "junit", "sarif")
+FORMATS = ("text", "json", "junit", "sarif", "markdown", "html")
 
 
-def render_machine(fmt: str, report: Report, rulebook: Rulebook, docs_page: str) -> str:
-    """The report in one of the machine formats (json, junit, sarif): plain text, no colour, same facts same bytes."""
+def render_document(fmt: str, report: Report, rulebook: Rulebook, docs_page: str) -> str:
+    """The report as one document: a machine format (json, junit, sarif: plain text, no colour, same
+    facts same bytes) or a page for people (markdown, html)."""
+    if fmt == "markdown":
+        from .markdown import render_markdown
+
+        return render_markdown(report)
+    if fmt == "html":
+        from .html_report import render_html
+
+        return render_html(report)
     if fmt == "json":
         from .json_report import render_json
 
@@ -25,4 +34,4 @@ def render_machine(fmt: str, report: Report, rulebook: Rulebook, docs_page: str)
         from .sarif import render_sarif
 
         return render_sarif(report, rulebook, docs_page)
-    raise ValueError(f"not a machine format: {fmt!r}")
+    raise ValueError(f"not a document format: {fmt!r}")

@@ -2,55 +2,136 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from ..report import Report, ReportFinding, ServiceSummary
+from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest, speed
 
-STATUS_STYLE = {
-    "fail": ("✗ FAIL", "bold red"),
-    "warn": ("! WARN", "bold yellow"),
-    "error": ("? ERROR", "bold magenta"),
-    "pass": ("✓ pass", "green"),
-    "skip": ("- skip", "dim"),
-}
+STATUS_STYLE = {status: (label, style) for (status, label), style in
+                zip(STATUS_LABEL.items(), ("bold red", "bold yellow", "bold magenta", "green", "dim"))}
+VERDICT_STYLE = {"confirmed": "green", "refuted": "red", "undecided": "yellow"}
 SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
-INSTANCES_SHOWN = 8
 
 
-def render_text(report: Report, console: Console, show_passed: bool = True) -> None:
-    console.print(Text(f"paddle-doctor {report.tool['version']}", style="bold"))
-    console.print(_host_table(report))
+DETAILS = ("summary", "default", "full")  # -q, default, -v
+
+
+def render_text(report: Report, console: Console, detail: str = "default") -> None:
+    """The summary first (verdict, problems ranked by measured gain, the recommended configuration
+    as code, the model's inputs); then, unless ``summary``, the problems in full and the passes and
+    skips one line per area (``full``: each in full)."""
+    summary = digest(report)
+    _render_summary(report, summary, console)
+    if detail == "summary":
+        return
+    console.print()
+    console.print(_host_table(report) if detail == "full" else _host_line(report), highlight=False)
     if report.service:
         _render_service(report.service, console)
-    shown = [f for f in report.findings if show_passed or f.status not in ("pass", "skip")]
-    for area in dict.fromkeys(f.area for f in shown):
+    clean = []
+    for area in dict.fromkeys(f.area for f in report.findings):
+        findings = [f for f in report.findings if f.area == area]
+        shown = [f for f in findings if detail == "full" or f.status not in ("pass", "skip")]
+        collapsed = [] if detail == "full" else _collapsed(findings)
+        if not shown:
+            clean.append(Text.assemble((f"{report.areas.get(area, area)}: ", "bold"), *collapsed))
+            continue
         console.print()
         console.print(Text(report.areas.get(area, area), style="bold underline"))
-        table = Table.grid(padding=(0, 1))
-        table.add_column(no_wrap=True, min_width=7)
-        table.add_column(no_wrap=True, min_width=13)
-        table.add_column(no_wrap=True, min_width=7)
-        table.add_column(ratio=1, overflow="fold")
-        for finding in (f for f in shown if f.area == area):
-            label, style = STATUS_STYLE[finding.status]
-            table.add_row(
-                Text(label, style=style),
-                Text(finding.rule_id, style="bold"),
-                Text(finding.severity, style=SEVERITY_STYLE.get(finding.severity, "")),
-                _body(finding),
-            )
-        console.print(table)
-    if report.graph:
+        for finding in shown:
+            _render_finding(finding, console, detail)
+        if collapsed:
+            console.print(Text.assemble(*collapsed))
+    if clean:
+        console.print()
+        console.print(Text("Nothing to fix here (-v shows each check)", style="bold underline"))
+        for line in clean:
+            console.print(line)
+    if report.graph and detail == "full":  # else its finding (PD-GRAPH-003) says the coverage
         _render_graph(report.graph, console)
     if report.verification:
-        _render_verification(report.verification, console)
+        _render_verification(report.verification, summary, console, detail)
         _render_layouts(report, console)
     for failure in report.check_errors:
         console.print(Text(f"check could not be loaded: {failure['entry_point']}: {failure['reason']}", style="bold magenta"))
     console.print()
-    console.print(_summary(report))
+    console.print(Text(summary.verdict, style="bold"))
+
+
+def _render_summary(report: Report, summary: Digest, console: Console) -> None:
+    console.print(Text.assemble((f"paddle-doctor {report.tool['version']}: ", "bold"), summary.verdict))
+    if summary.problems:
+        console.print(Text("Problems, ranked by measured gain", style="bold underline"))
+        for problem in summary.top:
+            label, style = STATUS_STYLE[problem.finding.status]
+            console.print(Text.assemble((f"{label:<7} ", style), (f"{problem.finding.rule_id} ", "bold"),
+                                        (problem.headline, "bold green" if problem.gain else "")))
+        if len(summary.problems) > len(summary.top):
+            console.print(Text(f"and {len(summary.problems) - len(summary.top)} more below", style="dim"))
+    recommendation = summary.recommendation
+    if recommendation:
+        console.print(Text("Recommended configuration", style="bold underline"))
+        console.print(Text(recommendation.headline), highlight=False)
+        if recommendation.enforced:
+            console.print(Text(f"enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY})", style="yellow"))
+        print_code(console, recommendation.snippet)
+    for view in summary.inputs:
+        console.print(Text.assemble(("input ", "bold"), (view.name, "bold"),
+                                    f": {view.dtype}, declared {view.declared}; measured {', '.join(view.shapes)}; "
+                                    f"chosen by {view.chosen_by}"), highlight=False)
+    if summary.inputs:
+        console.print(Text(f"change them: {summary.inputs[0].how_to_change}", style="dim"))
+
+
+def print_code(console: Console, code: str) -> None:
+    """Code exactly as it is pasted: never wrapped nor indented, so a terminal's copy gives these bytes."""
+    console.print(Text(code.rstrip("\n"), style="cyan"), soft_wrap=True, highlight=False)
+
+
+def _collapsed(findings: list[ReportFinding]) -> list[Text]:
+    """The passes and skips of one area, as one line's parts: their rule ids after the status."""
+    parts = []
+    for status in ("pass", "skip"):
+        ids = [f.rule_id for f in findings if f.status == status]
+        if ids:
+            label, style = STATUS_STYLE[status]
+            parts += [Text(f"{label} ", style=style), Text(id_ranges(ids) + "  ", style="dim")]
+    return parts
+
+
+def id_ranges(ids: list[str]) -> str:
+    """``PD-GPU-001 PD-GPU-002 PD-GPU-003`` as ``PD-GPU-001..003``: runs of consecutive numbers in one area."""
+    runs: list[list[str]] = []
+    for rule_id in ids:
+        prefix, _, number = rule_id.rpartition("-")
+        last = runs[-1][-1] if runs else ""
+        if last.rpartition("-")[0] == prefix and number.isdigit() and last.rpartition("-")[2] == f"{int(number) - 1:0{len(number)}d}":
+            runs[-1].append(rule_id)
+        else:
+            runs.append([rule_id])
+    return " ".join(run[0] if len(run) == 1 else f"{run[0]}..{run[-1].rpartition('-')[2]}" for run in runs)
+
+
+def _render_finding(finding: ReportFinding, console: Console, detail: str) -> None:
+    label, style = STATUS_STYLE[finding.status]
+    verdict = f" [{finding.verdict}]" if finding.verdict else ""
+    console.print(Text.assemble((f"{label:<7} ", style), (finding.rule_id, "bold"), " ",
+                                (finding.severity, SEVERITY_STYLE.get(finding.severity, "")), " ",
+                                (finding.title if finding.status not in ("pass", "skip") else finding.message,
+                                 "bold" if finding.status not in ("pass", "skip") else "dim"),
+                                (verdict, VERDICT_STYLE.get(finding.verdict, ""))))
+    if finding.status in ("pass", "skip"):
+        return
+    for line in _body(finding, detail):
+        console.print(Padding(line, (0, 0, 0, 2)))
+    if finding.experiment == "recommend" and detail != "full":
+        return  # its code is the recommended configuration, printed in full at the top
+    for change in finding.fix.changes if finding.status != "error" else ():
+        console.print(Text(f"  {change['kind']}:", style="dim"))
+        print_code(console, change["code"])
 
 
 def _host_table(report: Report) -> Table:
@@ -72,6 +153,15 @@ def _host_table(report: Report) -> Table:
     if host["gpu"]:
         table.add_row("GPU", host["gpu"])
     return table
+
+
+def _host_line(report: Report) -> Text:
+    host = report.host
+    budget = (f"{host['cpu_budget']:g} CPUs ({host['cpu_budget_limited_by']}, {host['cpu_budget_file'] or '?'})"
+              if host["cpu_budget"] is not None else "no CPU limit")
+    paddle = f"{host['paddle_distribution']} {host['paddle_version']}" if host["paddle_version"] else host["paddle_status"]
+    return Text.assemble(("host ", "bold"), f"{host['cpu_model'] or 'unknown CPU'}, {', '.join(host['cpu_flags']) or 'no AVX'}; "
+                         f"budget {budget}; container {host['container']}; {paddle}; GPU {host['gpu'] or 'none'} (-v for more)")
 
 
 def _render_service(service: ServiceSummary, console: Console) -> None:
@@ -101,31 +191,36 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         console.print(Text.assemble((f"  {setting.name} = {value}", "bold"), (f"  {setting.origin}: {setting.detail}", "dim")))
 
 
-def _body(finding: ReportFinding) -> Text | Group:
-    if finding.status in ("pass", "skip"):
-        return Text(finding.message, style="dim")
-    parts = [Text(finding.title, style="bold"), Text(finding.message)]
+def _body(finding: ReportFinding, detail: str) -> list[Text]:
+    """Compact: message, where, fix and the best measurement; ``full`` adds observed, expected,
+    cause and every comparison."""
+    parts = [Text(finding.message)]
     for location in finding.locations:
         parts.append(Text.assemble(("at       ", "bold"), (str(location), "cyan")))
-    if finding.observed:
+    if finding.observed and detail == "full":
         parts.append(Text.assemble(("observed ", "bold"), finding.observed))
-    if finding.expected:
+    if finding.expected and detail == "full":
         parts.append(Text.assemble(("expected ", "bold"), finding.expected))
     if finding.status != "error":
-        parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
-        parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text))
-        for change in finding.fix.changes:
-            parts.append(Text(f"  {change['kind']}:", style="dim"))
-            parts.append(Text("\n".join(f"    {line}" for line in change["code"].splitlines()), style="cyan"))
+        if detail == "full":
+            parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
+        parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text, (f" ({_more(finding, detail)})", "dim")))
     if finding.verification and finding.experiment == "layouts" and finding.verification["status"] == "measured":
         parts.append(Text("measured (layouts): see 'Serving layouts under load' below", style="dim"))
     elif finding.verification and finding.experiment != "recommend":
-        parts.extend(measurement_lines(finding.verification))
+        if detail == "full":  # else the summary says what it measured, and the message how it was reconciled
+            parts.extend(measurement_lines(finding.verification))
     elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
         parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
-    more = f"more: {finding.explain}" + (f" · {finding.docs_link}" if finding.docs_link else "")
-    parts.append(Text(more, style="dim"))
-    return Group(*parts)
+    if finding.status == "error":
+        parts.append(Text(_more(finding, detail), style="dim"))
+    return parts
+
+
+def _more(finding: ReportFinding, detail: str) -> str:
+    """Where to read more: the docs link (``full``: and the explain command)."""
+    links = [finding.explain] if detail == "full" or not finding.docs_link else []
+    return "more: " + " · ".join(links + ([finding.docs_link] if finding.docs_link else []))
 
 
 def measurement_lines(experiment: dict) -> list[Text]:
@@ -138,9 +233,8 @@ def measurement_lines(experiment: dict) -> list[Text]:
     for c in experiment["comparisons"]:
         style = {"improved": "bold green", "regressed": "bold red"}.get(c["verdict"], "yellow")
         line = Text.assemble((f"measured ({name}) ", "bold"), f"{c['candidate']} vs {c['baseline']}: ",
-                             (_speed(c["ratio"]), style),
-                             f" (speed ratio {c['ratio']:.2f}, {c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, "
-                             f"{c['rounds']} rounds)")
+                             (speed(c["ratio"]), style),
+                             f" ({c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, {c['rounds']} rounds)")
         if p50.get(c["candidate"]) and p50.get(c["baseline"]):
             line.append(f", p50 {p50[c['candidate']]:.2f} vs {p50[c['baseline']]:.2f} ms")
         verdict = "faster but changes outputs" if c.get("changes_outputs") and c["verdict"] == "improved" else c["verdict"]
@@ -155,10 +249,6 @@ def measurement_lines(experiment: dict) -> list[Text]:
         if isinstance(value, (int, float)):
             lines.append(Text(f"  {key}: {value:.2f}", style="dim"))
     return lines
-
-
-def _speed(ratio: float) -> str:
-    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
 
 
 def _render_graph(graph: dict, console: Console) -> None:
@@ -188,15 +278,13 @@ def _render_graph(graph: dict, console: Console) -> None:
     for instance in graph["instances"]:
         if instance["status"] != "fused":
             groups.setdefault((instance["pattern"], instance["status"], instance["reason"]), []).append(instance)
-    for (_, status, reason), instances in list(groups.items())[:INSTANCES_SHOWN]:
+    for (_, status, reason), instances in groups.items():
         first = instances[0]
         params = f" [{', '.join(first['params'][:2])}]" if first["params"] else ""
         alike = f" and {len(instances) - 1} more like it" if len(instances) > 1 else ""
         became = f" -> {' + '.join(first['became'])}" if first["became"] else ""
         console.print(Text.assemble((f"  {status:8} ", "yellow"), " -> ".join(first["ops"]), params, alike, became,
                                     (f": {reason}", "dim")))
-    if len(groups) > INSTANCES_SHOWN:
-        console.print(Text(f"  and {len(groups) - INSTANCES_SHOWN} more groups (--json lists every instance)", style="dim"))
     if graph["dropout"]:
         left = "unknown" if graph["dropout_left"] is None else graph["dropout_left"]
         console.print(f"dropout: {len(graph['dropout'])} ops in the program, {left} left after optimisation", highlight=False)
@@ -215,7 +303,7 @@ def _counts(counts: dict[str, int], shown: int = 6) -> str:
     return text + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
 
-def _render_verification(verification: dict, console: Console) -> None:
+def _render_verification(verification: dict, summary: Digest, console: Console, detail: str) -> None:
     console.print()
     model = verification["model"]
     console.print(Text("Verification on the real predictor", style="bold underline"))
@@ -225,23 +313,23 @@ def _render_verification(verification: dict, console: Console) -> None:
         console.print(Text(verification["error"], style="bold magenta"))
     if verification["over_budget"] and verification["over_budget"] != verification["error"]:
         console.print(Text(f"over the budget: {verification['over_budget']}", style="yellow"))
-    for experiment in verification["experiments"]:
-        if experiment["status"] != "measured":
+    not_measured = [e for e in verification["experiments"] if e["status"] != "measured"]
+    if detail == "full":
+        for experiment in not_measured:
             console.print(Text(f"  {experiment['name']}: {experiment['status']} — {experiment['reason']}", style="dim"))
+    elif not_measured:
+        console.print(Text(f"  not measured: {', '.join(e['name'] for e in not_measured)} (-v says why)", style="dim"))
+    for row in summary.shape_latencies:
+        p50 = "; ".join(f"{label} {_number(ms)} ms" for label, ms in row.p50_ms.items())
+        console.print(f"  p50 on {row.shapes}: {p50}", highlight=False)
     recommendation = verification["recommendation"]
-    if not recommendation:
-        return
-    console.print()
-    console.print(Text("Recommended configuration", style="bold underline"))
-    for step in recommendation["steps"]:
-        console.print(f"  • {step}", highlight=False)
-    comparison = recommendation["comparison"]
-    if comparison:
-        console.print(Text.assemble(("measured as a whole: ", "bold"), _speed(comparison["ratio"]),
-                                    f" than the service's configuration (speed ratio {comparison['confidence']:.0%} CI "
-                                    f"{comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}, "
-                                    f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — {comparison['verdict']}"))
-    console.print(Text(recommendation["snippet"], style="cyan"))
+    if recommendation and summary.shape_latencies:
+        console.print(f"  p50 over the mix: baseline {_number(recommendation['baseline']['p50'])} ms; "
+                      f"recommended {_number(recommendation['recommended']['p50'])} ms", highlight=False)
+    if recommendation and detail == "full":
+        console.print(Text("how the recommended configuration was found:", style="bold"))
+        for step in recommendation["steps"]:
+            console.print(f"  • {step}", highlight=False)
 
 
 def _render_layouts(report: Report, console: Console) -> None:
@@ -282,18 +370,6 @@ def _render_layouts(report: Report, console: Console) -> None:
 
 def _number(value: float | None) -> str:
     return f"{value:.1f}" if value is not None else "-"
-
-
-def _summary(report: Report) -> Text:
-    counts = report.summary.counts
-    words = [f"{counts.get(key, 0)} {name}" for key, name in
-             (("fail", "failed"), ("warn", "warnings"), ("error", "errors"), ("pass", "passed"), ("skip", "skipped"))]
-    text = Text(", ".join(words))
-    if report.summary.ignored:
-        text.append(f"; ignored {', '.join(report.summary.ignored)}")
-    verdict = "problems" if report.exit_code else "nothing"
-    text.append(f" — {verdict} at or above '{report.fail_on}' (exit {report.exit_code})", style="bold")
-    return text
 
 
 def _bytes(value: int | None) -> str:

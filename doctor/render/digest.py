@@ -1,0 +1,203 @@
+"""What a person reads first, built once from the Report for the text, Markdown and HTML reports:
+the verdict, the problems ranked by what fixing them measured, the recommended configuration and
+the model's inputs as measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..findings import Status
+from ..report import Report, ReportFinding
+
+TOP_PROBLEMS = 5
+STATUS_LABEL = {"fail": "✗ FAIL", "warn": "! WARN", "error": "? ERROR", "pass": "✓ pass", "skip": "- skip"}
+ENFORCED_WHY = "moved there whatever the measurement said"
+
+
+@dataclass
+class Problem:
+    """A finding that needs attention, with what the measurement of its fix said (``gain``: speed
+    ratio of the fixed configuration over the service's; None when nothing was measured faster)."""
+
+    finding: ReportFinding
+    gain: float | None
+    headline: str
+
+
+@dataclass
+class ShapeLatency:
+    """One measured set of input shapes, with the p50 of each arm measured on it."""
+
+    shapes: str
+    p50_ms: dict[str, float | None]
+
+
+@dataclass
+class InputView:
+    """One model input: dtype, declared shape (``?`` marks a dynamic dimension), the shapes fed and why."""
+
+    name: str
+    dtype: str
+    declared: str
+    shapes: list[str]
+    chosen_by: str
+    how_to_change: str
+
+
+@dataclass
+class RecommendationView:
+    headline: str
+    snippet: str
+    steps: list[str]
+    enforced: list[str]
+
+
+@dataclass
+class Digest:
+    verdict: str
+    problems: list[Problem]
+    recommendation: RecommendationView | None
+    inputs: list[InputView]
+    shape_latencies: list[ShapeLatency]
+
+    @property
+    def top(self) -> list[Problem]:
+        return self.problems[:TOP_PROBLEMS]
+
+
+def digest(report: Report) -> Digest:
+    problems = [_problem(f) for f in report.findings if Status(f.status).is_problem]
+    problems.sort(key=lambda p: (p.gain is None, -(p.gain or 0.0), _severity_order(p.finding.severity), p.finding.rule_id))
+    verification = report.verification or {}
+    recommendation = verification.get("recommendation")
+    model = verification.get("model")
+    inputs = [_input_view(item) for item in model["inputs"].values()] if model else []
+    return Digest(verdict_line(report), problems, _recommendation_view(recommendation) if recommendation else None,
+                  inputs, shape_latencies(model, recommendation) if model and recommendation else [])
+
+
+def verdict_line(report: Report) -> str:
+    counts = report.summary.counts
+    words = [f"{counts.get(key, 0)} {name}" for key, name in
+             (("fail", "failed"), ("warn", "warnings"), ("error", "errors"), ("pass", "passed"), ("skip", "skipped"))]
+    ignored = f"; ignored {', '.join(report.summary.ignored)}" if report.summary.ignored else ""
+    verdict = "problems" if report.exit_code else "nothing"
+    return f"{', '.join(words)}{ignored} — {verdict} at or above '{report.fail_on}' (exit {report.exit_code})"
+
+
+def speed(ratio: float) -> str:
+    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+
+
+def best_comparison(measurement: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The comparison that says most for a finding: the recommendation's, else the fastest candidate of its experiment."""
+    if not measurement:
+        return None
+    if "snippet" in measurement:
+        return measurement["comparison"]
+    if measurement.get("status") != "measured" or not measurement["comparisons"]:
+        return None
+    return max(measurement["comparisons"], key=lambda c: c["ratio"])
+
+
+def _problem(finding: ReportFinding) -> Problem:
+    comparison = best_comparison(finding.verification)
+    verdict = f" ({finding.verdict})" if finding.verdict else ""
+    if comparison is None:
+        reason = "not measured" if not finding.experiment else f"not measured (experiment '{finding.experiment}')"
+        return Problem(finding, None, f"{finding.title}: {reason}")
+    ratio = comparison["ratio"]
+    if comparison["verdict"] == "improved":
+        return Problem(finding, ratio, f"{finding.title}: {speed(1 / ratio)} than fixed, measured{verdict}")
+    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison['candidate']}: {speed(ratio)}, "
+                                  f"{finding.verdict or comparison['verdict']})")
+
+
+def _severity_order(severity: str) -> int:
+    return {"error": 0, "warning": 1, "info": 2}.get(severity, 3)
+
+
+def _recommendation_view(recommendation: dict[str, Any]) -> RecommendationView:
+    comparison = recommendation["comparison"]
+    if comparison:
+        headline = (f"{speed(comparison['ratio'])} than the service's configuration, measured as a whole "
+                    f"({comparison['confidence']:.0%} CI {comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}; "
+                    f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — "
+                    f"{comparison['verdict']}")
+    else:
+        headline = "not measured as a whole"
+    return RecommendationView(headline, recommendation["snippet"], recommendation["steps"], recommendation.get("enforced", []))
+
+
+def dims(shape: list[int]) -> str:
+    return "x".join("?" if dim == -1 else str(dim) for dim in shape) or "scalar"
+
+
+def _input_view(item: dict[str, Any]) -> InputView:
+    declared = dims(item["declared"])
+    dynamic = [str(axis) for axis, dim in enumerate(item["declared"]) if dim == -1]
+    if dynamic:
+        declared += f" (dynamic: dim {', '.join(dynamic)})"
+    shapes = [dims(shape) for shape in item["shapes"]]
+    how = f"--shape {item['name']}:DIMS (repeat it for a set of shapes) or --inputs FILE.npz|FOLDER"
+    return InputView(item["name"], item["dtype"], declared, shapes, item["chosen_by"], how)
+
+
+def shape_latencies(model: dict[str, Any], recommendation: dict[str, Any]) -> list[ShapeLatency]:
+    """With several samples: each sample's shapes with the p50 the baseline and the recommendation
+    measured on it (``sample_p50[i]`` belongs to ``shapes[i]`` of every input)."""
+    arms = {arm["label"]: arm for arm in (recommendation["baseline"], recommendation["recommended"])}
+    count = max((len(arm["sample_p50"] or []) for arm in arms.values()), default=0)
+    if count < 2:
+        return []
+    rows = []
+    for index in range(count):
+        shapes = ", ".join(f"{name} {dims(item['shapes'][index])}" for name, item in model["inputs"].items()
+                           if index < len(item["shapes"]))
+        rows.append(ShapeLatency(shapes, {label: (arm["sample_p50"] or [None] * count)[index] for label, arm in arms.items()}))
+    return rows
+
+
+def measured_experiments(report: Report) -> list[dict[str, Any]]:
+    """Every experiment that measured something, once each, in the order the findings name them."""
+    found: dict[str, dict[str, Any]] = {}
+    for finding in report.findings:
+        measurement = finding.verification
+        if measurement and measurement.get("status") == "measured" and measurement["arms"]:
+            found.setdefault(measurement["name"], measurement)
+    return list(found.values())
+
+
+def collapsed_areas(report: Report) -> list[tuple[str, dict[str, list[str]]]]:
+    """Each area's title with the rule ids that passed and were skipped there."""
+    areas = []
+    for area in dict.fromkeys(f.area for f in report.findings):
+        ids = {status: [f.rule_id for f in report.findings if f.area == area and f.status == status] for status in ("pass", "skip")}
+        if any(ids.values()):
+            areas.append((report.areas.get(area, area), ids))
+    return areas
+
+
+PROBLEM_COLUMNS = ("status", "rule", "severity", "verdict", "what fixing it measured")
+INPUT_COLUMNS = ("input", "dtype", "declared (? dynamic)", "measured", "chosen by", "change with")
+
+
+Table = tuple[str, tuple[str, ...], list[tuple[str, ...]]]  # title, columns, rows
+
+
+def problem_table(summary: Digest) -> Table:
+    return ("Problems, ranked by measured gain", PROBLEM_COLUMNS,
+            [(STATUS_LABEL[p.finding.status], p.finding.rule_id, p.finding.severity, p.finding.verdict or "-", p.headline)
+             for p in summary.problems])
+
+
+def input_tables(summary: Digest) -> list[Table]:
+    """The model's inputs and, with several samples, the p50 on each; empty tables left out."""
+    inputs = [(v.name, v.dtype, v.declared, ", ".join(v.shapes), v.chosen_by, v.how_to_change) for v in summary.inputs]
+    labels = list(summary.shape_latencies[0].p50_ms) if summary.shape_latencies else []
+    shapes = [(row.shapes, *("-" if row.p50_ms[label] is None else f"{row.p50_ms[label]:.2f}" for label in labels))
+              for row in summary.shape_latencies]
+    found = [("Model inputs", INPUT_COLUMNS, inputs),
+             ("p50 per measured shape (the recommendation's p50 is over the mix)", ("shapes", *(f"{label} p50 ms" for label in labels)), shapes)]
+    return [table for table in found if table[2]]

@@ -1,0 +1,131 @@
+"""The report as one self-contained HTML page: the summary, the problems with their fix code and
+copy buttons, and charts drawn from the measurements (inline SVG: nothing is fetched when viewed)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from ..report import Report, ReportFinding
+from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
+from .page import html_page, html_table
+from .svg import Bar, Point, RangeRow, bar_chart, range_chart, scatter_chart
+from .text import measurement_lines
+
+STYLE = ("pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre}.code{position:relative}"
+         ".copy{position:absolute;top:.3em;right:.3em}.fail{color:#b00}.warn{color:#a60}.error{color:#909}"
+         "figure{margin:1em 0}figcaption{font-size:.9em;color:#444}")
+COPY_SCRIPT = ("document.querySelectorAll('button.copy').forEach(function(button){button.addEventListener('click',function(){"
+               "var code=button.parentNode.querySelector('code').textContent;"
+               "if(navigator.clipboard){navigator.clipboard.writeText(code).then(function(){button.textContent='copied';},"
+               "function(){button.textContent='select and copy';});}});});")
+
+
+def render_html(report: Report) -> str:
+    summary = digest(report)
+    title = f"paddle-doctor {report.tool['version']}"
+    body = [f"<h1>{html.escape(title)}</h1>", f"<p><strong>{html.escape(summary.verdict)}</strong></p>"]
+    if summary.problems:
+        body += _table(problem_table(summary))
+    recommendation = summary.recommendation
+    if recommendation:
+        body += ["<h2>Recommended configuration</h2>", f"<p>{html.escape(recommendation.headline)}</p>"]
+        if recommendation.enforced:
+            body.append(f"<p>Enforced: {html.escape(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).</p>")
+        body.append(code_block(recommendation.snippet))
+        body.append("<ul>" + "".join(f"<li>{html.escape(step)}</li>" for step in recommendation.steps) + "</ul>")
+    for table in input_tables(summary):
+        body += _table(table)
+    body += _charts(report)
+    if summary.problems:
+        body.append("<h2>Problems</h2>")
+        body += [_finding(problem.finding) for problem in summary.problems]
+    areas = collapsed_areas(report)
+    if areas:
+        body.append("<h2>Passed and skipped</h2><ul>")
+        body += [f"<li><strong>{html.escape(title)}</strong>: "
+                 + html.escape("; ".join(f"{STATUS_LABEL[status]} {' '.join(ids)}" for status, ids in ids.items() if ids)) + "</li>"
+                 for title, ids in areas]
+        body.append("</ul>")
+    return html_page(title, body, STYLE, COPY_SCRIPT)
+
+
+def code_block(code: str) -> str:
+    """Code with a button that copies exactly its text."""
+    return (f'<div class="code"><button class="copy" type="button">copy</button>'
+            f"<pre><code>{html.escape(code.rstrip(chr(10)))}</code></pre></div>")
+
+
+def _table(table: Table) -> list[str]:
+    title, columns, rows = table
+    return [f"<h2>{html.escape(title)}</h2>", html_table(columns, rows)]
+
+
+def _finding(finding: ReportFinding) -> str:
+    label = STATUS_LABEL[finding.status]
+    verdict = f" [{finding.verdict}]" if finding.verdict else ""
+    parts = [f'<h3 class="{finding.status}">{html.escape(f"{label} {finding.rule_id}: {finding.title}{verdict}")}</h3>',
+             f"<p>{html.escape(finding.message)}</p>"]
+    if finding.status != "error":
+        parts.append(f"<p><strong>Fix:</strong> {html.escape(finding.fix.text)}</p>")
+        for change in finding.fix.changes:
+            parts += [f"<p>{html.escape(change['kind'])}:</p>", code_block(change["code"])]
+    if finding.verification and "arms" in finding.verification:
+        parts += [f"<p>{html.escape(line.plain)}</p>" for line in measurement_lines(finding.verification)]
+    if finding.docs_link:
+        parts.append(f'<p>More: <code>{html.escape(finding.explain)}</code> · '
+                     f'<a href="{html.escape(finding.docs_link)}">{html.escape(finding.docs_link)}</a></p>')
+    return "\n".join(parts)
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
+
+
+def _charts(report: Report) -> list[str]:
+    """Latency (p50 dot, p90 tick, whisker to p99) and speed-ratio CIs of every measured experiment and
+    the recommendation; the threads sweep; the fusion coverage; the serving layouts."""
+    figures = []
+    recommendation = (report.verification or {}).get("recommendation")
+    if recommendation:
+        arms = [recommendation["baseline"], recommendation["recommended"]]
+        figures.append(_figure(range_chart("recommendation latency", [_latency_row(arm) for arm in arms if arm["p50"]], "ms"),
+                               "Latency of the service's configuration and the recommended one: dot p50, tick p90, whisker to p99"))
+    for experiment in measured_experiments(report):
+        if experiment["name"] == "layouts":
+            figures.append(_layouts_figure(experiment))
+            continue
+        rows = [_latency_row(arm) for arm in experiment["arms"] if arm["p50"]]
+        if rows:
+            figures.append(_figure(range_chart(f"{experiment['name']} latency", rows, "ms"),
+                                   f"{experiment['name']}: latency per arm, measured in interleaved rounds "
+                                   f"(dot p50, tick p90, whisker to p99)"))
+        if experiment["comparisons"]:
+            ratios = [RangeRow(c["candidate"], c["ci_low"], c["ratio"], c["ci_high"],
+                               note=f"{c['ratio']:.2f} ({c['ci_low']:.2f}-{c['ci_high']:.2f}), {c['rounds']} rounds, {c['verdict']}")
+                      for c in experiment["comparisons"]]
+            figures.append(_figure(range_chart(f"{experiment['name']} speed ratio", ratios, "x", reference=1.0),
+                                   f"{experiment['name']}: speed ratio over the baseline with its confidence interval "
+                                   f"(right of the dashed line is faster)"))
+        if experiment["name"] == "threads":
+            bars = [Bar(f"{arm['config'].get('threads')} threads ({arm['label']})", arm["p50"], f"{arm['p50']:.2f} ms")
+                    for arm in experiment["arms"] if arm["p50"]]
+            figures.append(_figure(bar_chart("threads sweep", bars, "ms"), "Threads sweep: p50 latency per thread count"))
+    graph = report.graph
+    if graph and graph.get("coverage"):
+        bars = [Bar(row["title"], (row["coverage"] or 0.0) * 100, f"{row['fused']}/{row['fusible']} fused") for row in graph["coverage"]]
+        figures.append(_figure(bar_chart("fusion coverage", bars, "%", top=100.0), "Fusion coverage per pattern"))
+    return ["<h2>Measurements</h2>", *figures] if figures else []
+
+
+def _latency_row(arm: dict[str, Any]) -> RangeRow:
+    p90, p99 = arm["p90"] or arm["p50"], arm["p99"] or arm["p50"]
+    return RangeRow(arm["label"], arm["p50"], arm["p50"], p99, [p90],
+                    note=f"p50 {arm['p50']:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm['runs']} runs")
+
+
+def _layouts_figure(experiment: dict[str, Any]) -> str:
+    points = [Point(arm["label"], arm["throughput_rps"], arm["p99"]) for arm in experiment["arms"]
+              if arm["throughput_rps"] is not None and arm["p99"] is not None]
+    return _figure(scatter_chart("serving layouts", points, "req/s", "p99 ms"),
+                   "Serving layouts under load: throughput (right is better) against p99 latency (lower is better)")

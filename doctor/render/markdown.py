@@ -1,0 +1,53 @@
+"""The report as GitHub-flavoured Markdown, for $GITHUB_STEP_SUMMARY or a GitLab job summary: the
+summary and the problems, with tables and the fix code in fenced blocks."""
+
+from __future__ import annotations
+
+import re
+
+from ..report import Report
+from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, problem_table
+from .page import markdown_table
+
+def render_markdown(report: Report) -> str:
+    summary = digest(report)
+    lines = [f"# paddle-doctor {report.tool['version']}", "", f"**{summary.verdict}**", ""]
+    if summary.problems:
+        lines += _table(problem_table(summary))
+    if summary.recommendation:
+        recommendation = summary.recommendation
+        lines += ["## Recommended configuration", "", recommendation.headline, ""]
+        if recommendation.enforced:
+            lines += [f"Enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY}).", ""]
+        lines += [*fenced(recommendation.snippet, "python"), ""]
+        lines += [f"- {step}" for step in recommendation.steps] + [""]
+    for table in input_tables(summary):
+        lines += _table(table)
+    for problem in summary.problems:
+        finding = problem.finding
+        lines += [f"### {STATUS_LABEL[finding.status]} {finding.rule_id}: {finding.title}", "", finding.message, ""]
+        if finding.status != "error":
+            lines += [f"**Fix:** {finding.fix.text}", ""]
+            for change in finding.fix.changes:
+                lines += [*fenced(change["code"], change["kind"]), ""]
+        if finding.docs_link:
+            lines += [f"More: `{finding.explain}` · [{finding.rule_id}]({finding.docs_link})", ""]
+    areas = collapsed_areas(report)
+    if areas:
+        lines += ["## Passed and skipped", ""]
+        lines += [f"- **{title}**: " + "; ".join(f"{STATUS_LABEL[status]} {' '.join(ids)}" for status, ids in ids.items() if ids)
+                  for title, ids in areas]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def fenced(code: str, language: str) -> list[str]:
+    """A fenced code block long enough that no backtick run in the code closes it."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{language}", code.rstrip("\n"), fence]
+
+
+def _table(table: Table) -> list[str]:
+    title, columns, rows = table
+    return [f"## {title}", "", *markdown_table(columns, rows), ""]

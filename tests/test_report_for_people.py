@@ -1,0 +1,217 @@
+"""The report a person reads first: summary on top, code that survives copy-paste, Markdown for CI
+job summaries, a self-contained HTML page with charts that renders in a real browser, and a
+progress display on the terminal. One real measurement of the misconfigured CNN (8 threads,
+oneDNN off, as `paddle-doctor demo`) is recorded once and rendered in every format."""
+
+import json
+import os
+import pty
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from conftest import report_json, run_doctor
+
+SUMMARY_LINES, MAX_LINES = 25, 120
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """Facts of one measurement of the misconfigured CNN, and the JSON report of them."""
+    from paddle_doctor.modelzoo import build_model
+
+    root = tmp_path_factory.mktemp("people")
+    model = build_model("cnn", "pir", root / "cnn")
+    facts = root / "facts.json"
+    result = run_doctor("facts", "--model", str(model), "--pid", "none", "--threads", "8", "--no-onednn",
+                        "--budget", "16", "--output", str(facts), timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = report_json(run_doctor("--facts", str(facts), "--json"))
+    return facts, report
+
+
+def text_report(facts, *args, columns="80"):
+    result = run_doctor("--facts", str(facts), *args, env={"COLUMNS": columns})
+    assert result.returncode == 1, result.stderr
+    return result.stdout
+
+
+def test_the_default_report_starts_with_a_measured_gain_and_fits_120_lines(recorded):
+    facts, report = recorded
+    lines = text_report(facts).splitlines()
+    assert len(lines) <= MAX_LINES, "\n".join(lines)
+    summary = "\n".join(lines[:SUMMARY_LINES])
+    assert "PD-CPU-004" in summary and "slower than fixed, measured" in summary, summary
+    assert "Recommended configuration" in summary and "import paddle.inference as paddle_infer" in summary
+    assert lines[-1].endswith("(exit 1)")
+
+
+def test_problems_are_ranked_by_measured_gain(recorded):
+    facts, report = recorded
+    summary = text_report(facts, "-q", columns="200").splitlines()
+    ranked = [line.split()[2] for line in summary if line.startswith("✗ FAIL")]
+    assert ranked[0] == "PD-CPU-004", summary  # oneDNN: the one fix measured several times faster
+    assert set(ranked) == {f["rule_id"] for f in report["findings"] if f["status"] == "fail"}
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_the_snippet_is_printed_byte_for_byte_as_in_the_json(recorded, columns):
+    facts, report = recorded
+    snippet = report["verification"]["recommendation"]["snippet"]
+    assert len(max(snippet.splitlines(), key=len)) > 80  # the Config line with the model's paths is long
+    for args in ((), ("-q",), ("-v",)):
+        assert "\n" + snippet in text_report(facts, *args, columns=columns)
+
+
+def test_fix_code_is_never_wrapped_nor_indented(recorded):
+    facts, report = recorded
+    out = text_report(facts, "-v", columns="40")
+    for finding in report["findings"]:
+        if finding["status"] == "fail":
+            for change in finding["fix"]["changes"]:
+                assert "\n" + change["code"].rstrip("\n") + "\n" in out
+
+
+def test_the_snippet_pasted_from_an_80_column_terminal_runs(recorded, tmp_path):
+    facts, report = recorded
+    lines = text_report(facts).splitlines()
+    first = lines.index("import paddle.inference as paddle_infer")
+    last = next(i for i in range(first, len(lines)) if lines[i].startswith("predictor = "))
+    pasted = tmp_path / "service.py"
+    pasted.write_text("\n".join(lines[first:last + 1]) + "\nprint(predictor.get_input_names())\n")
+    result = subprocess.run([sys.executable, str(pasted)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert list(report["verification"]["model"]["inputs"]) == json.loads(result.stdout.strip().splitlines()[-1].replace("'", '"'))
+
+
+def test_each_input_verdict_and_enforced_rule_is_shown(recorded):
+    facts, report = recorded
+    out = " ".join(text_report(facts, columns="200").split())
+    (image,) = report["verification"]["model"]["inputs"].values()
+    assert f"input {image['name']}: {image['dtype']}, declared ?x3x224x224 (dynamic: dim 0); measured 1x3x224x224" in out
+    assert f"chosen by {image['chosen_by']}" in out and f"--shape {image['name']}:DIMS" in out and "--inputs" in out
+    assert "enforced: PD-CPU-010" in out
+    verdicts = {f["rule_id"]: f["verdict"] for f in report["findings"] if f["verdict"]}
+    assert verdicts and all(f"{rule_id} " in out and f"[{verdict}]" in out for rule_id, verdict in verdicts.items())
+
+
+def test_quiet_is_the_summary_and_verbose_shows_every_check(recorded):
+    facts, report = recorded
+    quiet, default, verbose = (text_report(facts, *args, columns="200") for args in (("-q",), (), ("-v",)))
+    assert "PD-PADDLE-001" not in quiet and len(quiet.splitlines()) <= SUMMARY_LINES
+    assert "✓ pass PD-PADDLE-001..003" in default
+    passed = next(f for f in report["findings"] if f["rule_id"] == "PD-PADDLE-001")
+    assert f"✓ pass  PD-PADDLE-001 {passed['severity']} {passed['message']}" in verbose
+    assert len(verbose.splitlines()) > len(default.splitlines()) > len(quiet.splitlines())
+
+
+def test_several_shapes_show_the_p50_of_each_next_to_the_mix(recorded, tmp_path):
+    facts, _ = recorded
+    data = json.loads(facts.read_text())
+    verification = data["verification"]
+    verification["model"]["inputs"]["image"]["shapes"] = [[1, 3, 224, 224], [4, 3, 224, 224]]
+    verification["recommendation"]["baseline"]["sample_p50"] = [11.5, 40.25]
+    verification["recommendation"]["recommended"]["sample_p50"] = [2.5, 9.75]
+    several = tmp_path / "facts.json"
+    several.write_text(json.dumps(data))
+    out = text_report(several, columns="200")
+    assert "measured 1x3x224x224, 4x3x224x224" in out
+    assert "p50 on image 4x3x224x224: baseline 40.2 ms; recommended 9.8 ms" in out
+    assert "p50 over the mix: baseline" in out
+    markdown = run_doctor("--facts", str(several), "--format", "markdown").stdout
+    assert "| image 4x3x224x224 | 40.25 | 9.75 |" in markdown
+
+
+def test_markdown_is_a_job_summary_with_a_table_and_the_exact_snippet(recorded):
+    facts, report = recorded
+    result = run_doctor("--facts", str(facts), "--format", "markdown")
+    assert result.returncode == 1, result.stderr
+    markdown = result.stdout
+    assert markdown.startswith("# paddle-doctor ") and "| status | rule | severity | verdict | what fixing it measured |" in markdown
+    snippet = report["verification"]["recommendation"]["snippet"]
+    assert f"```python\n{snippet}```" in markdown
+    failing = [f["rule_id"] for f in report["findings"] if f["status"] == "fail"]
+    assert all(f"| ✗ FAIL | {rule_id} |" in markdown for rule_id in failing)
+    assert run_doctor("--facts", str(facts), "--format", "markdown").stdout == markdown
+
+
+def test_html_is_one_self_contained_page_with_charts(recorded, tmp_path):
+    facts, report = recorded
+    page = tmp_path / "report.html"
+    result = run_doctor("--facts", str(facts), "--format", "html", "--output", str(page))
+    assert result.returncode == 1 and "wrote the html report" in result.stderr
+    html = page.read_text()
+    assert "<script src" not in html and "<link" not in html and "url(" not in html
+    assert html.count("<svg") >= 4 and "recommendation latency" in html and "threads sweep" in html
+    assert "fusion coverage" in html and 'class="copy"' in html
+    snippet = report["verification"]["recommendation"]["snippet"].rstrip("\n")
+    assert snippet.replace("'", "&#x27;") in html
+
+
+def png_colours(png: bytes) -> int:
+    """How many distinct bytes the decoded pixel rows of a PNG hold (1 or 2: a blank page)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    data, offset = b"", 8
+    while offset < len(png):
+        length, kind = struct.unpack(">I4s", png[offset:offset + 8])
+        if kind == b"IDAT":
+            data += png[offset + 8:offset + 8 + length]
+        offset += 12 + length
+    return len(set(zlib.decompress(data)))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
+def test_html_renders_in_headless_chromium_without_console_errors(recorded, tmp_path):
+    facts, _ = recorded
+    page = tmp_path / "report.html"
+    run_doctor("--facts", str(facts), "--format", "html", "--output", str(page))
+    shot = tmp_path / "shot.png"
+    browser = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
+               "--enable-logging=stderr", "--v=0"]
+    result = subprocess.run([*browser, f"--screenshot={shot}", "--window-size=1000,1600", page.as_uri()],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and shot.is_file(), result.stderr[-2000:]
+    assert "CONSOLE" not in result.stderr and "Uncaught" not in result.stderr, result.stderr[-2000:]
+    assert png_colours(shot.read_bytes()) > 16
+    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "recommendation latency" in dom and "<svg" in dom
+
+
+def test_progress_says_what_it_measures_and_the_budget_left_on_a_terminal(recorded, tmp_path):
+    from paddle_doctor.modelzoo import build_model
+
+    model = build_model("cnn", "pir", tmp_path / "cnn")
+    args = ["--model", str(model), "--pid", "none", "--budget", "4", "--threads", "2"]
+    assert "budget left" in _on_a_terminal(args)
+    assert "budget left" not in _on_a_terminal([*args, "--json"])
+
+
+def _on_a_terminal(args: list[str]) -> str:
+    """What the CLI writes to a pseudo-terminal, stdout and stderr together."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["COLUMNS"] = "120"
+        os.execv(sys.executable, [sys.executable, "-m", "paddle_doctor", *args])
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_budget_left_says_seconds_left_or_over():
+    from paddle_doctor.cli import budget_left
+
+    assert budget_left(12.2, 40) == "28 s of the 40 s budget left"
+    assert budget_left(43.0, 40) == "3 s over the 40 s budget"
