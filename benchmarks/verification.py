@@ -12,7 +12,9 @@ Targets (issue: prove each fix on the real predictor):
 
 The exhaustive sweep (threads 1..CPU budget x oneDNN on/off x IR optim on/off x fp32/bf16 where
 the CPU has bf16) runs as one interleaved race that also holds the baseline and the
-recommended configuration, so all p50s come from the same minutes of the same machine.
+recommended configuration, so all p50s come from the same minutes of the same machine. A bf16
+configuration whose outputs drift beyond --max-drift from FP32 is measured but is no candidate
+for "best": the doctor never recommends it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify import stats
 from paddle_doctor.verify.arms import baseline_arm, label, vary
-from paddle_doctor.verify.experiments import BF16_FLAGS
+from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs
 from paddle_doctor.verify.measure import Measurer, config_key
 from paddle_doctor.verify.model import worker_samples
 from paddle_doctor.verify.run import VerifyOptions, run_verification
@@ -64,6 +66,15 @@ def sweep_space(facts, baseline):
         yield vary(baseline, threads=threads, onednn=onednn, ir_optim=ir, precision=precision)
 
 
+def changes_outputs_of(session: WorkerSession, config: dict, max_drift: float) -> bool:
+    """A bf16 configuration whose outputs drift from its FP32 twin beyond --max-drift is never
+    recommended (the doctor's own rule), so it is no candidate for "best" either."""
+    if config["precision"] != "bf16":
+        return False
+    drift = session.request(60, cmd="drift", a=config_key(vary(config, precision="fp32")), b=config_key(config))
+    return changes_outputs(drift, max_drift)
+
+
 def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], workdir: Path, budget: float) -> tuple[float, float, float]:
     model = build_model(kind, fmt, workdir / f"{kind}-{fmt}")
     service = ServiceFacts(model=str(model), **service_settings)
@@ -80,9 +91,10 @@ def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], work
         configs = list(arms.values())
         measurer.race(("baseline", configs[0]), [(label(c, configs[0]), c) for c in configs[1:]], budget_s=60, what="sweep")
         p50 = {key: measurer.arm_result("", c).p50 for key, c in arms.items()}
+        admissible = [config_key(c) for c in sweep_space(facts, baseline) if not changes_outputs_of(session, c, verification.max_drift)]
     finally:
         session.close()
-    best_key = min((config_key(c) for c in sweep_space(facts, baseline)), key=lambda k: p50[k])
+    best_key = min(admissible, key=lambda k: p50[k])
     limit = cpu_budget(facts).threads_per_instance(1)
     fits = recommended["threads"] <= limit
     shown = {name: model_input.shapes for name, model_input in verification.model.inputs.items()}
