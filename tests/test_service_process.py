@@ -289,3 +289,18 @@ def test_with_no_flag_a_live_run_looks_for_the_service():
     assert process["status"] != "not_probed"
     if process["status"] == "probed":
         assert process["chosen_because"].startswith("the only process with Paddle mapped")
+
+
+def test_a_venv_python_started_from_the_path_is_the_interpreter_probed():
+    """``CMD ["python", "app.py"]`` with ``ENV PATH=/venv/bin:$PATH``: /proc/PID/exe is the base
+    interpreter, without the environment's Paddle; the PATH the service started with finds the venv's."""
+    venv_bin = os.path.dirname(sys.executable)
+    service = start("env_helper.py", {"PATH": f"{venv_bin}:{os.environ['PATH']}"}, argv=["python", str(SERVICES / "env_helper.py")])
+    try:
+        facts = json.loads(run_doctor("facts", "--pid", str(service.pid), "--no-gpu", timeout=180).stdout)
+    finally:
+        service.kill()
+        service.wait()
+    process = facts["service_process"]
+    assert process["interpreter"] == sys.executable and "PATH" in process["interpreter_source"]
+    assert facts["paddle"]["status"] == "ok" and facts["paddle"]["python"] == sys.executable

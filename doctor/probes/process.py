@@ -140,12 +140,13 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     denied: list[str] = []
     argv = _read(ctx, f"{proc}/cmdline").split("\0")
     exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
-    if exe is not None:
-        facts.interpreter, facts.interpreter_source = _interpreter(ctx, proc, exe, argv[0])
     environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
+    variables = {}
     if environ is not None:
-        pairs = (entry.partition("=") for entry in environ.split("\0") if "=" in entry)
-        facts.environ, facts.environ_source = redact_environment({name: value for name, _, value in pairs}), f"{proc}/environ"
+        variables = {name: value for name, _, value in (entry.partition("=") for entry in environ.split("\0") if "=" in entry)}
+        facts.environ, facts.environ_source = redact_environment(variables), f"{proc}/environ"
+    if exe is not None:
+        facts.interpreter, facts.interpreter_source = _interpreter(ctx, proc, exe, argv[0], variables.get("PATH"))
     maps = _readable(denied, lambda: _read(ctx, f"{proc}/maps"), f"{proc}/maps")
     if maps is not None:
         facts.libraries, facts.libraries_source = mapped_libraries(maps), f"{proc}/maps"
@@ -161,13 +162,35 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
                         + (f" (uid {facts.uid})" if facts.uid is not None else ""))
 
 
-def _interpreter(ctx: ProbeContext, proc: str, exe: str, argv0: str) -> tuple[str, str]:
+def _interpreter(ctx: ProbeContext, proc: str, exe: str, argv0: str, search_path: str | None) -> tuple[str, str]:
     """The program the process runs. A virtual environment's ``python`` is a symbolic link that
     /proc/PID/exe resolves to the base interpreter, which lacks the environment's packages; the
-    command's first word, when it is an absolute path to the same file, keeps the environment."""
-    if argv0.startswith("/") and argv0 != exe and os.path.realpath(ctx.path(argv0)) == os.path.realpath(ctx.path(exe)):
-        return argv0, f"{proc}/cmdline"
+    command's first word keeps the environment: as an absolute path, relative to the process's
+    working directory, or found on the PATH the process was started with (``CMD ["python", ...]``
+    with ``ENV PATH=/venv/bin:$PATH``) — when it is the same file as /proc/PID/exe."""
+    candidates: list[tuple[str, str]] = []
+    if argv0.startswith("/"):
+        candidates.append((argv0, f"{proc}/cmdline"))
+    elif "/" in argv0:
+        cwd = _link(ctx, f"{proc}/cwd")
+        if cwd:
+            candidates.append((posixpath.normpath(posixpath.join(cwd, argv0)), f"{proc}/cmdline and {proc}/cwd"))
+    elif argv0 and search_path:
+        found = next((posixpath.join(folder, argv0) for folder in search_path.split(":")
+                      if folder.startswith("/") and os.path.exists(ctx.path(posixpath.join(folder, argv0)))), None)
+        if found:
+            candidates.append((found, f"{proc}/cmdline and the PATH in {proc}/environ"))
+    for path, source in candidates:
+        if path != exe and os.path.exists(ctx.path(path)) and os.path.realpath(ctx.path(path)) == os.path.realpath(ctx.path(exe)):
+            return path, source
     return exe, f"{proc}/exe"
+
+
+def _link(ctx: ProbeContext, path: str) -> str | None:
+    try:
+        return os.readlink(ctx.path(path))
+    except OSError:
+        return None
 
 
 def _read(ctx: ProbeContext, path: str) -> str:
