@@ -29,7 +29,7 @@ def check(facts: Facts) -> list[Finding]:
     per_instance = budget.threads_per_instance(instances)
     observed = f"{threads} threads ({source}) x {instances} instance{'s' if instances != 1 else ''} = {total}"
     evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
-                "threads": threads, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}
+                "threads": threads, "threads_set_by": source, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}
     # one thread per instance is the least a service can run: a quota below one CPU is PD-CPU-016's
     if total > budget.whole_cpus:
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",

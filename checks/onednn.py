@@ -20,7 +20,7 @@ def check(facts: Facts) -> list[Finding]:
     paddle, service = facts.paddle, facts.service
     if service.onednn is False:
         return [Finding(RULE, Status.FAIL, "the service turns oneDNN off (disable_mkldnn)",
-                        observed="oneDNN disabled in the service's Config (--no-onednn)", expected="config.enable_mkldnn()",
+                        observed=f"oneDNN disabled in the service's Config ({facts.said_by('onednn') or 'as the service says'})", expected="config.enable_mkldnn()",
                         proposal=TURN_ON)]
     if paddle.status != "ok":
         if service.onednn:

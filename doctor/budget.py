@@ -71,5 +71,5 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
 def service_threads(facts: Facts) -> tuple[int, str]:
     """Math threads per predictor and where that number comes from."""
     if facts.service.threads is not None:
-        return facts.service.threads, "--threads"
+        return facts.service.threads, facts.said_by("threads") or "the service's setting"
     return PADDLE_DEFAULT_THREADS, "Paddle's default (set_cpu_math_library_num_threads not called)"

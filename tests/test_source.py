@@ -263,6 +263,8 @@ def test_sarif_locates_the_disable_mkldnn_line_and_text_shows_file_colon_line():
     (location,) = results["PD-SRC-001"]["locations"]
     assert location["physicalLocation"]["region"]["startLine"] == 10
     assert location["physicalLocation"]["artifactLocation"]["uri"].endswith("/services/env_helper.py")
+    (threads,) = [s for s in json.loads(sarif.stdout)["runs"][0]["properties"]["service_settings"] if s["name"] == "threads"]
+    assert threads["value"] == 6 and threads["origin"] == "source" and "INFER_THREADS (default 6" in threads["detail"]
     text = run_doctor("--source", app, *NO_PROBES, env={"COLUMNS": "200"})  # -q is the summary alone
     assert "env_helper.py:10" in text.stdout
     assert "threads = 6" in text.stdout and "INFER_THREADS (default 6)" in text.stdout

@@ -451,6 +451,14 @@ class Facts:
     service_source: SourceFacts = field(default_factory=SourceFacts)
     service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
     service_origins: list[SettingOrigin] = field(default_factory=list)
+
+    def said_by(self, name: str) -> str | None:
+        """Where the service's value of setting ``name`` came from, for people: the flag, the
+        --config file, or the source line (with the variable and its default); None when not recorded."""
+        origin = next((o for o in self.service_origins if o.name == name and o.value is not None), None)
+        if origin is None:
+            return None
+        return f"--config {origin.detail}" if origin.origin == "config" else origin.detail
     issues: list[ProbeIssue] = field(default_factory=list)
 
     def issues_for(self, probe: str) -> list[ProbeIssue]:

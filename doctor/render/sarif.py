@@ -48,7 +48,10 @@ def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:
                 ],
             }
         ],
-        "properties": {"fail_on": report.fail_on},
+        # the service's settings and where each came from (flag, --config, a source line with its variable)
+        "properties": {"fail_on": report.fail_on,
+                       "service_settings": [{"name": s.name, "value": s.value, "origin": s.origin, "detail": s.detail}
+                                            for s in (report.service.settings if report.service else [])]},
     }
     document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
