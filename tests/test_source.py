@@ -145,6 +145,24 @@ def test_a_name_assigned_two_different_values_is_not_guessed(tmp_path):
     assert not threads.evaluated
 
 
+@pytest.mark.parametrize("rebinding", [
+    "N *= 4",
+    "for N in (2, 4):\n    pass",
+    "N, M = 4, 1",
+    "def setup(threads):\n    global N\n    N = threads\nsetup(8)",
+    "from settings import N",
+    "with open('x') as N:\n    pass",
+])
+def test_a_name_bound_another_way_is_not_guessed(tmp_path, rebinding):
+    """``N = 2`` then ``N *= 4``, a loop, unpacking, a ``global`` write in a function: the first value would be a guess."""
+    body = "\n".join(["from paddle import inference", "N = 2", rebinding, "config = inference.Config()",
+                      "config.set_cpu_math_library_num_threads(N)", ""])
+    path = tmp_path / "app.py"
+    path.write_text(body)
+    (threads,) = settings(read_source([str(path)]), "threads")
+    assert not threads.evaluated, rebinding
+
+
 def test_calls_on_objects_that_are_not_a_config_are_not_settings(tmp_path):
     path = write(tmp_path, """
         from paddle import inference

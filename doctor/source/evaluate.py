@@ -87,8 +87,12 @@ class Evaluator:
         return results[0] if all(result == results[0] for result in results) else UNKNOWN
 
     def _assigned(self, name: str, function: ast.AST | None) -> list[ast.expr]:
-        """Every value assigned to ``name`` directly in the function (or the module's top level)."""
+        """Every value assigned to ``name`` directly in the function (or the module's top level);
+        none when the name is also bound another way there (``+=``, a loop, unpacking, ``global``
+        in a function, an import...), which would make any of those values a guess."""
         scope = function or self.module.tree
+        if self._rebound_otherwise(name, function):
+            return []
         values = []
         for node in ast.walk(scope):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and self.module.enclosing_function(node) is function:
@@ -96,6 +100,32 @@ class Evaluator:
                 if any(isinstance(target, ast.Name) and target.id == name for target in targets) and node.value is not None:
                     values.append(node.value)
         return values
+
+    def _rebound_otherwise(self, name: str, function: ast.AST | None) -> bool:
+        for node in ast.walk(function or self.module.tree):
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return True
+            if self.module.enclosing_function(node) is not function:
+                continue
+            if isinstance(node, ast.AugAssign):
+                bound = [node.target]
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr)):
+                bound = [node.target]
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                bound = [item.optional_vars for item in node.items if item.optional_vars is not None]
+            elif isinstance(node, ast.Assign):
+                bound = [element for target in node.targets if isinstance(target, (ast.Tuple, ast.List)) for element in ast.walk(target)]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
+                    return True
+                continue
+            elif isinstance(node, ast.Delete):
+                bound = node.targets
+            else:
+                continue
+            if any(isinstance(target, ast.Name) and target.id == name for target in bound):
+                return True
+        return False
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
         sites = list(self.module.call_sites(function))
