@@ -11,6 +11,7 @@ from typing import Any
 
 from .facts import Facts, ServiceFacts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
 from .serde import DecodeError, from_data, load_yaml_file, to_data
+from .redact import REDACTED
 from .service import ServiceConfigError, service_from_data, validate_service
 
 FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
@@ -61,8 +62,12 @@ def _origin(name: str, settings: list[SourceSetting], environ_source: str | None
     unknown = [setting for setting in settings if not setting.evaluated]
     if unknown:
         first = unknown[0]
-        why = "os.cpu_count(), the host's CPUs (not the container's quota)" if first.host_cpu_count \
-            else "an expression the doctor cannot evaluate"
+        if first.host_cpu_count:
+            why = "os.cpu_count(), the host's CPUs (not the container's quota)"
+        elif first.env_var and first.env_live and REDACTED in first.env_live:
+            why = f"{first.env_var}, whose live value looks like a secret and was redacted"
+        else:
+            why = "an expression the doctor cannot evaluate"
         return SettingOrigin(name, None, "source", f"set at {first.location} from {why}: {first.code}")
     values = {repr(setting.value) for setting in settings}
     if len(values) > 1:
