@@ -280,7 +280,7 @@ def test_recorded_facts_replay_the_coverage_findings(models, tmp_path, report_sc
     assert found["PD-GRAPH-002"]["verification"]["name"] == "ir_optim"
     assert found["PD-GRAPH-003"]["status"] == "pass" and found["PD-GRAPH-003"]["evidence"]["coverage"] == 0.8
     assert first["graph"]["total"]["fused"] == 4 and first["graph"]["ir_optim_experiment"]["name"] == "ir_optim"
-    text = run_doctor("--facts", str(snapshot), env={"COLUMNS": "200"}).stdout
+    text = run_doctor("--facts", str(snapshot), "-v", env={"COLUMNS": "200"}).stdout  # the full table is in the verbose report
     assert "Graph fusion coverage" in text
     assert re.search(r"conv2d \+ batch_norm \(\+ activation\)\s+4\s+3\s+1\s+0\s+75%", text)
     assert re.search(r"all patterns\s+5\s+4\s+1\s+0\s+80%", text)

@@ -332,3 +332,45 @@ def test_outputs_changing_candidates_are_never_recommended():
     result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", vary(BASE, precision="bf16"))],
                               comparisons=[faster])
     assert best_improvement(result, 8) is None
+
+
+class RecordingMeasurer:
+    """Stands in for the worker when no time is left: the final race is recorded, not run."""
+
+    def __init__(self):
+        self.raced = []
+
+    def race(self, baseline, candidates, budget_s, what):
+        self.raced.append((baseline, candidates))
+        return [comparison(label, "improved", 3.0) for label, _ in candidates]
+
+    def arm_result(self, label, config):
+        from paddle_doctor.facts import ArmResult
+
+        return ArmResult(label, config)
+
+
+def test_with_no_time_left_the_search_adopts_what_was_measured_at_the_service_and_measures_the_whole():
+    """Busy machine: the experiments used the budget. The search starts within the CPU budget and,
+    with no time to re-measure in context, takes oneDNN on as measured at the service's
+    configuration; the final race still measures the whole recommendation against the service's."""
+    from paddle_doctor.facts import ArmResult, ExperimentResult
+    from factories import make_facts
+    from paddle_doctor.verify.experiments import Context
+    from paddle_doctor.verify.recommend import recommend
+
+    service = vary(BASE, threads=8, onednn=False)
+    facts = make_facts(quota=2, threads=8, onednn=False)
+    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", service), ArmResult("oneDNN on", vary(service, onednn=True))],
+                              comparisons=[comparison("oneDNN on", "improved", 6.5)])
+    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service), ArmResult("threads=1", vary(service, threads=1)),
+                                                            ArmResult("threads=2", vary(service, threads=2))],
+                               comparisons=[comparison("threads=1", "regressed", 0.8), comparison("threads=2", "undecided", 1.02)])
+    measurer = RecordingMeasurer()
+    ctx = Context(facts, measurer=measurer, baseline=service, inputs={}, max_drift=0.01, new_session=None)
+    recommendation = recommend(ctx, {"onednn": onednn, "threads": threads}, 0.0, "m/inference.json", "m/inference.pdiparams")
+    assert recommendation.config == vary(service, threads=2, onednn=True)
+    assert recommendation.enforced == ["PD-CPU-010"]
+    assert any("oneDNN on" in step and "no time was left" in step for step in recommendation.steps)
+    (_, base), [(_, final)] = measurer.raced[-1]
+    assert base == service and final == recommendation.config

@@ -36,10 +36,11 @@ def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
 
 
 def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonResult, Arm] | None:
-    """The fastest candidate measured faster, not changing outputs, and within the thread limit."""
+    """The fastest candidate measured faster, not changing outputs, and not moving threads above the limit."""
     configs = {arm.label: arm.config for arm in result.arms}
+    base_threads = configs["baseline"]["threads"]
     winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs
-               and configs[c.candidate]["threads"] <= limit]
+               and configs[c.candidate]["threads"] in (base_threads, *range(1, limit + 1))]
     if not winners:
         return None
     best = max(winners, key=lambda c: c.ratio)
@@ -67,6 +68,11 @@ def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit:
                    f"[{fastest.confidence:.0%} CI {fastest.ci_low:.2f}-{fastest.ci_high:.2f}]")
 
 
+def adopt(current: Arm, winner: Arm, measured_from: Arm) -> Arm:
+    """``current`` with the settings in which ``winner`` differs from the configuration it was measured against."""
+    return vary(current, **{key: value for key, value in winner.items() if measured_from.get(key) != value})
+
+
 def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: float, program: str, params: str | None) -> Recommendation:
     started = time.monotonic()
     baseline = ctx.baseline
@@ -80,11 +86,12 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         changed = False
         for index, name in enumerate(dimensions):
             context = (name, config_key(current))
-            if context in tried or time.monotonic() >= search_until:
+            if context in tried:
                 continue
             tried.add(context)
-            if current == baseline:
-                result = measured[name]
+            out_of_time = time.monotonic() >= search_until
+            if current == baseline or out_of_time:
+                result = measured[name]  # at the service's configuration; the final race measures the whole
             else:
                 candidates = candidates_for(name, ctx, current)
                 if not candidates:
@@ -95,9 +102,14 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                     attach_drift(ctx, result, current, candidates[0])
             found = best_improvement(result, limit)
             if found:
-                comparison, config = found
+                comparison, winner = found
+                config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
+                if config == current:
+                    continue
+                where = (" (measured at the service's configuration: no time was left to measure it in context)"
+                         if current != baseline and result is measured[name] else "")
                 steps.append(f"{label(config, current)}: {_speed(comparison)} "
-                             f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]")
+                             f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]{where}")
                 current, changed = config, True
         if not changed:
             break
