@@ -282,6 +282,8 @@ def check(**params: Any) -> None:
         facts = _collect(params)
     checks, load_failures = discover_checks()
     report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
+    if children.received():  # stopped by SIGTERM/SIGINT: the partial report says the exit code the doctor ends with
+        report.exit_code = EXIT_DOCTOR_FAILED
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")
     if params["as_json"] and output_format != "json":
         raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")

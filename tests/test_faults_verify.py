@@ -79,6 +79,7 @@ def test_a_stop_signal_while_measuring_prints_the_partial_report_and_leaves_no_p
     assert "Traceback" not in stderr
     report = json.loads(stdout)
     jsonschema.validate(report, report_schema)
+    assert report["exit_code"] == 2  # the report says what the doctor exits with
     verification = report["verification"]
     assert verification["error"].startswith(f"interrupted by {name}: measuring stopped during ")
     interrupted = [e for e in verification["experiments"] if e["status"] == "error"]
