@@ -20,8 +20,12 @@ def check(facts: Facts) -> list[Finding]:
     verification = facts.verification
     recommendation = verification.recommendation if verification else None
     if recommendation is None:
-        reason = verification.error if verification and verification.error else "measured with --model"
-        return [skipped(RULE, reason)]
+        if verification is None:
+            return [skipped(RULE, "measured with --model")]
+        if verification.load_failure is not None:
+            return [skipped(RULE, "the service's configuration does not load; see PD-CFG-002")]
+        # --model asked for a measurement and none could be made (budget, interruption): say so, never pass silently
+        return [Finding(RULE, Status.ERROR, f"no configuration could be measured: {verification.error or 'no recommendation was searched'}")]
     comparison = recommendation.comparison
     if comparison is not None and recommendation.enforced and comparison.verdict != "improved":
         return [passed(RULE, f"no configuration within {', '.join(recommendation.enforced)} measured faster than the service's: "
