@@ -24,7 +24,7 @@ def check(facts: Facts) -> list[Finding]:
             return [skipped(RULE, "measured with --model")]
         if verification.load_failure is not None:
             return [skipped(RULE, "the service's configuration does not load; see PD-CFG-002")]
-        # --model asked for a measurement and none could be made (budget, interruption): say so, never pass silently
+        # --model asked for a measurement and none could be made (budget, interruption): an error, never a silent pass
         return [Finding(RULE, Status.ERROR, f"no configuration could be measured: {verification.error or 'no recommendation was searched'}")]
     comparison = recommendation.comparison
     if comparison is not None and recommendation.enforced and comparison.verdict != "improved":
