@@ -319,7 +319,7 @@ def _settings(params: dict[str, Any], rulebook):
 
 def _check_output(path: str | None, kind: str) -> None:
     """Before any work: the file to write the ``kind`` to can be written (its missing folders are created)."""
-    if path:
+    if path is not None:
         check_writable(path, OutputError, kind)
 
 

@@ -136,6 +136,8 @@ def check_writable(path: str | Path, error: type[ValueError], kind: str) -> None
 
     Missing folders are created when written, so the nearest folder that exists must be writable.
     """
+    if not str(path).strip():
+        raise error(f"the file to write the {kind} to is an empty name; give a path (or, where it may, leave the option out for stdout)")
     target = Path(path)
     try:
         if target.is_dir():

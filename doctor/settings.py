@@ -11,6 +11,7 @@ A settings file is YAML::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,12 +47,17 @@ class Settings:
         ``source`` is the settings file, or None for --ignore."""
         known = list(known)
         for item in self.ignore:
+            where = f"{source}: ignore" if source else "--ignore"
             if not any(rule_id.startswith(item) for rule_id in known):
-                where = f"{source}: ignore" if source else "--ignore"
                 raise SettingsError(f"{where} {item!r} matches no rule id or id prefix; `paddle-doctor rules` lists them")
+            if not AREA_PREFIX.match(item):  # "P", "PD", "PD-": every rule, and CI would pass whatever it found
+                raise SettingsError(f"{where} {item!r} would ignore every rule; name a rule id or an area prefix such as PD-CPU")
         for rule_id in self.severity:
             if rule_id not in known:
                 raise SettingsError(f"{source}: severity {rule_id!r} is no rule id; `paddle-doctor rules` lists them")
+
+
+AREA_PREFIX = re.compile(r"^PD-[A-Z]+")
 
 
 def rule_ids(items: Iterable[str]) -> tuple[str, ...]:

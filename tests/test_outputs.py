@@ -35,6 +35,11 @@ def test_missing_folders_are_created_for_every_output(tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", WRITERS)
+def test_an_empty_name_is_refused_not_read_as_stdout(kind):
+    one_line_error(run_doctor(*WRITERS[kind]("")), f"the file to write the {kind} to is an empty name")
+
+
+@pytest.mark.parametrize("kind", WRITERS)
 def test_a_full_device_is_a_write_error(kind):
     one_line_error(run_doctor(*WRITERS[kind]("/dev/full")), "/dev/full", f"cannot write the {kind}", "No space left on device")
 

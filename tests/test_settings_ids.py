@@ -35,6 +35,14 @@ def test_an_ignore_that_matches_no_rule_is_a_usage_error(ignore):
     assert not result.stdout
 
 
+@pytest.mark.parametrize("ignore", ["P", "PD", "pd-"])
+def test_an_ignore_that_would_ignore_every_rule_is_a_usage_error(ignore):
+    """CI with ``--ignore "$PREFIX"`` must not pass whatever the doctor finds."""
+    result = doctor_exit("--ignore", ignore)
+    assert result.returncode == 2 and "would ignore every rule" in result.stderr and result.stderr.count("\n") == 1
+    assert doctor_exit("--ignore", "PD-GPU").returncode == 1  # an area still is a fine prefix
+
+
 @pytest.mark.parametrize("text, named", [
     ("ignore: [PD-GPU, PD-TYPO-001]\n", "'PD-TYPO-001'"),
     ("severity:\n  PD-CPU-999: info\n", "'PD-CPU-999'"),
