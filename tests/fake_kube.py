@@ -85,12 +85,14 @@ class FakeCluster:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def kubeconfig(self, path: Path) -> Path:
+    def kubeconfig(self, path: Path, namespace: str | None = None) -> Path:
+        """A kubeconfig for this server; its context names ``namespace`` when given."""
+        context = {"cluster": "fake", "user": "fake", **({"namespace": namespace} if namespace else {})}
         path.write_text(yaml.safe_dump({
             "apiVersion": "v1", "kind": "Config", "current-context": "fake",
             "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
             "users": [{"name": "fake", "user": {"token": TOKEN}}],
-            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}],
+            "contexts": [{"name": "fake", "context": context}],
         }))
         return path
 

@@ -140,17 +140,34 @@ def test_markdown_is_a_table_and_html_a_page(tmp_path, recorded):
     (lambda d: [str(d / "facts.json")], "facts.json: not a paddle-doctor report"),
     (lambda d: [str(d / "broken.json")], "broken.json: not JSON"),
     (lambda d: [], "no reports given"),
+    (lambda d: [str(d / "tool.json")], "tool.json: not a paddle-doctor report"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, setup, expected):
     empty = tmp_path / "empty"
     empty.mkdir()
     (tmp_path / "facts.json").write_text('{"schema_version": 1, "cpu": {}}')
     (tmp_path / "broken.json").write_text('{"schema_version": ')
+    (tmp_path / "tool.json").write_text('{"tool": "x", "schema_version": 1}')
     before = {path: path.read_bytes() for path in tmp_path.glob("*.json")}
     result = run_doctor("fleet", *setup(empty if expected.startswith("no *") else tmp_path))
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and expected in result.stderr and "Traceback" not in result.stderr
     assert {path: path.read_bytes() for path in tmp_path.glob("*.json")} == before
+
+
+def test_a_report_with_a_field_of_the_wrong_type_is_one_line(tmp_path, recorded):
+    odd = json.loads(recorded["pod-a"])
+    odd["host"]["cpu_budget"] = "two"
+    (tmp_path / "odd.json").write_text(json.dumps(odd))
+    result = run_doctor("fleet", str(tmp_path / "odd.json"))
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert "odd.json: not a complete paddle-doctor report" in result.stderr
+
+
+def test_a_report_named_twice_is_one_pod(tmp_path, recorded):
+    folder(tmp_path, recorded, "pod-a", "pod-c")
+    _, report = fleet_json(str(tmp_path), str(tmp_path), str(tmp_path / "pod-a.json"))
+    assert sorted(pod for group in report["groups"] for pod in group["pods"]) == ["pod-a", "pod-c"]
 
 
 def test_a_report_of_another_schema_version_is_refused(tmp_path, recorded):

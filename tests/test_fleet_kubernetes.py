@@ -84,6 +84,16 @@ def test_no_more_pods_than_parallel_are_exec_d_at_once(tmp_path):
     assert len(cluster.execs) == 4 and cluster.most_running == 2
 
 
+def test_the_namespace_defaults_to_the_kubeconfig_context_s(tmp_path, reports):
+    pods = [FakePod("ocr-a", reports["alike"], labels={"app": "ocr"})]
+    with FakeCluster(pods, namespace="serving") as cluster:
+        result = run_doctor("fleet", "--kubernetes", "-l", "app=ocr", "--json",
+                            "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig", namespace="serving")))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert [group["pods"] for group in json.loads(result.stdout)["groups"]] == [["ocr-a"]]
+    assert [pod for pod, _, _ in cluster.execs] == ["ocr-a"]
+
+
 @pytest.mark.parametrize("cluster_args, selector, expected", [
     ({"list_forbidden": True}, "app=ocr", "cannot list pods in namespace 'serving': 403 Forbidden; expected get/list on pods"),
     ({}, "app=nothing", "no pods match -l 'app=nothing' in namespace 'serving'"),

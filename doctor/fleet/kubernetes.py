@@ -18,7 +18,8 @@ from typing import Any
 from ..serde import write_text_atomically
 from .reports import FleetError, PodReport, Unreachable, Unreached, pod_report
 
-RBAC_HINT = "examples/kubernetes/fleet-rbac.yaml grants it"
+RBAC_HINT = "the Role in examples/kubernetes/fleet.yaml grants it"
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 HANDSHAKE_STATUS = re.compile(r"Handshake status (\d{3})")
 NOT_FOUND = ("executable file not found", "no such file or directory")
 ERROR_CHANNEL = 3
@@ -49,8 +50,8 @@ def collect_pods(collection: PodCollection) -> tuple[list[PodReport], list[Unrea
         from kubernetes.client.rest import ApiException
     except ImportError:
         raise FleetError("--kubernetes needs the kubernetes client; expected it installed: pip install 'paddle-doctor[k8s]'") from None
-    configuration = _configuration(collection)
-    namespace = collection.namespace or "default"
+    configuration, context_namespace = _configuration(collection)
+    namespace = collection.namespace or context_namespace or "default"
     try:
         pods = client.CoreV1Api(client.ApiClient(configuration)).list_namespaced_pod(
             namespace, label_selector=collection.selector, _request_timeout=collection.timeout_s).items
@@ -67,19 +68,28 @@ def collect_pods(collection: PodCollection) -> tuple[list[PodReport], list[Unrea
 
 
 def _configuration(collection: PodCollection):
+    """The client's configuration, and the namespace it names (the kubeconfig context's, or the
+    service account's in a pod), if any."""
     from kubernetes import client, config
 
     configuration = client.Configuration()
     try:
         if collection.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             config.load_incluster_config(client_configuration=configuration)
+            try:
+                namespace = open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8").read().strip() or None
+            except OSError:
+                namespace = None
         else:
             config.load_kube_config(config_file=collection.kubeconfig, context=collection.context,
                                     client_configuration=configuration)
+            contexts, active = config.list_kube_config_contexts(config_file=collection.kubeconfig)
+            chosen = next((c for c in contexts if c["name"] == collection.context), active) if collection.context else active
+            namespace = ((chosen or {}).get("context") or {}).get("namespace")
     except (config.ConfigException, OSError) as exc:
         raise FleetError(f"no usable Kubernetes configuration ({exc}); expected --kubeconfig FILE, $KUBECONFIG, "
                          "~/.kube/config, or a pod's service account") from None
-    return configuration
+    return configuration, namespace
 
 
 def _diagnose(configuration, namespace: str, pod, collection: PodCollection) -> PodReport | Unreached:

@@ -82,7 +82,8 @@ class Unreached:
 
 def pod_report(data: Any, pod: str, source: str, node: str | None = None) -> PodReport:
     """The parsed JSON of one report as a PodReport, or FleetError naming ``source`` and what is wrong."""
-    if not isinstance(data, dict) or data.get("tool", {}).get("name") != "paddle-doctor":
+    tool = data.get("tool") if isinstance(data, dict) else None
+    if not isinstance(tool, dict) or tool.get("name") != "paddle-doctor":
         raise FleetError(f"{source}: not a paddle-doctor report; {EXPECTED}")
     if data.get("schema_version") != SCHEMA_VERSION:
         raise FleetError(f"{source}: report schema_version is {data.get('schema_version')!r}, "
@@ -92,8 +93,8 @@ def pod_report(data: Any, pod: str, source: str, node: str | None = None) -> Pod
         profile = from_data(Profile, data["profile"], "profile") if data.get("profile") is not None else None
         findings = [PodFinding(f["rule_id"], f["status"], f["severity"], f["title"], f["message"]) for f in data["findings"]]
         facts = pod_facts(host, profile)
-    except (KeyError, TypeError, DecodeError) as exc:
-        what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+    except (KeyError, TypeError, AttributeError, ValueError, DecodeError) as exc:
+        what = f"missing {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
         raise FleetError(f"{source}: not a complete paddle-doctor report ({what}); {EXPECTED}") from None
     return PodReport(pod, node, source, facts, sorted(findings, key=lambda f: f.rule_id))
 
@@ -132,7 +133,8 @@ def report_files(paths: list[str]) -> list[Path]:
             files.append(path)
         else:
             raise FleetError(f"{given}: no such file or folder; expected reports from 'paddle-doctor --json'")
-    return files
+    unique = {file.resolve(): file for file in reversed(files)}  # a file named twice is one pod
+    return [file for file in files if unique.get(file.resolve()) is file]
 
 
 def read_reports(paths: list[str]) -> list[PodReport]:
