@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from paddle_doctor.budget import cpu_budget, service_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Proposal, Status, passed
+from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
@@ -23,6 +23,9 @@ def check(facts: Facts) -> list[Finding]:
     if budget is None or unreadable:
         reason = "; ".join(i.describe() for i in unreadable) or "no CPU count, cpuset or quota was found"
         return [Finding(rule, Status.ERROR, f"cannot establish the CPU budget: {reason}") for rule in (OVER, UNDER)]
+    unknown = facts.unknown_setting("threads")
+    if unknown:  # judging Paddle's default instead would be a guess
+        return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
     threads, source = service_threads(facts)
     instances = facts.service.instances
     total = threads * instances

@@ -1,6 +1,7 @@
 """--source: the service's Config settings read with ast, the lint rules on them, and the precedence
 flags > --config > source. Pure reading: nothing here imports or runs the service."""
 
+import os
 import json
 import textwrap
 
@@ -311,3 +312,29 @@ def test_a_missing_source_is_exit_2_with_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"paddle-doctor: error: --source {tmp_path / 'gone.py'}: no such file or folder; "
                                                   "expected the service's .py file or its folder"]
+
+
+def test_sarif_paths_resolve_from_the_repository_never_through_dot_dot(tmp_path):
+    """In CI the doctor runs at the repository's root: a source under it is a relative path code
+    scanning maps to the file; one outside it is an absolute file URI, never ``../app.py``."""
+    inside = run_doctor("--source", "tests/fixtures/services/env_helper.py", "--format", "sarif", *NO_PROBES)
+    (result,) = [r for r in json.loads(inside.stdout)["runs"][0]["results"] if r["ruleId"] == "PD-SRC-001"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "tests/fixtures/services/env_helper.py"
+    outside = tmp_path / "app.py"
+    outside.write_text((SERVICES / "env_helper.py").read_text())
+    far = run_doctor("--source", os.path.relpath(outside), "--format", "sarif", *NO_PROBES)
+    (result,) = [r for r in json.loads(far.stdout)["runs"][0]["results"] if r["ruleId"] == "PD-SRC-001"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == outside.resolve().as_uri()
+
+
+def test_threads_the_source_sets_from_an_unknown_value_are_not_judged_as_paddles_default(tmp_path):
+    app = tmp_path / "app.py"
+    app.write_text("import sys\nfrom paddle import inference\nconfig = inference.Config()\n"
+                   "config.set_cpu_math_library_num_threads(int(sys.argv[1]))\n")
+    report = report_json(run_doctor("--source", str(app), "--json", *NO_PROBES))
+    found = {f["rule_id"]: f for f in report["findings"]}
+    for rule in ("PD-CPU-010", "PD-CPU-011"):
+        assert found[rule]["status"] == "skip" and "thread count is not known: set at" in found[rule]["message"]
+    assert "app.py:4" in found["PD-CPU-010"]["message"] and "give --threads" in found["PD-CPU-010"]["message"]
+    flagged = report_json(run_doctor("--source", str(app), "--threads", "2", "--json", *NO_PROBES))
+    assert {f["rule_id"]: f for f in flagged["findings"]}["PD-CPU-010"]["status"] != "skip"  # a flag makes it known

@@ -452,6 +452,12 @@ class Facts:
     service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
     service_origins: list[SettingOrigin] = field(default_factory=list)
 
+    def unknown_setting(self, name: str) -> str | None:
+        """Why the service's value of ``name`` is not known although its source sets it (``set at
+        app.py:31 from an expression the doctor cannot evaluate``); None when known or not set."""
+        origin = next((o for o in self.service_origins if o.name == name), None)  # one per setting, the one that won
+        return origin.detail if origin is not None and origin.value is None else None
+
     def said_by(self, name: str) -> str | None:
         """Where the service's value of setting ``name`` came from, for people: the flag, the
         --config file, or the source line (with the variable and its default); None when not recorded."""

@@ -13,7 +13,7 @@ same bytes.
 from __future__ import annotations
 
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ..docs import FENCE_LANGUAGE, docs_link, is_absolute_url
@@ -109,7 +109,17 @@ def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
     return result
 
 
+def artifact_uri(file: str) -> str:
+    """A path under the working directory (the repository, in CI) relative to it, as code scanning
+    resolves it; any other path as an absolute file URI (never a ``../`` path nothing can resolve)."""
+    resolved = (Path.cwd() / file).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return resolved.as_uri()
+
+
 def _physical_location(location: SourceLocation) -> dict[str, Any]:
-    """A source line; a relative path stays relative (code scanning resolves it against the repository)."""
-    uri = Path(location.file).as_uri() if location.file.startswith("/") else PurePosixPath(location.file).as_posix()
+    """A source line, at a path code scanning can resolve."""
+    uri = artifact_uri(location.file)
     return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": max(location.line, 1)}}}
