@@ -34,6 +34,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import children
 from .paddle_home import paddle_child_env
 
 BUILDS = {"cnn": ("pir", "pdmodel"), "cnn_custom_op": ("pir",), "cnn_extra_consumer": ("pir",), "encoder": ("pir",),
@@ -50,10 +51,16 @@ def build_model(kind: str, fmt: str, out_dir: str | Path, python: str = sys.exec
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     env = dict(paddle_child_env(), FLAGS_enable_pir_api="1" if fmt == "pir" else "0", GLOG_minloglevel="2")
-    done = subprocess.run([python, "-m", "paddle_doctor.modelzoo", kind, fmt, str(out)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
-        raise RuntimeError(f"building the {kind} model failed: {done.stderr.strip().splitlines()[-1:]}")
+    builder = children.spawn([python, "-m", "paddle_doctor.modelzoo", kind, fmt, str(out)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = builder.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"building the {kind} model took longer than {timeout:g} s") from None
+    finally:
+        children.end(builder)  # killed with its process group on a stop signal, like every child
+    if builder.returncode != 0:
+        raise RuntimeError(f"building the {kind} model failed: {stderr.strip().splitlines()[-1:]}")
     return out
 
 
