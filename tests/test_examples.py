@@ -116,15 +116,20 @@ def test_ci_files_validate_against_their_schemas(path, schema, tmp_path):
 # ------------------------------------------------------------------ the commands in them are real
 
 
+SHELL_OPERATORS = ("||", "&&", ";", "|", ">", ">>")
+
+
 def shell_commands(text: str) -> list[list[str]]:
-    """paddle-doctor command lines in shell text (continuations joined, comments skipped)."""
+    """paddle-doctor command lines in shell text (continuations joined, comments skipped, up to a shell operator)."""
     found = []
     for line in text.replace("\\\n", " ").splitlines():
         if line.strip().startswith("#") or "paddle-doctor " not in line:
             continue
         words = shlex.split(line)
         if "paddle-doctor" in words:
-            found.append(words[words.index("paddle-doctor"):])
+            command = words[words.index("paddle-doctor"):]
+            end = next((i for i, word in enumerate(command) if word in SHELL_OPERATORS), len(command))
+            found.append(command[:end])
     return found
 
 
@@ -155,17 +160,24 @@ def test_commands_are_found_in_every_example():
     assert all(commands.values()), commands
     assert commands["entrypoint.sh"] == [["paddle-doctor", "baseline", "--config", "$CONFIG", "--out", "$BASELINE"]]
     for name in ("github-actions.yml", "gitlab-ci.yml"):
-        (command,) = commands[name]
-        assert " ".join(command).count("--format junit --fail-on warning --output") == 1, command
+        probe, summary, junit = commands[name]  # the container probed once, both reports rendered from its facts
+        assert probe[1] == "facts" and probe[probe.index("--output") + 1] == summary[summary.index("--facts") + 1]
+        assert " ".join(summary).count("--format markdown --output") == 1, summary
+        assert " ".join(junit).count("--format junit --fail-on warning --output") == 1, junit
 
 
-def test_ci_jobs_publish_the_file_paddle_doctor_writes():
-    (gitlab,) = example_commands()["gitlab-ci.yml"]
-    assert docs(GITLAB)[0]["paddle-doctor"]["artifacts"]["reports"]["junit"] == gitlab[gitlab.index("--output") + 1]
-    (github,) = example_commands()["github-actions.yml"]
-    published = next(step for step in docs(GITHUB)[0]["jobs"]["doctor"]["steps"] if "junit-report" in step.get("uses", ""))
-    assert github[github.index("--output") + 1] == "/reports/paddle-doctor.xml"
+def test_ci_jobs_publish_the_files_paddle_doctor_writes():
+    _, gl_summary, gl_junit = example_commands()["gitlab-ci.yml"]
+    artifacts = docs(GITLAB)[0]["paddle-doctor"]["artifacts"]
+    assert artifacts["reports"]["junit"] == gl_junit[gl_junit.index("--output") + 1]
+    assert gl_summary[gl_summary.index("--output") + 1] in artifacts["paths"]
+    _, gh_summary, gh_junit = example_commands()["github-actions.yml"]
+    steps = docs(GITHUB)[0]["jobs"]["doctor"]["steps"]
+    published = next(step for step in steps if "junit-report" in step.get("uses", ""))
+    assert gh_junit[gh_junit.index("--output") + 1] == "/reports/paddle-doctor.xml"
     assert published["with"]["report_paths"] == "reports/paddle-doctor.xml"  # -v "$PWD/reports:/reports"
+    assert gh_summary[gh_summary.index("--output") + 1] == "/reports/paddle-doctor.md"
+    assert any('cat reports/paddle-doctor.md >> "$GITHUB_STEP_SUMMARY"' in step.get("run", "") for step in steps)
 
 
 def test_every_paddle_doctor_command_in_the_examples_runs(tmp_path):
@@ -176,14 +188,20 @@ def test_every_paddle_doctor_command_in_the_examples_runs(tmp_path):
         "$CONFIG": str(config), "/srv/service.yaml": str(config),
         "$BASELINE": str(tmp_path / "baseline.json"), "/var/lib/paddle-doctor/baseline.json": str(tmp_path / "baseline.json"),
         "/reports/paddle-doctor.xml": str(tmp_path / "github.xml"), "paddle-doctor.xml": str(tmp_path / "gitlab.xml"),
+        "/reports/facts.json": str(tmp_path / "github-facts.json"), "facts.json": str(tmp_path / "gitlab-facts.json"),
+        "/reports/paddle-doctor.md": str(tmp_path / "github.md"), "paddle-doctor.md": str(tmp_path / "gitlab.md"),
     }
     commands = [(name, [paths.get(word, word) for word in command[1:]])
                 for name, found in example_commands().items() for command in found]
-    commands.sort(key=lambda item: item[1][:1] != ["baseline"])  # the entrypoint's baseline comes first
+    # the entrypoint's baseline first, then each CI file's facts before the reports rendered from them
+    commands.sort(key=lambda item: (item[1][:1] != ["baseline"], item[1][:1] != ["facts"]))
     for name, args in commands:
         result = run_doctor(*args)
-        if args[0] == "baseline":
+        if args[0] in ("baseline", "facts"):
             assert result.returncode == 0, (name, result.stderr)
+        elif "markdown" in args:
+            assert result.returncode in (0, 1), (name, result.stderr)
+            assert Path(args[args.index("--output") + 1]).read_text().startswith("#")
         elif args[0] == "healthcheck":
             assert result.returncode in (0, 1) and result.stdout.startswith(("healthy: ", "unhealthy: ")), (name, result)
             assert len(result.stdout.splitlines()) == 1
@@ -191,8 +209,8 @@ def test_every_paddle_doctor_command_in_the_examples_runs(tmp_path):
             assert result.returncode in (0, 1), (name, result.stderr)
             report = JUnitXml.fromfile(args[args.index("--output") + 1])
             assert report.tests > 0
-    subcommands = {args[0] if args[0] in ("baseline", "healthcheck") else "check" for _, args in commands}
-    assert subcommands == {"baseline", "healthcheck", "check"}
+    subcommands = {args[0] if args[0] in ("baseline", "healthcheck", "facts") else "check" for _, args in commands}
+    assert subcommands == {"baseline", "healthcheck", "facts", "check"}
 
 
 # ------------------------------------------------------------------ timings and resources
