@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .budget import cpu_budget, service_threads
 from .context import ProbeContext
-from .facts import Facts, ServiceFacts
+from .facts import Facts, ServiceFacts, paddle_status_words
 from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
 from .probes.trt_cache import absolute
@@ -173,7 +173,7 @@ class Baseline:
         else:
             gpu = f"GPUs {', '.join(self.gpu.devices or self.gpu.device_nodes) or 'none'}, driver {self.gpu.kernel_driver or 'not loaded'}"
         return (f"cpu budget {budget} for {self.cpu.total_threads} threads; memory limit {memory}; "
-                f"paddle {self.paddle.installed or self.paddle.status}; {gpu}; {cache}; {len(self.checks)} fast checks pinned")
+                f"{'paddle ' + self.paddle.installed if self.paddle.installed else paddle_status_words(self.paddle.status)}; {gpu}; {cache}; {len(self.checks)} fast checks pinned")
 
     def rulebook(self) -> Rulebook:
         return Rulebook(f"baseline ({len(self.rules)} pinned rules)", {rule.id: rule for rule in self.rules})

@@ -84,3 +84,8 @@ def test_a_lone_program_without_parameters_still_says_so(tmp_path):
     (tmp_path / "inference.json").write_text("{}")
     with pytest.raises(ModelError, match="parameters file missing"):
         locate_model(tmp_path)
+
+
+def test_the_paddle_probe_s_status_is_said_in_words():
+    result = run_doctor("--root", str(fixture_root("intel-noavx2-v1-quota")), "-v", env={"COLUMNS": "200"})
+    assert "Paddle not probed" in result.stdout and "not_probed" not in result.stdout

@@ -45,6 +45,15 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+PADDLE_STATUS_WORDS = {"not_probed": "Paddle not probed", "missing": "Paddle not installed", "crashed": "Paddle crashes on import",
+                       "failed": "Paddle fails to import", "timeout": "Paddle import hangs"}
+
+
+def paddle_status_words(status: str) -> str:
+    """The Paddle probe's status (PaddleFacts.status) in words, for people."""
+    return PADDLE_STATUS_WORDS.get(status, f"Paddle {status}")
+
+
 class FactsError(ValueError):
     """A facts file that cannot be used; the message names the file and what is wrong."""
 

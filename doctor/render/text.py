@@ -7,6 +7,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from ..facts import paddle_status_words
 from ..report import Report, ReportFinding, ServiceSummary
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest, speed
 
@@ -148,7 +149,7 @@ def _host_table(report: Report) -> Table:
     if host["paddle_version"]:
         paddle = f"{host['paddle_distribution']} {host['paddle_version']} ({host['paddle_status']})"
     else:
-        paddle = host["paddle_status"]
+        paddle = paddle_status_words(host["paddle_status"])
     table.add_row("Paddle", f"{paddle}; python {host['python'] or '?'}")
     if host["gpu"]:
         table.add_row("GPU", host["gpu"])
@@ -159,7 +160,7 @@ def _host_line(report: Report) -> Text:
     host = report.host
     budget = (f"{host['cpu_budget']:g} CPUs ({host['cpu_budget_limited_by']}, {host['cpu_budget_file'] or '?'})"
               if host["cpu_budget"] is not None else "no CPU limit")
-    paddle = f"{host['paddle_distribution']} {host['paddle_version']}" if host["paddle_version"] else host["paddle_status"]
+    paddle = f"{host['paddle_distribution']} {host['paddle_version']}" if host["paddle_version"] else paddle_status_words(host["paddle_status"])
     return Text.assemble(("host ", "bold"), f"{host['cpu_model'] or 'unknown CPU'}, {', '.join(host['cpu_flags']) or 'no AVX'}; "
                          f"budget {budget}; container {host['container']}; {paddle}; GPU {host['gpu'] or 'none'} (-v for more)")
 
