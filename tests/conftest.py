@@ -50,6 +50,13 @@ def report_json(result: subprocess.CompletedProcess) -> dict:
     return json.loads(result.stdout)
 
 
+def report_with_its_exit(result: subprocess.CompletedProcess) -> dict:
+    """The JSON report, checked to say the exit code the doctor really ended with (0 or 1 by its findings)."""
+    report = report_json(result)
+    assert result.returncode == report["exit_code"], (result.returncode, report["exit_code"], result.stderr[-1000:])
+    return report
+
+
 def statuses(report: dict) -> dict[str, str]:
     return {finding["rule_id"]: finding["status"] for finding in report["findings"]}
 

@@ -75,10 +75,10 @@ def container(tmp_path) -> Container:
 
 
 def line_of(result: subprocess.CompletedProcess) -> str:
-    """The healthcheck's single stdout line; exit code 0 or 1 only."""
-    assert result.returncode in (0, 1), (result.returncode, result.stdout, result.stderr)
+    """The healthcheck's single stdout line; exit 0 exactly when it says healthy, 1 when unhealthy."""
     lines = result.stdout.splitlines()
     assert len(lines) == 1, result.stdout
+    assert result.returncode == (0 if lines[0].startswith("healthy: ") else 1), (result.returncode, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
     return lines[0]
 
