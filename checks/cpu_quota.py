@@ -10,9 +10,8 @@ limit of at least ``1``), or accept the latency and say so in the service's targ
 
 from __future__ import annotations
 
-from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Finding, Status, passed
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-016"
@@ -22,9 +21,6 @@ def check(facts: Facts) -> list[Finding]:
     group = facts.cgroup
     if not (group.quota_us and group.period_us):
         return [passed(RULE, "no CPU quota is set")]
-    budget = cpu_budget(facts)
-    if budget is None:
-        return [skipped(RULE, "the CPU budget is unknown; see PD-CPU-010")]
     quota_cpus = group.quota_us / group.period_us
     run_ms = group.quota_us / 1000
     period_ms = group.period_us / 1000

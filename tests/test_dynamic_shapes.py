@@ -179,3 +179,32 @@ def test_the_shape_cache_experiment_grows_the_services_shapes(models, tmp_path):
                                     "--shape", "x:1x3x48x320", "--shape", "x:1x3x48x160", "--budget", "4", timeout=300))
     memory = next(f for f in report["findings"] if f["rule_id"] == "PD-MEM-001")["verification"]
     assert memory["status"] == "measured" and memory["extra"]["shapes"] == 12
+
+
+def test_grown_shapes_keep_every_input_s_batch_the_same():
+    """A detector with an image of dynamic size beside batch-only inputs (im_shape, scale_factor):
+    the image grows, the batch of all three stays; a model with only a dynamic batch grows it everywhere."""
+    from paddle_doctor.facts import ModelInput
+    from paddle_doctor.verify.experiments import VARYING_SHAPES, varying_shapes
+
+    detector = {"image": ModelInput("image", "float32", [-1, 3, -1, -1], [[1, 3, 640, 640]], "--shape"),
+                "im_shape": ModelInput("im_shape", "float32", [-1, 2], [[1, 2]], "defaults"),
+                "scale_factor": ModelInput("scale_factor", "float32", [-1, 2], [[1, 2]], "defaults")}
+    shapes = varying_shapes(detector)
+    assert len(shapes) == VARYING_SHAPES and len({tuple(s["image"]) for s in shapes}) == VARYING_SHAPES
+    assert all(s["im_shape"] == [1, 2] and s["scale_factor"] == [1, 2] and s["image"][0] == 1 for s in shapes)
+    encoder = {"ids": ModelInput("ids", "int64", [-1, 128], [[1, 128]], "defaults"),
+               "mask": ModelInput("mask", "int64", [-1, 128], [[1, 128]], "defaults")}
+    assert all(s["ids"][0] == s["mask"][0] for s in varying_shapes(encoder))
+
+
+def test_a_truncated_npy_header_is_named(tmp_path):
+    import zipfile
+
+    from paddle_doctor.verify.npz import NpzError
+
+    path = tmp_path / "cut.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", b"\x93NUMPY\x02\x00\x10\x00\x00")  # a version 2 header cut short
+    with pytest.raises(NpzError, match="cut.npz: x.npy"):
+        read_npz_header(path)

@@ -109,6 +109,7 @@ def test_a_cluster_that_cannot_be_used_is_one_line_and_exit_2(tmp_path, cluster_
     (["--kubernetes", "-n", "serving"], "--kubernetes needs -l SELECTOR"),
     (["--kubernetes", "-l", "app=x", "--kubeconfig", "/nonexistent/kubeconfig"], "no usable Kubernetes configuration"),
     (["--kubernetes", "-l", "app=x", "some.json"], "either report files or --kubernetes"),
+    (["--kubernetes", "-l", "app=x", "--save", "/dev/null/reports"], "/dev/null/reports/pod.json"),  # before any pod
 ])
 def test_bad_kubernetes_usage_is_one_line_and_exit_2(args, expected):
     result = run_doctor("fleet", *args)

@@ -153,6 +153,8 @@ def test_a_name_assigned_two_different_values_is_not_guessed(tmp_path):
     "def setup(threads):\n    global N\n    N = threads\nsetup(8)",
     "from settings import N",
     "with open('x') as N:\n    pass",
+    "for name, N in [('a', 4)]:\n    pass",
+    "with open('x') as (f, N):\n    pass",
 ])
 def test_a_name_bound_another_way_is_not_guessed(tmp_path, rebinding):
     """``N = 2`` then ``N *= 4``, a loop, unpacking, a ``global`` write in a function: the first value would be a guess."""

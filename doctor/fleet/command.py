@@ -4,6 +4,7 @@ diagnosed) or 2 (bad input: one line naming it)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from typing import Any
@@ -80,6 +81,10 @@ def _collect(params: dict[str, Any]):
         command = shlex.split(params["exec_command"])
     except ValueError as exc:
         raise click.BadParameter(f"{exc}: {params['exec_command']!r}", param_hint="--command") from None
+    if params["save_dir"] is not None:  # checked before any pod is reached: a write error later would lose the collection
+        from ..serde import check_writable
+
+        check_writable(os.path.join(params["save_dir"], "pod.json"), FleetError, "collected reports")
     collection = PodCollection(namespace=params["namespace"], selector=params["selector"], container=params["container"],
                                command=command, parallel=params["parallel"], timeout_s=params["pod_timeout"],
                                kubeconfig=params["kubeconfig"], context=params["kube_context"], save_dir=params["save_dir"])

@@ -110,9 +110,9 @@ class Evaluator:
             if isinstance(node, ast.AugAssign):
                 bound = [node.target]
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr)):
-                bound = [node.target]
+                bound = list(ast.walk(node.target))
             elif isinstance(node, (ast.With, ast.AsyncWith)):
-                bound = [item.optional_vars for item in node.items if item.optional_vars is not None]
+                bound = [n for item in node.items if item.optional_vars is not None for n in ast.walk(item.optional_vars)]
             elif isinstance(node, ast.Assign):
                 bound = [element for target in node.targets if isinstance(target, (ast.Tuple, ast.List)) for element in ast.walk(target)]
             elif isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -57,15 +57,16 @@ def race(ctx: Context, name: str, candidates: list[Arm], budget_s: float, base: 
     return ExperimentResult(name=name, status="measured", arms=arms, comparisons=comparisons, noisy=noisy)
 
 
-def thread_limit(facts: Facts) -> int:
-    """The most math threads per predictor that PD-CPU-010 accepts (1 when the budget is unknown)."""
+def thread_limit(facts: Facts) -> int | None:
+    """The most math threads per predictor that PD-CPU-010 accepts; None when the budget is unknown
+    (PD-CPU-010 is then an error, and nothing is enforced in its name)."""
     budget = cpu_budget(facts)
-    return budget.threads_per_instance(facts.service.instances) if budget else 1
+    return budget.threads_per_instance(facts.service.instances) if budget else None
 
 
 def thread_counts(facts: Facts, baseline: Arm) -> list[int]:
     """Thread counts within the budget, and the service's own (measured against them even when over it)."""
-    counts = set(range(1, min(thread_limit(facts), MAX_THREADS_TRIED) + 1)) | {baseline["threads"]}
+    counts = set(range(1, min(thread_limit(facts) or 1, MAX_THREADS_TRIED) + 1)) | {baseline["threads"]}
     return sorted(counts)
 
 
@@ -196,8 +197,9 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
 
 
 def varying_shapes(inputs: dict[str, ModelInput]) -> list[dict[str, list[int]]]:
-    """The shapes measured (the service's set), then more: each input's last dynamic dimension grown
-    step by step (the batch by 1, any other dimension by 8), up to VARYING_SHAPES distinct shapes."""
+    """The shapes measured (the service's set), then more, up to VARYING_SHAPES distinct ones: where
+    an input has a dynamic dimension past the batch, the last such dimension of each such input grows
+    by 8 a step (the batch stays, the same for every input); else the batch of every input grows by 1."""
     if any(model_input.lod for model_input in inputs.values()):
         return []
     count = max(len(model_input.shapes) for model_input in inputs.values())
@@ -207,10 +209,11 @@ def varying_shapes(inputs: dict[str, ModelInput]) -> list[dict[str, list[int]]]:
         if sample not in shapes:
             shapes.append(sample)
     base = shapes[0]
+    beyond_batch = any(axis > 0 for model_input in inputs.values() for axis in model_input.dynamic_axes)
     for step in range(1, 4 * VARYING_SHAPES):
         if len(shapes) >= VARYING_SHAPES:
             break
-        grown = {name: _grown(model_input, base[name], step) for name, model_input in inputs.items()}
+        grown = {name: _grown(model_input, base[name], step, beyond_batch) for name, model_input in inputs.items()}
         if grown == base:
             return []
         if grown not in shapes:
@@ -218,12 +221,12 @@ def varying_shapes(inputs: dict[str, ModelInput]) -> list[dict[str, list[int]]]:
     return shapes
 
 
-def _grown(model_input: ModelInput, shape: list[int], step: int) -> list[int]:
-    if not model_input.dynamic_axes:
+def _grown(model_input: ModelInput, shape: list[int], step: int, beyond_batch: bool) -> list[int]:
+    axes = [axis for axis in model_input.dynamic_axes if (axis > 0) == beyond_batch]
+    if not axes:
         return shape
-    axis = model_input.dynamic_axes[-1]
     grown = list(shape)
-    grown[axis] += step * (1 if axis == 0 else 8)
+    grown[axes[-1]] += step * (8 if beyond_batch else 1)
     return grown
 
 

@@ -36,8 +36,12 @@ def read_npz_header(path: str | Path) -> dict[str, StoredArray]:
     path = Path(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            return {Path(name).stem: _array(archive.read(name)[:4096], path, name)
-                    for name in archive.namelist() if name.endswith(".npy")}
+            arrays = {}
+            for name in archive.namelist():
+                if name.endswith(".npy"):
+                    with archive.open(name) as member:  # the header only: never the whole array
+                        arrays[Path(name).stem] = _array(member.read(4096), path, name)
+            return arrays
     except zipfile.BadZipFile:
         raise NpzError(f"{path}: not an .npz archive (expected {EXPECTED})") from None
     except OSError as exc:
@@ -58,7 +62,7 @@ def npz_files(path: str | Path) -> list[Path]:
 
 
 def _array(head: bytes, path: Path, member: str) -> StoredArray:
-    if not head.startswith(MAGIC) or len(head) < 10:
+    if not head.startswith(MAGIC) or len(head) < (10 if head[6:7] == b"\x01" else 12):
         raise NpzError(f"{path}: {member} is not a .npy array (expected {EXPECTED})")
     if head[6] == 1:
         (length,), offset = struct.unpack("<H", head[8:10]), 10

@@ -20,13 +20,14 @@ from .measure import config_key
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
 FINAL_SHARE = 0.5
+UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
 def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
     """Variations of ``current`` in one setting, each within the rules the doctor enforces."""
     if name == "threads":
-        limit = thread_limit(ctx.facts)
+        limit = thread_limit(ctx.facts) or UNBOUNDED
         return [vary(current, threads=n) for n in thread_counts(ctx.facts, current) if n != current["threads"] and n <= limit]
     if name == "onednn":
         return [vary(current, onednn=not current["onednn"], precision="fp32")]
@@ -40,7 +41,7 @@ def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonRe
     configs = {arm.label: arm.config for arm in result.arms}
     base_threads = configs["baseline"]["threads"]
     winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs
-               and configs[c.candidate]["threads"] in (base_threads, *range(1, limit + 1))]
+               and (configs[c.candidate]["threads"] <= limit or configs[c.candidate]["threads"] == base_threads)]
     if not winners:
         return None
     best = max(winners, key=lambda c: c.ratio)
@@ -76,12 +77,13 @@ def adopt(current: Arm, winner: Arm, measured_from: Arm) -> Arm:
 def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: float, program: str, params: str | None) -> Recommendation:
     started = time.monotonic()
     baseline = ctx.baseline
-    limit = thread_limit(ctx.facts)
+    limit = thread_limit(ctx.facts) or UNBOUNDED
     current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.status == "measured"}, limit)
     steps: list[str] = [forced] if forced else []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].status == "measured"]
     search_until = started + budget_s * (1 - FINAL_SHARE)
     tried: set[tuple[str, str]] = set()
+    decided: set[str] = set()  # dimensions measured in context at least once
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
@@ -90,6 +92,9 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 continue
             tried.add(context)
             out_of_time = time.monotonic() >= search_until
+            if out_of_time and name in decided:
+                continue  # never let a measurement at the service's configuration undo one made in context
+            decided.add(name)
             if current == baseline or out_of_time:
                 result = measured[name]  # at the service's configuration; the final race measures the whole
             else:
