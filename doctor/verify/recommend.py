@@ -83,7 +83,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].status == "measured"]
     search_until = started + budget_s * (1 - FINAL_SHARE)
     tried: set[tuple[str, str]] = set()
-    decided: set[str] = set()  # dimensions measured in context at least once
+    decided: set[str] = set()  # dimensions already judged, in context or (out of time) at the service's configuration
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
