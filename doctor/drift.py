@@ -46,7 +46,8 @@ def _compare_cpu(baseline: Baseline, facts: Facts) -> Invariant:
     if budget is None:
         return Invariant("cpu_budget", False, "cannot establish the CPU budget now (no cgroup, cpuset or CPU count readable)", "PD-CPU-010")
     before = baseline.cpu.budget_cpus
-    if before is not None and budget.cpus < before and budget.cpus < total:
+    # as PD-CPU-010 judges it: in whole CPUs, one thread being the least a service runs
+    if before is not None and budget.cpus < before and total > budget.whole_cpus:
         return Invariant("cpu_budget", False, f"cpu budget shrank from {before:g} to {budget.describe()}, "
                          f"below {total} threads", "PD-CPU-010")
     return Invariant("cpu_budget", True, cpu_summary(facts, before), "PD-CPU-010")
@@ -138,4 +139,5 @@ def cpu_summary(facts: Facts, before: float | None = None) -> str:
     if budget is None:
         return f"{total} threads, cpu budget unknown"
     changed = f" (was {before:g} at baseline)" if before is not None and budget.cpus != before else ""
-    return f"cpu budget {budget.cpus:g} {'>=' if budget.cpus >= total else '<'} {total} threads{changed}"
+    below_one = " (a quota below one CPU: PD-CPU-016)" if budget.cpus < 1 else ""
+    return f"cpu budget {budget.cpus:g} {'>=' if budget.cpus >= total else '<'} {total} threads{below_one}{changed}"

@@ -172,6 +172,15 @@ def test_cpu_budget_shrinking_below_the_threads_is_unhealthy(container):
     assert [i["name"] for i in detail["invariants"] if not i["ok"]] == ["cpu_budget"]
 
 
+def test_a_quota_shrinking_below_one_cpu_with_one_thread_is_not_a_thread_count_failure(container):
+    """PD-CPU-010 passes one thread in half a CPU (the quota is PD-CPU-016's, a warning): the healthcheck agrees."""
+    container.write("/sys/fs/cgroup/cpu.max", "200000 100000\n")
+    container.record("--threads", "1")
+    container.write("/sys/fs/cgroup/cpu.max", "50000 100000\n")
+    line = healthy(container.check())
+    assert line.startswith("healthy: cpu budget 0.5 < 1 threads (a quota below one CPU: PD-CPU-016) (was 2 at baseline);"), line
+
+
 def test_cpu_budget_shrinking_but_still_enough_is_healthy(container):
     container.write("/sys/fs/cgroup/cpu.max", "300000 100000\n")
     container.record("--threads", "2")
