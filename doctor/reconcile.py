@@ -18,8 +18,7 @@ from .facts import ComparisonResult, ExperimentResult, VerificationFacts
 from .findings import Finding, Status, Verdict
 from .rules import Rulebook
 from .runner import CheckResult
-
-IMPROVED, UNDECIDED = "improved", "undecided"
+from .verify.stats import IMPROVED, UNDECIDED, speed_words
 
 
 def reconcile_results(results: list[CheckResult], verification: VerificationFacts, rulebook: Rulebook) -> list[CheckResult]:
@@ -62,7 +61,7 @@ def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
 
 def outcome(comparison: ComparisonResult) -> str:
     """``threads=2: 1.31x faster (95% CI 1.20-1.43)`` and the like, for any verdict."""
-    speed = f"{comparison.ratio:.2f}x faster" if comparison.ratio >= 1 else f"{1 / comparison.ratio:.2f}x slower"
+    speed = speed_words(comparison.ratio)
     interval = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
     if comparison.verdict == IMPROVED and comparison.changes_outputs:
         return f"{comparison.candidate} {speed} ({interval}) but it changes the outputs beyond --max-drift"

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..findings import Status
 from ..report import Report, ReportFinding
+from ..verify.stats import speed_words
 
 TOP_PROBLEMS = 5
 STATUS_LABEL = {"fail": "✗ FAIL", "warn": "! WARN", "error": "? ERROR", "pass": "✓ pass", "skip": "- skip"}
@@ -86,10 +87,6 @@ def verdict_line(report: Report) -> str:
     return f"{', '.join(words)}{ignored} — {verdict} at or above '{report.fail_on}' (exit {report.exit_code})"
 
 
-def speed(ratio: float) -> str:
-    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
-
-
 def best_comparison(measurement: dict[str, Any] | None) -> dict[str, Any] | None:
     """The comparison that says most for a finding: the recommendation's, else the fastest candidate of its experiment."""
     if not measurement:
@@ -109,8 +106,8 @@ def _problem(finding: ReportFinding) -> Problem:
         return Problem(finding, None, f"{finding.title}: {reason}")
     ratio = comparison["ratio"]
     if comparison["verdict"] == "improved":
-        return Problem(finding, ratio, f"{finding.title}: {speed(1 / ratio)} than fixed, measured{verdict}")
-    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison['candidate']}: {speed(ratio)}, "
+        return Problem(finding, ratio, f"{finding.title}: {speed_words(1 / ratio)} than fixed, measured{verdict}")
+    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison['candidate']}: {speed_words(ratio)}, "
                                   f"{finding.verdict or comparison['verdict']})")
 
 
@@ -121,7 +118,7 @@ def _severity_order(severity: str) -> int:
 def _recommendation_view(recommendation: dict[str, Any]) -> RecommendationView:
     comparison = recommendation["comparison"]
     if comparison:
-        headline = (f"{speed(comparison['ratio'])} than the service's configuration, measured as a whole "
+        headline = (f"{speed_words(comparison['ratio'])} than the service's configuration, measured as a whole "
                     f"({comparison['confidence']:.0%} CI {comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}; "
                     f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — "
                     f"{comparison['verdict']}")

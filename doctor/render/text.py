@@ -9,7 +9,8 @@ from rich.text import Text
 
 from ..facts import paddle_status_words
 from ..report import Report, ReportFinding, ServiceSummary
-from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest, speed
+from ..verify.stats import speed_words
+from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 
 STATUS_STYLE = {status: (label, style) for (status, label), style in
                 zip(STATUS_LABEL.items(), ("bold red", "bold yellow", "bold magenta", "green", "dim"))}
@@ -234,7 +235,7 @@ def measurement_lines(experiment: dict) -> list[Text]:
     for c in experiment["comparisons"]:
         style = {"improved": "bold green", "regressed": "bold red"}.get(c["verdict"], "yellow")
         line = Text.assemble((f"measured ({name}) ", "bold"), f"{c['candidate']} vs {c['baseline']}: ",
-                             (speed(c["ratio"]), style),
+                             (speed_words(c["ratio"]), style),
                              f" ({c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, {c['rounds']} rounds)")
         if p50.get(c["candidate"]) and p50.get(c["baseline"]):
             line.append(f", p50 {p50[c['candidate']]:.2f} vs {p50[c['baseline']]:.2f} ms")

@@ -164,7 +164,7 @@ def feed_plan(specs: list[InputSpec], overrides: dict[str, list[int]], batch_siz
     plan = {}
     for spec in specs:
         shape = overrides.get(spec.name) or _default_shape(spec, batch_size)
-        if len(shape) != len(spec.shape) or any(want not in (-1, got) for want, got in zip(spec.shape, shape)):
+        if not _fits(spec, shape):
             raise ModelError(
                 f"input {spec.name!r}: expects {spec.dtype} of shape {spec.shape} (-1 = any), given {shape}")
         entry: dict = {"dtype": spec.dtype, "shape": shape}

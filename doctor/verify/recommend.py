@@ -136,5 +136,5 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
 
 
 def _speed(comparison: ComparisonResult) -> str:
-    speed = f"{comparison.ratio:.2f}x faster" if comparison.ratio >= 1 else f"{1 / comparison.ratio:.2f}x slower"
+    speed = stats.speed_words(comparison.ratio)
     return speed if comparison.verdict == stats.IMPROVED else f"{speed} ({comparison.verdict})"

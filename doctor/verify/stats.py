@@ -23,6 +23,11 @@ import statistics
 from dataclasses import dataclass
 
 IMPROVED, REGRESSED, NO_EFFECT, UNDECIDED = "improved", "regressed", "no measurable effect", "undecided"
+
+
+def speed_words(ratio: float) -> str:
+    """A speed ratio (candidate over baseline) for people: ``1.31x faster``, ``1.25x slower``."""
+    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
 MIN_ROUNDS = 6
 TRIM = 0.2
 NOISY_CV = 0.25
