@@ -29,6 +29,7 @@ from .service import ServiceConfigError, SourceInputError
 from .settings import SettingsError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
+from .vocabulary import Layout, Precision
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
@@ -74,11 +75,11 @@ def probe_options(function):
                      help="Predictor instances (processes or workers) the service runs in this container [default: 1]."),
         click.option("--concurrency", type=click.IntRange(min=1), default=None,
                      help="Concurrent requests the service serves: with --model, measure serving layouts under this load."),
-        click.option("--layout", type=click.Choice(["processes", "clone", "pool", "lock", "shared"]), default=None,
+        click.option("--layout", type=click.Choice(Layout.values()), default=None,
                      help="How concurrent requests reach predictors (see doctor/service.py) "
                           "[default: processes with --instances > 1, else lock]."),
         click.option("--onednn/--no-onednn", default=None, help="Whether the service enables oneDNN [default: Paddle's default]."),
-        click.option("--precision", type=click.Choice(["fp32", "bf16", "fp16", "int8"]), default=None,
+        click.option("--precision", type=click.Choice(Precision.values()), default=None,
                      help="Precision the service runs in [default: fp32]."),
         click.option("--model", default=None, type=click.Path(),
                      help="Model directory or file prefix: measure every fix on the real predictor."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import enum
 import functools
 import json
 import os
@@ -21,6 +22,8 @@ class DecodeError(ValueError):
 
 
 def to_data(obj: Any) -> Any:
+    if isinstance(obj, enum.Enum):
+        return obj.value
     if dataclasses.is_dataclass(obj):
         return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
@@ -72,6 +75,12 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
         return {str(k): _decode(value, v, f"{where}.{k}") for k, v in data.items()}
     if dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, where)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError:
+            expected = ", ".join(repr(member.value) for member in tp)
+            raise DecodeError(f"{where}: is {data!r}; expected one of {expected}") from None
     if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
         return float(data)
     if tp in (str, int, bool) and type(data) is tp:

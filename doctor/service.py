@@ -47,12 +47,9 @@ from typing import Any
 
 from .facts import ServiceFacts
 from .serde import DecodeError, from_data, load_yaml_file
+from .vocabulary import Layout
 
-DEVICES = ("cpu", "gpu")
-PRECISIONS = ("fp32", "bf16", "fp16", "int8")
 POSITIVE = ("threads", "instances", "concurrency", "batch_size")
-LAYOUTS = ("processes", "clone", "pool", "lock", "shared")
-SINGLE_PREDICTOR_LAYOUTS = ("lock", "shared")
 
 
 class ServiceConfigError(ValueError):
@@ -81,24 +78,17 @@ def validate_service(service: ServiceFacts, source: str) -> None:
     def fail(field: str, message: str) -> ServiceConfigError:
         return ServiceConfigError(f"{source}: field '{field}' {message}")
 
-    if service.device not in DEVICES:
-        raise fail("device", f"is {service.device!r}; expected one of {', '.join(DEVICES)}")
-    for name, value in (("precision", service.precision), ("tensorrt.precision", service.tensorrt.precision)):
-        if value not in PRECISIONS:
-            raise fail(name, f"is {value!r}; expected one of {', '.join(PRECISIONS)}")
     for name in POSITIVE:
         value = getattr(service, name)
         if value is not None and value < 1:
             raise fail(name, f"is {value}; expected a whole number of at least 1")
     if service.warmup_runs is not None and service.warmup_runs < 0:
         raise fail("warmup_runs", f"is {service.warmup_runs}; expected 0 or more")
-    if service.layout is not None and service.layout not in LAYOUTS:
-        raise fail("layout", f"is {service.layout!r}; expected one of {', '.join(LAYOUTS)}")
-    if service.layout in SINGLE_PREDICTOR_LAYOUTS and service.instances > 1:
-        raise fail("layout", f"is {service.layout!r}, one predictor, but instances is {service.instances}; "
+    if service.layout is not None and service.layout.single_predictor and service.instances > 1:
+        raise fail("layout", f"is {service.layout.value!r}, one predictor, but instances is {service.instances}; "
                              "use processes, clone or pool for several predictors")
 
 
-def serving_layout(service: ServiceFacts) -> str:
+def serving_layout(service: ServiceFacts) -> Layout:
     """The service's layout, or the one its instance count implies."""
-    return service.layout or ("processes" if service.instances > 1 else "lock")
+    return service.layout or (Layout.PROCESSES if service.instances > 1 else Layout.LOCK)

@@ -32,9 +32,9 @@ def test_config_drives_the_checks(tmp_path):
     [
         ({"threads": "eight"}, "service.threads: expected int"),
         ({"threads": 0}, "field 'threads' is 0"),
-        ({"device": "tpu"}, "field 'device' is 'tpu'"),
-        ({"precision": "fp8"}, "field 'precision' is 'fp8'"),
-        ({"tensorrt": {"precision": "fp4"}}, "field 'tensorrt.precision'"),
+        ({"device": "tpu"}, "service.device: is 'tpu'; expected one of 'cpu', 'gpu'"),
+        ({"precision": "fp8"}, "service.precision: is 'fp8'; expected one of 'fp32', 'bf16', 'fp16', 'int8'"),
+        ({"tensorrt": {"precision": "fp4"}}, "service.tensorrt.precision: is 'fp4'"),
         ({"thread": 4}, "unknown field 'thread'"),
         ({"warmup_runs": -1}, "field 'warmup_runs'"),
     ],

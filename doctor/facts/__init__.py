@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..serde import decode_document, load_json_file, to_data
+from ..vocabulary import Device, Layout, Precision
 
 if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
     from .graph import GraphFacts
@@ -280,7 +281,7 @@ class TensorRTSettings:
 
     enabled: bool = False
     use_static: bool = False
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     min_subgraph_size: int = 3
     max_batch_size: int = 1
     workspace_mb: int = 1024
@@ -295,15 +296,15 @@ class ServiceFacts:
     """
 
     model: str | None = None
-    device: str = "cpu"
+    device: Device = Device.CPU
     threads: int | None = None
     instances: int = 1
     concurrency: int | None = None
-    layout: str | None = None
+    layout: Layout | None = None
     onednn: bool | None = None
     onednn_cache_capacity: int | None = None
     ir_optim: bool | None = None
-    precision: str = "fp32"
+    precision: Precision = Precision.FP32
     feed_fetch_ops: bool | None = None
     memory_optim: bool | None = None
     optim_cache_dir: str | None = None

@@ -1,0 +1,70 @@
+"""The words the doctor's data uses, each defined once: where a service runs, how concurrent
+requests reach predictors, in which precision, and what became of an experiment and of a
+measured comparison. They are ``str`` enums, so JSON, YAML and click choices carry the plain
+value (``"cpu"``, ``"lock"``) and a member compares equal to it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Word(str, Enum):
+    """A member prints as its value (``f"{Layout.LOCK}"`` is ``lock``), for people and for files."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def values(cls) -> list[str]:
+        return [member.value for member in cls]
+
+    @classmethod
+    def listing(cls) -> str:
+        """``cpu, gpu``: for an error that says what was expected."""
+        return ", ".join(cls.values())
+
+
+class Device(Word):
+    CPU = "cpu"
+    GPU = "gpu"
+
+
+class Layout(Word):
+    """How concurrent requests reach predictors: one process per predictor, ``clone()``d
+    predictors in threads, a pool of predictors, one predictor behind a lock, or one predictor
+    shared by threads without a lock."""
+
+    PROCESSES = "processes"
+    CLONE = "clone"
+    POOL = "pool"
+    LOCK = "lock"
+    SHARED = "shared"
+
+    @property
+    def single_predictor(self) -> bool:
+        return self in (Layout.LOCK, Layout.SHARED)
+
+
+class Precision(Word):
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    INT8 = "int8"
+
+
+class ExperimentStatus(Word):
+    """``measured``; ``skipped``: it cannot run here (the reason says why); ``error``: it failed."""
+
+    MEASURED = "measured"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+class Effect(Word):
+    """What a comparison of a candidate with its baseline measured."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NO_EFFECT = "no measurable effect"
+    UNDECIDED = "undecided"
