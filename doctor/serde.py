@@ -104,15 +104,16 @@ class _ModuleNames(dict):
 
 
 @functools.lru_cache(maxsize=None)
-def _type_hints(cls: Any) -> dict[str, Any]:
-    """Resolved field types, once per class (resolving them dominates decoding a baseline)."""
-    return typing.get_type_hints(cls, localns=_ModuleNames(sys.modules[cls.__module__]))
+def field_types(cls: Any, extras: bool = False) -> dict[str, Any]:
+    """Resolved field types, once per class (resolving them dominates decoding a baseline);
+    ``extras`` keeps ``Annotated`` metadata (the schema's constraints)."""
+    return typing.get_type_hints(cls, localns=_ModuleNames(sys.modules[cls.__module__]), include_extras=extras)
 
 
 def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
-    hints = _type_hints(cls)
+    hints = field_types(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:

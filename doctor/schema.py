@@ -1,0 +1,130 @@
+"""JSON Schemas generated from the types that make a document, so the schema cannot drift from
+what is written: every dataclass field is required (serde writes them all), enums list their
+values, ``Optional`` admits null, and constraints ride on the types as ``Annotated`` metadata
+(:data:`Count`, :data:`RuleId`) or as ``field(metadata={"schema": {...}})``.
+
+``python -m paddle_doctor.schema`` rewrites the committed schemas; a test fails when they are stale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any
+
+from .serde import field_types
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+
+
+@dataclasses.dataclass(frozen=True)
+class Constraint:
+    """JSON Schema keywords a type carries: ``Annotated[int, Constraint(minimum=0)]``."""
+
+    keywords: dict[str, Any]
+
+    def __init__(self, **keywords: Any) -> None:
+        object.__setattr__(self, "keywords", keywords)
+
+    def __hash__(self) -> int:
+        return hash(json.dumps(self.keywords, sort_keys=True))
+
+
+Count = Annotated[int, Constraint(minimum=0)]
+NonNegative = Annotated[float, Constraint(minimum=0)]
+RuleId = Annotated[str, Constraint(pattern=r"^PD-[A-Z]+-[0-9]{3}$")]
+
+
+def generate(root: type, schema_id: str, title: str, description: str) -> dict[str, Any]:
+    """The schema of ``root``: its fields at the top, every nested dataclass under ``$defs``."""
+    builder = _Builder()
+    body = builder.dataclass_body(root)
+    document = {"$schema": DRAFT, "$id": schema_id, "title": title, "description": description, **body}
+    document["$defs"] = {name: builder.defs[name] for name in sorted(builder.defs)}
+    return document
+
+
+def dumps(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.defs: dict[str, dict[str, Any]] = {}
+        self.names: dict[type, str] = {}
+
+    def of(self, tp: Any) -> dict[str, Any]:
+        origin = typing.get_origin(tp)
+        if origin is Annotated:
+            base, *extras = typing.get_args(tp)
+            schema = dict(self.of(base))
+            for extra in extras:
+                if isinstance(extra, Constraint):
+                    schema.update(extra.keywords)
+            return schema
+        if tp is Any:
+            return {}
+        if origin in (typing.Union, types.UnionType):
+            args = typing.get_args(tp)
+            options = [self.of(arg) for arg in args if arg is not type(None)]
+            if type(None) in args:
+                options.append({"type": "null"})
+            return options[0] if len(options) == 1 else {"anyOf": options}
+        if origin is typing.Literal:
+            values = list(typing.get_args(tp))
+            return {"const": values[0]} if len(values) == 1 else {"enum": values}
+        if origin in (list, tuple):
+            args = typing.get_args(tp)
+            if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+                return {"type": "array", "prefixItems": [self.of(arg) for arg in args], "items": False}
+            return {"type": "array", "items": self.of(args[0])}
+        if origin is dict:
+            return {"type": "object", "additionalProperties": self.of(typing.get_args(tp)[1])}
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            return {"enum": [member.value for member in tp]}
+        if dataclasses.is_dataclass(tp):
+            return {"$ref": f"#/$defs/{self.define(tp)}"}
+        simple = {str: "string", bool: "boolean", int: "integer", float: "number"}
+        if tp in simple:
+            return {"type": simple[tp]}
+        raise TypeError(f"no JSON Schema for {tp!r}")
+
+    def define(self, cls: type) -> str:
+        if cls not in self.names:
+            name = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+            if name in self.defs:
+                raise TypeError(f"two dataclasses named {cls.__name__} in one document")
+            self.names[cls] = name
+            self.defs[name] = {}
+            self.defs[name] = self.dataclass_body(cls)
+        return self.names[cls]
+
+    def dataclass_body(self, cls: type) -> dict[str, Any]:
+        hints = field_types(cls, extras=True)
+        fields = dataclasses.fields(cls)
+        properties = {}
+        for field in fields:
+            schema = dict(self.of(hints[field.name]))
+            schema.update(field.metadata.get("schema", {}))
+            properties[field.name] = schema
+        body: dict[str, Any] = {}
+        doc = _description(cls)
+        if doc:
+            body["description"] = doc
+        body.update({"type": "object", "additionalProperties": False,
+                     "required": [field.name for field in fields], "properties": properties})
+        return body
+
+
+def _description(cls: type) -> str | None:
+    """The first paragraph of the class's own docstring, in one line (not dataclass's signature)."""
+    doc = cls.__doc__ or ""
+    if not doc or doc.startswith(f"{cls.__name__}("):
+        return None
+    return " ".join(doc.strip().split("\n\n")[0].split())
