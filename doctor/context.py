@@ -8,12 +8,15 @@ when it expires (through ``children``, which also ends it on SIGTERM or SIGINT).
 
 from __future__ import annotations
 
+import errno
 import os
+import posixpath
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 MAX_READ_BYTES = 4 * 1024 * 1024
+MAX_LINKS = 40  # as the kernel's path walk allows
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,36 @@ class ProbeContext:
     def path(self, path: str) -> Path:
         """``path`` (absolute, as seen inside the container) resolved under the root."""
         return self.root / str(path).lstrip("/")
+
+    def resolve(self, path: str) -> str:
+        """``path`` with every symbolic link followed as the container sees it: an absolute link
+        target is read under the root, not on the machine the doctor runs on. OSError on a loop."""
+        parts = [part for part in path.split("/") if part][::-1]
+        resolved, links = "/", 0
+        while parts:
+            part = parts.pop()
+            if part in (".", ".."):
+                resolved = posixpath.dirname(resolved) if part == ".." else resolved
+                continue
+            candidate = posixpath.join(resolved, part)
+            try:
+                target = os.readlink(self.path(candidate))
+            except OSError:
+                resolved = candidate
+                continue
+            links += 1
+            if links > MAX_LINKS:
+                raise OSError(errno.ELOOP, f"{path}: too many levels of symbolic links")
+            parts.extend(part for part in reversed(target.split("/")) if part)
+            resolved = "/" if target.startswith("/") else resolved
+        return resolved
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` names something, links followed as the container sees them."""
+        try:
+            return os.path.lexists(self.path(self.resolve(path)))
+        except OSError:
+            return False
 
     def read_text(self, path: str) -> str:
         """File text; raises OSError (missing, unreadable) or UnicodeDecodeError."""

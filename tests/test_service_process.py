@@ -5,6 +5,7 @@ kernel threads or another user's; the automatic pick, on recorded /proc trees.""
 import json
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -305,3 +306,36 @@ def test_a_venv_python_started_from_the_path_is_the_interpreter_probed():
     process = facts["service_process"]
     assert process["interpreter"] == sys.executable and "PATH" in process["interpreter_source"]
     assert facts["paddle"]["status"] == "ok" and facts["paddle"]["python"] == sys.executable
+
+
+def test_a_venv_python_under_a_mounted_root_is_resolved_as_the_container_sees_it():
+    """Under --root, the venv's ``python`` links to ``/usr/local/bin/python3.10`` of the container,
+    not of the machine the doctor runs on: both /proc/PID/exe and the command's first word resolve
+    inside the root, so the venv's interpreter is the one named."""
+    root = PROCESSES / "venv-service"
+    process = service_section(run_doctor("--root", str(root), "--pid", "4242", "--json", *NO_PROBES))["process"]
+    assert (process["interpreter"], process["interpreter_source"]) == ("/opt/venv/bin/python", "/proc/4242/cmdline")
+
+
+def test_links_resolve_inside_the_root_and_a_loop_is_an_error(tmp_path):
+    (tmp_path / "usr" / "bin").mkdir(parents=True)
+    (tmp_path / "usr" / "bin" / "python3").write_text("")
+    (tmp_path / "usr" / "bin" / "python").symlink_to("python3")
+    (tmp_path / "venv").symlink_to("/usr")
+    (tmp_path / "loop").symlink_to("/loop")
+    ctx = ProbeContext(tmp_path)
+    assert ctx.resolve("/venv/bin/../bin/python") == "/usr/bin/python3"
+    with pytest.raises(OSError, match="too many levels"):
+        ctx.resolve("/loop/x")
+
+
+def test_a_venv_python_found_on_the_path_under_a_mounted_root(tmp_path):
+    """``CMD ["python", ...]`` with ``ENV PATH=/opt/venv/bin:...``, read under --root: the PATH
+    lookup follows the venv's link inside the root too."""
+    root = tmp_path / "root"
+    shutil.copytree(PROCESSES / "venv-service", root, symlinks=True)
+    proc = root / "proc" / "4242"
+    (proc / "cmdline").write_bytes(b"python\0app.py\0")
+    (proc / "environ").write_bytes((proc / "environ").read_bytes() + b"PATH=/opt/venv/bin:/usr/local/bin\0")
+    process = service_section(run_doctor("--root", str(root), "--pid", "4242", "--json", *NO_PROBES))["process"]
+    assert process["interpreter"] == "/opt/venv/bin/python" and "PATH" in process["interpreter_source"]

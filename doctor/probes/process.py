@@ -177,13 +177,21 @@ def _interpreter(ctx: ProbeContext, proc: str, exe: str, argv0: str, search_path
             candidates.append((posixpath.normpath(posixpath.join(cwd, argv0)), f"{proc}/cmdline and {proc}/cwd"))
     elif argv0 and search_path:
         found = next((posixpath.join(folder, argv0) for folder in search_path.split(":")
-                      if folder.startswith("/") and os.path.exists(ctx.path(posixpath.join(folder, argv0)))), None)
+                      if folder.startswith("/") and ctx.exists(posixpath.join(folder, argv0))), None)
         if found:
             candidates.append((found, f"{proc}/cmdline and the PATH in {proc}/environ"))
     for path, source in candidates:
-        if path != exe and os.path.exists(ctx.path(path)) and os.path.realpath(ctx.path(path)) == os.path.realpath(ctx.path(exe)):
+        if path != exe and _same_file(ctx, path, exe):
             return path, source
     return exe, f"{proc}/exe"
+
+
+def _same_file(ctx: ProbeContext, one: str, other: str) -> bool:
+    """Whether two paths name one file that exists, links followed as the container sees them."""
+    try:
+        return ctx.resolve(one) == ctx.resolve(other) and ctx.exists(one)
+    except OSError:
+        return False
 
 
 def _link(ctx: ProbeContext, path: str) -> str | None:
