@@ -11,12 +11,13 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
 from paddle_doctor.registry import Check
 from paddle_doctor.source.lint import patterns_of, source_finding
+from paddle_doctor.vocabulary import SourcePatternKind
 
 RULE = "PD-SRC-004"
 
 
 def check(facts: Facts) -> list[Finding]:
-    return source_finding(facts, RULE, patterns_of(facts, "predictor_per_request"),
+    return source_finding(facts, RULE, patterns_of(facts, SourcePatternKind.PREDICTOR_PER_REQUEST),
                           "the service's code creates a predictor per request", "one predictor (or a pool) created at start",
                           "no predictor is created inside a request handler or loop")
 

@@ -12,12 +12,13 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
 from paddle_doctor.registry import Check
 from paddle_doctor.source.lint import patterns_of, source_finding
+from paddle_doctor.vocabulary import SourcePatternKind
 
 RULE = "PD-SRC-005"
 
 
 def check(facts: Facts) -> list[Finding]:
-    return source_finding(facts, RULE, patterns_of(facts, "shared_predictor_threads"),
+    return source_finding(facts, RULE, patterns_of(facts, SourcePatternKind.SHARED_PREDICTOR_THREADS),
                           "the service's code shares one predictor among threads", "clone() per thread, a PredictorPool or a lock",
                           "no predictor is shared among threads unprotected")
 

@@ -11,12 +11,13 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status
 from paddle_doctor.registry import Check
 from paddle_doctor.source.lint import patterns_of, source_finding
+from paddle_doctor.vocabulary import SourcePatternKind
 
 RULE = "PD-SRC-006"
 
 
 def check(facts: Facts) -> list[Finding]:
-    return source_finding(facts, RULE, patterns_of(facts, "no_warmup"),
+    return source_finding(facts, RULE, patterns_of(facts, SourcePatternKind.NO_WARMUP),
                           "the service's code serves requests without a warm-up run", "predictor.run() before serving",
                           "the service's code warms its predictor up, or serves no requests itself", Status.WARN)
 

@@ -68,3 +68,79 @@ class Effect(Word):
     REGRESSED = "regressed"
     NO_EFFECT = "no measurable effect"
     UNDECIDED = "undecided"
+
+
+class Origin(Word):
+    """Where the service's value of a setting came from."""
+
+    FLAG = "flag"
+    CONFIG = "config"
+    SOURCE = "source"
+
+
+class PaddleStatus(Word):
+    """What importing Paddle in a child process gave."""
+
+    OK = "ok"
+    MISSING = "missing"
+    CRASHED = "crashed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    NOT_PROBED = "not_probed"
+
+
+class GpuStatus(Word):
+    """What asking NVML gave."""
+
+    OK = "ok"
+    LIBRARY_NOT_FOUND = "library_not_found"
+    DRIVER_NOT_LOADED = "driver_not_loaded"
+    DRIVER_MISMATCH = "driver_mismatch"
+    NO_PERMISSION = "no_permission"
+    NO_DEVICE = "no_device"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    NO_PYNVML = "no_pynvml"
+    NOT_PROBED = "not_probed"
+
+
+class CacheStatus(Word):
+    PROBED = "probed"
+    NOT_PROBED = "not_probed"
+
+
+class SourceStatus(Word):
+    READ = "read"
+    NOT_READ = "not_read"
+
+
+class SourcePatternKind(Word):
+    """How a service's source serves its predictor, as the source lint checks look for it."""
+
+    PREDICTOR_PER_REQUEST = "predictor_per_request"
+    SHARED_PREDICTOR_THREADS = "shared_predictor_threads"
+    NO_WARMUP = "no_warmup"
+
+
+class LibraryKind(Word):
+    """A shared library a service maps that decides how Paddle computes."""
+
+    PADDLE = "paddle"
+    ONEDNN = "onednn"
+    MKL = "mkl"
+    CUDA = "cuda"
+    CUDNN = "cudnn"
+    TENSORRT = "tensorrt"
+
+
+class ProcessStatus(Word):
+    """What reading the service's process from /proc gave."""
+
+    PROBED = "probed"
+    NOT_PROBED = "not_probed"
+    NOT_FOUND = "not_found"
+    SEVERAL = "several"
+    VANISHED = "vanished"
+    ZOMBIE = "zombie"
+    KERNEL_THREAD = "kernel_thread"
+    NO_PERMISSION = "no_permission"

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..serde import decode_document, load_json_file, to_data
-from ..vocabulary import Device, Layout, Precision
+from ..vocabulary import (CacheStatus, Device, GpuStatus, Layout, LibraryKind, Origin, PaddleStatus, Precision, ProcessStatus,
+                          SourcePatternKind, SourceStatus)
 
 if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
     from .graph import GraphFacts
@@ -166,7 +167,7 @@ class ProcessFacts:
 class PaddleFacts:
     """What the Paddle probe child saw. ``status``: ok, missing, crashed, failed, timeout, not_probed."""
 
-    status: str = "not_probed"
+    status: PaddleStatus = PaddleStatus.NOT_PROBED
     reason: str | None = None
     python: str | None = None
     distribution: str | None = None
@@ -223,7 +224,7 @@ class GpuFacts:
     no_device, failed, timeout, no_pynvml, not_probed.
     """
 
-    status: str = "not_probed"
+    status: GpuStatus = GpuStatus.NOT_PROBED
     reason: str | None = None
     nvml_error: str | None = None
     driver_version: str | None = None
@@ -257,7 +258,7 @@ class TrtCacheFacts:
     not_probed (the service uses no cache; ``reason`` says why). ``files``: entries in the folder;
     ``list_error``: why the folder could not be listed."""
 
-    status: str = "not_probed"
+    status: CacheStatus = CacheStatus.NOT_PROBED
     reason: str | None = None
     directory: str | None = None
     source: str | None = None
@@ -349,10 +350,9 @@ class SourceSetting:
 
 @dataclass
 class SourcePattern:
-    """How the source serves its predictor, where the source lint checks look. ``kind``: one of
-    doctor.source.patterns.PATTERN_KINDS."""
+    """How the source serves its predictor, where the source lint checks look. """
 
-    kind: str
+    kind: SourcePatternKind
     location: SourceLocation
     detail: str
 
@@ -370,7 +370,7 @@ class SourceFacts:
     """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
     not_read (no --source and no script from --pid; ``reason`` says why)."""
 
-    status: str = "not_read"
+    status: SourceStatus = SourceStatus.NOT_READ
     reason: str | None = None
     paths: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
@@ -384,7 +384,7 @@ class SourceFacts:
 class MappedLibrary:
     """A shared library the service process has mapped; ``kind``: paddle, onednn, mkl, cuda, cudnn, tensorrt."""
 
-    kind: str
+    kind: LibraryKind
     path: str
     version: str | None = None
 
@@ -398,7 +398,7 @@ class ServiceProcessFacts:
     threads that used CPU during ``sample_s`` seconds (the real compute threads).
     """
 
-    status: str = "not_probed"
+    status: ProcessStatus = ProcessStatus.NOT_PROBED
     reason: str | None = None
     pid: int | None = None
     chosen_because: str | None = None
@@ -432,7 +432,7 @@ class SettingOrigin:
 
     name: str
     value: Any
-    origin: str
+    origin: Origin
     detail: str
 
 

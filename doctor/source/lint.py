@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..facts import Facts, SourceLocation, SourceSetting
 from ..findings import Finding, Status, passed, skipped
+from ..vocabulary import SourcePatternKind
 
 NOT_READ = "no service source was read (--source FILE, or --pid for the script the service runs)"
 
@@ -27,5 +28,5 @@ def settings_set_to(facts: Facts, name: str, value: object) -> list[SourceSettin
             if setting.name == name and setting.evaluated and type(setting.value) is type(value) and setting.value == value]
 
 
-def patterns_of(facts: Facts, kind: str) -> list[tuple[SourceLocation, str]]:
+def patterns_of(facts: Facts, kind: SourcePatternKind) -> list[tuple[SourceLocation, str]]:
     return [(pattern.location, pattern.detail) for pattern in facts.service_source.patterns if pattern.kind == kind]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from ..facts import SourcePattern
+from ..vocabulary import SourcePatternKind
 from .module import FUNCTIONS, LOOPS, Module, text
 
 PREDICTOR_FACTORIES = ("paddle.inference.create_predictor", "paddle_infer.create_predictor")
@@ -25,7 +26,6 @@ THREADED_SERVERS = {
     "fastapi.FastAPI": "FastAPI (plain def endpoints run in a thread pool)",
 }
 SAFE_SHARING = ("threading.Lock", "threading.RLock", "threading.local", "paddle.inference.PredictorPool")
-PATTERN_KINDS = ("predictor_per_request", "shared_predictor_threads", "no_warmup")
 
 
 def serving_patterns(module: Module) -> list[SourcePattern]:
@@ -37,15 +37,15 @@ def serving_patterns(module: Module) -> list[SourcePattern]:
     patterns = []
     per_request = [call for call in creations if _why_per_request(module, call, handlers)]
     for call in per_request:
-        patterns.append(SourcePattern("predictor_per_request", module.location(call),
+        patterns.append(SourcePattern(SourcePatternKind.PREDICTOR_PER_REQUEST, module.location(call),
                                       f"{text(call.func)}() runs for every request ({_why_per_request(module, call, handlers)})"))
     shared = [call for call in creations if call not in per_request and module.canonical(call.func) in PREDICTOR_FACTORIES]
     threaded = _threaded_server(module, handlers)
     if shared and threaded and not _shares_safely(module):
-        patterns.append(SourcePattern("shared_predictor_threads", module.location(shared[0]),
+        patterns.append(SourcePattern(SourcePatternKind.SHARED_PREDICTOR_THREADS, module.location(shared[0]),
                                       f"one predictor is used by {threaded}, with no clone(), PredictorPool or lock"))
     if shared and (handlers or threaded) and not _warms_up(module, handlers, _predictor_holders(module, creations)):
-        patterns.append(SourcePattern("no_warmup", module.location(shared[0]),
+        patterns.append(SourcePattern(SourcePatternKind.NO_WARMUP, module.location(shared[0]),
                                       "no inference runs before the service starts answering requests"))
     return patterns
 
