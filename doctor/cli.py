@@ -29,7 +29,7 @@ from .service import ServiceConfigError, SourceInputError
 from .settings import SettingsError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
-from .vocabulary import Layout, Precision
+from .vocabulary import Layout, Precision, Severity
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
@@ -250,7 +250,7 @@ def cli() -> None:
               help="Write the report to this file instead of stdout (missing folders are created).")
 @click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
               help="Check these recorded facts (from `paddle-doctor facts`) instead of probing.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+@click.option("--fail-on", type=click.Choice(Severity.values()), default=None,
               help="Exit 1 when a finding has at least this severity [default: error].")
 @click.option("--ignore", multiple=True, metavar="ID", help="Leave out a rule id or id prefix (repeatable; an empty one leaves out nothing).")
 @click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,

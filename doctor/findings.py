@@ -48,13 +48,6 @@ class Proposal:
     binding: bool = False
 
 
-SEVERITIES = ("info", "warning", "error")
-
-
-def severity_rank(severity: str) -> int:
-    return SEVERITIES.index(severity)
-
-
 @dataclass
 class Finding:
     """What a check concluded about one rule: status, message, what it saw and expected, evidence

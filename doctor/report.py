@@ -10,7 +10,7 @@ from . import __version__
 from .budget import cpu_budget
 from .docs import docs_link, docs_page
 from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
-from .findings import Finding, Status, severity_rank
+from .findings import Finding, Status
 from .gpu import summary as gpu_summary
 from .profile import Profile, build_profile
 from .registry import LoadFailure
@@ -18,6 +18,7 @@ from .rules import AREAS, Rule, Rulebook
 from .serde import to_data
 from .runner import CheckResult
 from .settings import Settings
+from .vocabulary import Severity
 
 SCHEMA_VERSION = 1
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
@@ -139,7 +140,7 @@ def build_report(
 
 def counts_against(finding: ReportFinding, fail_on: str) -> bool:
     """Whether the finding makes the exit code 1: a problem status at or above the --fail-on severity."""
-    return Status(finding.status).is_problem and severity_rank(finding.severity) >= severity_rank(fail_on)
+    return Status(finding.status).is_problem and Severity(finding.severity).rank >= Severity(fail_on).rank
 
 
 def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings, page: str, facts: Facts) -> ReportFinding:

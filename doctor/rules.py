@@ -13,8 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .findings import SEVERITIES
 from .serde import load_yaml_file
+from .vocabulary import Severity
 
 SCHEMA_VERSION = 1
 RULE_ID = re.compile(r"^PD-(?P<area>[A-Z]+)-\d{3}$")
@@ -162,8 +162,8 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
             raise fail(field, "expected non-empty text")
     if not SLUG.match(entry["slug"]):
         raise fail("slug", "expected lowercase words joined by '-'")
-    if entry["severity"] not in SEVERITIES:
-        raise fail("severity", f"expected one of {', '.join(SEVERITIES)}")
+    if entry["severity"] not in Severity.values():
+        raise fail("severity", f"expected one of {Severity.listing()}")
     if entry["status"] not in LIFECYCLE:
         raise fail("status", f"expected one of {', '.join(LIFECYCLE)}")
     fix = entry["fix"]

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .findings import SEVERITIES
 from .serde import load_yaml_file
+from .vocabulary import Severity
 
 KEYS = {"fail_on", "ignore", "severity", "docs_url"}
 
@@ -75,17 +75,17 @@ def load_settings(path: str | Path) -> Settings:
     if unknown:
         raise SettingsError(f"{path}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(KEYS))}")
     fail_on = data.get("fail_on", "error")
-    if fail_on not in SEVERITIES:
-        raise SettingsError(f"{path}: fail_on is {fail_on!r}; expected one of {', '.join(SEVERITIES)}")
+    if fail_on not in Severity.values():
+        raise SettingsError(f"{path}: fail_on is {fail_on!r}; expected one of {Severity.listing()}")
     ignore = data.get("ignore") or []
     if not isinstance(ignore, list) or not all(isinstance(item, str) for item in ignore):
         raise SettingsError(f"{path}: ignore must be a list of rule ids or prefixes")
     severity = data.get("severity") or {}
     if not isinstance(severity, dict):
-        raise SettingsError(f"{path}: severity must map rule ids to {', '.join(SEVERITIES)}")
+        raise SettingsError(f"{path}: severity must map rule ids to {Severity.listing()}")
     for rule_id, level in severity.items():
-        if level not in SEVERITIES:
-            raise SettingsError(f"{path}: severity of {rule_id} is {level!r}; expected one of {', '.join(SEVERITIES)}")
+        if level not in Severity.values():
+            raise SettingsError(f"{path}: severity of {rule_id} is {level!r}; expected one of {Severity.listing()}")
     docs_url = data.get("docs_url")
     if docs_url is not None and (not isinstance(docs_url, str) or not docs_url.strip()):
         raise SettingsError(f"{path}: docs_url must be the URL of the published docs/rules.md page")

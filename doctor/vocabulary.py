@@ -25,6 +25,18 @@ class Word(str, Enum):
         return ", ".join(cls.values())
 
 
+class Severity(Word):
+    """How much a failing rule matters, least first; ``--fail-on`` counts it and those above."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return list(Severity).index(self)
+
+
 class Device(Word):
     CPU = "cpu"
     GPU = "gpu"

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..vocabulary import Severity
 from .reports import FleetError
 
 DEFAULT_COMMAND = "paddle-doctor --json"
@@ -40,7 +41,7 @@ DEFAULT_POD_TIMEOUT, DEFAULT_PARALLEL = 180.0, 8
               help="text for people, json for machines, markdown (tables) or html (one self-contained page) [default: text].")
 @click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False), default=None,
               help="Write the fleet report to this file instead of stdout (missing folders are created).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+@click.option("--fail-on", type=click.Choice(Severity.values()), default="error", show_default=True,
               help="Exit 1 when a pod has a finding of at least this severity.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 def fleet(**params: Any) -> None:
