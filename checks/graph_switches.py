@@ -20,7 +20,8 @@ def check(facts: Facts) -> list[Finding]:
     service = facts.service
     if service.ir_optim is False:
         ir = Finding(IR_OPTIM, Status.FAIL, "the service turns IR optimisation off, so no fusion pass runs",
-                     observed="switch_ir_optim(False)", expected="switch_ir_optim(True)", proposal=Proposal("ir_optim", (True,)))
+                     observed="switch_ir_optim(False)", expected="switch_ir_optim(True)", proposal=Proposal("ir_optim", (True,)),
+                     locations=facts.lines_deciding("ir_optim"))
     else:
         ir = passed(IR_OPTIM, "IR optimisation is on")
     if service.feed_fetch_ops:

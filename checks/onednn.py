@@ -21,7 +21,7 @@ def check(facts: Facts) -> list[Finding]:
     if service.onednn is False:
         return [Finding(RULE, Status.FAIL, "the service turns oneDNN off (disable_mkldnn)",
                         observed=f"oneDNN disabled in the service's Config ({facts.said_by('onednn') or 'as the service says'})", expected="config.enable_mkldnn()",
-                        proposal=TURN_ON)]
+                        proposal=TURN_ON, locations=facts.lines_deciding("onednn"))]
     if paddle.status != "ok":
         if service.onednn:
             return [passed(RULE, "the service enables oneDNN")]

@@ -84,9 +84,8 @@ def test_the_service_is_read_from_its_pid_with_no_other_flag(services, report_sc
     assert "paddle" in {library["kind"] for library in process["libraries"]}
     assert process["threads"] >= 1 and process["rss_bytes"] > 0 and process["sample_s"] >= 1.0
     assert report["host"]["python"] is not None, "the Paddle probe ran with the service's interpreter"
-    if statuses(report)["PD-SRC-001"] == "fail":
-        (finding,) = [f for f in report["findings"] if f["rule_id"] == "PD-SRC-001"]
-        assert finding["locations"] == [{"file": str(SERVICES / "env_helper.py"), "line": 10}]
+    (finding,) = [f for f in report["findings"] if f["rule_id"] == "PD-CPU-004"]  # the source decides oneDNN: its line is here
+    assert finding["status"] == "fail" and finding["locations"] == [{"file": str(SERVICES / "env_helper.py"), "line": 10}]
 
 
 def test_the_live_environment_value_is_the_services_setting(services):

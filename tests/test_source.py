@@ -281,7 +281,7 @@ def test_sarif_locates_the_disable_mkldnn_line_and_text_shows_file_colon_line():
     app = str(SERVICES / "env_helper.py")
     sarif = run_doctor("--source", app, "--format", "sarif", *NO_PROBES)
     results = {r["ruleId"]: r for r in json.loads(sarif.stdout)["runs"][0]["results"]}
-    (location,) = results["PD-SRC-001"]["locations"]
+    (location,) = results["PD-CPU-004"]["locations"]  # the service's oneDNN setting comes from that line
     assert location["physicalLocation"]["region"]["startLine"] == 10
     assert location["physicalLocation"]["artifactLocation"]["uri"].endswith("/services/env_helper.py")
     (threads,) = [s for s in json.loads(sarif.stdout)["runs"][0]["properties"]["service_settings"] if s["name"] == "threads"]
@@ -299,6 +299,25 @@ def test_json_names_each_setting_with_its_origin_and_validates(report_schema):
     assert (origins["threads"]["value"], origins["threads"]["origin"]) == (3, "flag")
     assert (origins["onednn"]["value"], origins["onednn"]["origin"]) == (False, "source")
     assert statuses(report)["PD-SRC-001"] in ("fail", "skip")
+
+
+@pytest.mark.parametrize("service, setting, judged_by, lint, line", [
+    ("env_helper.py", "--onednn", "PD-CPU-004", "PD-SRC-001", 10),
+    ("class_server.py", None, "PD-GRAPH-001", "PD-SRC-002", 12),
+])
+def test_one_line_of_code_is_one_finding(service, setting, judged_by, lint, line):
+    """The line that decides the service's setting is reported by the check that judges the
+    setting (with the line, and its measured fix); the lint rule for the same call stays silent and
+    says who reports it. When a flag decides the setting instead, the line is the lint rule's."""
+    app = str(SERVICES / service)
+    findings = {f["rule_id"]: f for f in report_json(run_doctor("--source", app, "--json", *NO_PROBES))["findings"]}
+    judged, linted = findings[judged_by], findings[lint]
+    assert judged["status"] == "fail" and [(loc["file"], loc["line"]) for loc in judged["locations"]] == [(app, line)]
+    assert linted["status"] == "skip" and linted["message"].startswith(f"{judged_by} reports {app}:{line}:")
+    if setting:
+        findings = {f["rule_id"]: f for f in report_json(run_doctor("--source", app, setting, "--json", *NO_PROBES))["findings"]}
+        assert findings[judged_by]["status"] == "pass" and findings[lint]["status"] == "fail"
+        assert [loc["line"] for loc in findings[lint]["locations"]] == [line]
 
 
 def test_a_syntax_error_is_one_line_and_the_report_still_comes(tmp_path):
@@ -320,12 +339,12 @@ def test_sarif_paths_resolve_from_the_repository_never_through_dot_dot(tmp_path)
     """In CI the doctor runs at the repository's root: a source under it is a relative path code
     scanning maps to the file; one outside it is an absolute file URI, never ``../app.py``."""
     inside = run_doctor("--source", "tests/fixtures/services/env_helper.py", "--format", "sarif", *NO_PROBES)
-    (result,) = [r for r in json.loads(inside.stdout)["runs"][0]["results"] if r["ruleId"] == "PD-SRC-001"]
+    (result,) = [r for r in json.loads(inside.stdout)["runs"][0]["results"] if r["ruleId"] == "PD-CPU-004"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "tests/fixtures/services/env_helper.py"
     outside = tmp_path / "app.py"
     outside.write_text((SERVICES / "env_helper.py").read_text())
     far = run_doctor("--source", os.path.relpath(outside), "--format", "sarif", *NO_PROBES)
-    (result,) = [r for r in json.loads(far.stdout)["runs"][0]["results"] if r["ruleId"] == "PD-SRC-001"]
+    (result,) = [r for r in json.loads(far.stdout)["runs"][0]["results"] if r["ruleId"] == "PD-CPU-004"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == outside.resolve().as_uri()
 
 

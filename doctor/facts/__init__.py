@@ -468,6 +468,15 @@ class Facts:
         origin = next((o for o in self.service_origins if o.name == name), None)  # one per setting, the one that won
         return origin.detail if origin is not None and origin.value is None else None
 
+    def lines_deciding(self, name: str) -> list[SourceLocation]:
+        """The source lines the service's value of ``name`` comes from (no flag or --config said
+        otherwise); empty when it comes from elsewhere. The check judging that value reports them,
+        and the source lint rule for the same call stays silent: one line of code, one finding."""
+        origin = next((o for o in self.service_origins if o.name == name), None)
+        if origin is None or origin.origin != Origin.SOURCE or origin.value is None:
+            return []
+        return [setting.location for setting in self.service_source.settings if setting.name == name and setting.evaluated]
+
     def said_by(self, name: str) -> str | None:
         """Where the service's value of setting ``name`` came from, for people: the flag, the
         --config file, or the source line (with the variable and its default); None when not recorded."""

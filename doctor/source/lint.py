@@ -28,5 +28,9 @@ def settings_set_to(facts: Facts, name: str, value: object) -> list[SourceSettin
             if setting.name == name and setting.evaluated and type(setting.value) is type(value) and setting.value == value]
 
 
+def reported_elsewhere(rule: str, other: str, locations: list[SourceLocation], what: str) -> Finding:
+    return skipped(rule, f"{other} reports {', '.join(map(str, locations))}: {what} comes from this code")
+
+
 def patterns_of(facts: Facts, kind: SourcePatternKind) -> list[tuple[SourceLocation, str]]:
     return [(pattern.location, pattern.detail) for pattern in facts.service_source.patterns if pattern.kind == kind]
