@@ -16,6 +16,7 @@ from paddle_doctor.facts import ChainBreaker, Facts, FusionInstance
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import BreakerKind, FusionStatus
 
 RULE = "PD-GRAPH-002"
 SHOWN = 3
@@ -26,11 +27,11 @@ def check(facts: Facts) -> list[Finding]:
     if reason:
         return [skipped(RULE, reason)]
     graph = facts.graph
-    broken = [i for i in graph.instances if i.breakers and i.status != "fused"]
+    broken = [i for i in graph.instances if i.breakers and i.status != FusionStatus.FUSED]
     if not broken:
         return [passed(RULE, f"no custom or unknown op and no outside consumer breaks any of the {len(graph.instances)} fusible instances")]
     first, breaker = broken[0], broken[0].breakers[0]
-    confirmed = any(i.status in ("unfused", "partial") for i in broken)
+    confirmed = any(i.status in (FusionStatus.UNFUSED, FusionStatus.PARTIAL) for i in broken)
     more = f"; and {len(broken) - SHOWN} more" if len(broken) > SHOWN else ""
     message = f"{len(broken)} fusible instance{'s' if len(broken) != 1 else ''} broken: " + "; ".join(
         f"{describe(b)} in {i.pattern} ({i.status})" for i in broken[:SHOWN] for b in i.breakers[:1]) + more
@@ -47,7 +48,7 @@ def check(facts: Facts) -> list[Finding]:
 
 
 def describe(breaker: ChainBreaker) -> str:
-    if breaker.kind == "op":
+    if breaker.kind == BreakerKind.OP:
         return f"{'custom op' if breaker.custom else 'op'} {breaker.op} #{breaker.position} between {breaker.after} and {breaker.before}"
     return f"{breaker.op} #{breaker.position} also reading {breaker.variable} (output of {breaker.after})"
 

@@ -19,6 +19,7 @@ from collections import Counter
 from paddle_doctor.facts import Facts, GraphFacts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import FusionStatus
 
 LOW, UNREADABLE = "PD-GRAPH-003", "PD-GRAPH-006"
 THRESHOLD = 0.8
@@ -55,7 +56,7 @@ def coverage(graph: GraphFacts, model: str | None) -> Finding:
     summary = f"{total.fused} of {counted} fusible instances fused ({total.coverage:.0%}) in the program the predictor runs ({pipeline})"
     if total.coverage >= THRESHOLD:
         return passed(LOW, summary, **evidence)
-    reasons = Counter(i.reason for i in graph.instances if i.status in ("unfused", "partial") and i.reason)
+    reasons = Counter(i.reason for i in graph.instances if i.status in (FusionStatus.UNFUSED, FusionStatus.PARTIAL) and i.reason)
     common = "".join(f"; {n} x {reason}" for reason, n in reasons.most_common(2))
     return Finding(LOW, Status.FAIL, summary + common,
                    observed="; ".join(f"{c.title}: {c.fused}/{c.fusible - c.unknown}" for c in graph.coverage),

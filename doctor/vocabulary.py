@@ -156,3 +156,30 @@ class ProcessStatus(Word):
     ZOMBIE = "zombie"
     KERNEL_THREAD = "kernel_thread"
     NO_PERMISSION = "no_permission"
+
+
+class ProgramStatus(Word):
+    """What became of reading the optimised program: ``skipped`` cannot be produced here (the reason
+    says why); ``error``: Paddle failed (the reason says how)."""
+
+    READ = "read"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+class FusionStatus(Word):
+    """One fusible pattern in the optimised program: one op (fused), fewer ops (partial), as many
+    (unfused), or not found there (unknown)."""
+
+    FUSED = "fused"
+    PARTIAL = "partial"
+    UNFUSED = "unfused"
+    UNKNOWN = "unknown"
+
+
+class BreakerKind(Word):
+    """What stops a fusion: an op no pass accepts between two matched ops, or a second use
+    (consumer) of an intermediate value outside the pattern."""
+
+    OP = "op"
+    CONSUMER = "consumer"

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..vocabulary import BreakerKind, FusionStatus, ProgramStatus
+
 
 @dataclass
 class ChainBreaker:
     """What stops a fusion between two matched ops: ``op``, an op no pass accepts there (a custom
     or unknown op), or ``consumer``, a second use of the intermediate value outside the pattern."""
 
-    kind: str
+    kind: BreakerKind
     op: str
     position: int
     variable: str | None = None
@@ -27,7 +29,7 @@ class FusionInstance:
     each matched op with its position (``conv2d #1``), ``variables`` their outputs."""
 
     pattern: str
-    status: str
+    status: FusionStatus
     ops: list[str]
     variables: list[str]
     params: list[str] = field(default_factory=list)
@@ -73,7 +75,7 @@ class OptimisedProgram:
     """The program the predictor runs for the service's config. ``status``: read, skipped (cannot
     be produced here; reason says why) or error (Paddle failed; reason says how)."""
 
-    status: str
+    status: ProgramStatus
     reason: str | None = None
     pipeline: str | None = None
     config: list[str] = field(default_factory=list)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..program import Op
 from .flow import Flow, is_stable_name
+from ..vocabulary import FusionStatus
 from .patterns import MATMUL, SOFTMAX, Match, family
 
 FUSED_ATTENTION = frozenset({"multihead_matmul", "fused_multi_transformer", "self_dp_attention", "fused_attention",
@@ -100,13 +101,13 @@ class Aligner:
         return False
 
 
-def status_of(placed: list[Op] | None) -> str:
+def status_of(placed: list[Op] | None) -> FusionStatus:
     if placed is None:
-        return "unknown"
+        return FusionStatus.UNKNOWN
     distinct = len({id(op) for op in placed})
     if distinct == 1:
-        return "fused"
-    return "unfused" if distinct == len(placed) else "partial"
+        return FusionStatus.FUSED
+    return FusionStatus.UNFUSED if distinct == len(placed) else FusionStatus.PARTIAL
 
 
 def became(placed: list[Op] | None) -> list[str]:

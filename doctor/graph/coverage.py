@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..facts import ChainBreaker, FusionInstance, GraphFacts, OptimisedProgram, PatternCoverage, TensorRTShare
 from ..program import INPUT_OPS, Op, Program
+from ..vocabulary import BreakerKind, FusionStatus, ProgramStatus
 from .align import Aligner, became, status_of
 from .flow import ENGINE_OPS, Flow
 from .patterns import CUSTOM_DIALECTS, PASSES, TITLES, Breaker, Match, find_patterns
@@ -39,7 +40,7 @@ def analyse(original: Program, optimised: OptimisedProgram, optimised_program: P
     why = Reasons(optimised, ir_optim, deleted_passes)
     for match in matches:
         placed = aligner.locate(match) if aligner else None
-        status = status_of(placed) if aligner else ("unfused" if not ir_optim else "unknown")
+        status = status_of(placed) if aligner else (FusionStatus.UNFUSED if not ir_optim else FusionStatus.UNKNOWN)
         graph.instances.append(FusionInstance(
             pattern=match.pattern, status=status, ops=[label(op) for op in match.ops],
             variables=[(flow.data_outputs(op) or op.output_names() or ["?"])[0] for op in match.ops],
@@ -62,7 +63,7 @@ def chain_breaker(breaker: Breaker) -> ChainBreaker:
 
 
 def count(pattern: str, instances: list[FusionInstance]) -> PatternCoverage:
-    tally = {status: sum(1 for i in instances if i.status == status) for status in ("fused", "partial", "unfused", "unknown")}
+    tally = {status.value: sum(1 for i in instances if i.status == status) for status in FusionStatus}
     counted = len(instances) - tally["unknown"]
     return PatternCoverage(pattern=pattern, title=TITLES.get(pattern, "all patterns"), fusible=len(instances),
                            coverage=round(tally["fused"] / counted, 4) if counted else None, **tally)
@@ -115,14 +116,14 @@ class Reasons:
         self.deleted = deleted_passes
 
     def explain(self, match: Match, status: str, placed: list[Op] | None) -> str | None:
-        if status == "fused":
+        if status == FusionStatus.FUSED:
             return None
-        if status == "unknown":
-            if self.optimised.status != "read":
+        if status == FusionStatus.UNKNOWN:
+            if self.optimised.status != ProgramStatus.READ:
                 return f"the optimised program is not available: {self.optimised.reason}"
             return "not found in the optimised program (its parameters were renamed or combined by a pass)"
         why = self.why(match)
-        if status == "partial":
+        if status == FusionStatus.PARTIAL:
             return f"partly fused ({merged(match, placed)}): {why}"
         return why
 
@@ -148,7 +149,7 @@ class Reasons:
 
 
 def breaker_text(breaker: Breaker) -> str:
-    if breaker.kind == "op":
+    if breaker.kind == BreakerKind.OP:
         what = "custom op" if breaker.op.dialect in CUSTOM_DIALECTS else "op"
         return f"{what} {label(breaker.op)} sits between {label(breaker.after)} and {label(breaker.before)}; no pass fuses across it"
     return f"the output of {label(breaker.after)} ({breaker.variable}) is also used by {label(breaker.op)}, outside the pattern"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..program import Op
+from ..vocabulary import BreakerKind
 from .flow import Flow
 
 CONV = frozenset({"conv2d", "depthwise_conv2d"})
@@ -64,7 +65,7 @@ def family(op_type: str) -> frozenset[str]:
 
 @dataclass
 class Breaker:
-    kind: str  # "op": an op no pass accepts between two matched ops; "consumer": a second use of an intermediate
+    kind: BreakerKind
     op: Op
     variable: str | None
     after: Op
@@ -128,14 +129,14 @@ class _Finder:
             middle = consumers[0]
             wanted = [c for c in self.flow.next_ops(middle) if c.type in kinds and self.free(c) and self._inputs_fit(c, data_inputs)]
             if wanted:
-                match.breakers.append(Breaker("op", middle, self._first(self.flow.data_inputs(middle)), current, wanted[0]))
+                match.breakers.append(Breaker(BreakerKind.OP, middle, self._first(self.flow.data_inputs(middle)), current, wanted[0]))
                 skipped = 1
         if not wanted:
             return None
         chosen = wanted[0]
         for other in consumers:
             if other is not chosen and not (skipped and other is consumers[0]):
-                match.breakers.append(Breaker("consumer", other, self._first(self.flow.data_outputs(current)), current, chosen))
+                match.breakers.append(Breaker(BreakerKind.CONSUMER, other, self._first(self.flow.data_outputs(current)), current, chosen))
         match.gaps[len(match.ops)] = skipped
         match.ops.append(chosen)
         return chosen
@@ -235,5 +236,5 @@ class _Finder:
             return
         match = Match("add_layer_norm", [residual, norm], anchor=1)
         extra = [c for c in self.flow.next_ops(residual) if c is not norm]
-        match.breakers.extend(Breaker("consumer", c, self._first(self.flow.data_outputs(residual)), residual, norm) for c in extra)
+        match.breakers.extend(Breaker(BreakerKind.CONSUMER, c, self._first(self.flow.data_outputs(residual)), residual, norm) for c in extra)
         self.claim(match)

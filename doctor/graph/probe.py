@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..facts import Facts, GraphFacts, OptimisedProgram, PassRejection, ServiceFacts
 from ..program import Program, ProgramError, read_program
+from ..vocabulary import ProgramStatus
 from ..verify.arms import baseline_arm, config_calls
 from ..verify.model import ModelFiles, locate_model
 from ..verify.session import WorkerDied, WorkerError, WorkerSession
@@ -81,7 +82,7 @@ def optimised_program(facts: Facts, files: ModelFiles, original: Program) -> tup
     calls = service_calls(facts)
     device = device_label(service, baseline_arm(facts)["onednn"])
     ir = "PIR program" if files.format == "pir" else "old-IR program"
-    result = OptimisedProgram(status="skipped", pipeline=f"{ir}, {device}",
+    result = OptimisedProgram(status=ProgramStatus.SKIPPED, pipeline=f"{ir}, {device}",
                               config=[f"{method}({', '.join(repr(a) for a in args)})" for method, args in calls])
     paddle = facts.paddle
     if service.ir_optim is False:
@@ -104,19 +105,19 @@ def optimised_program(facts: Facts, files: ModelFiles, original: Program) -> tup
             paddle_version = session.paddle_version
         written = next((Path(directory) / name for name in OPTIMISED_FILES if (Path(directory) / name).is_file()), None)
         if written is None:
-            result.status, result.reason = "error", f"Paddle {paddle_version} wrote no optimised program (expected {' or '.join(OPTIMISED_FILES)})"
+            result.status, result.reason = ProgramStatus.ERROR, f"Paddle {paddle_version} wrote no optimised program (expected {' or '.join(OPTIMISED_FILES)})"
             return result, None
         program = read_program(written)
     except (WorkerError, WorkerDied) as exc:
-        result.status = "error"
+        result.status = ProgramStatus.ERROR
         result.reason = f"Paddle cannot build the optimised program of {files.program} ({version}): {exc}"
         return result, None
     except ProgramError as exc:
-        result.status, result.reason = "error", f"the optimised program Paddle wrote cannot be read: {exc}"
+        result.status, result.reason = ProgramStatus.ERROR, f"the optimised program Paddle wrote cannot be read: {exc}"
         return result, None
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    result.status = "read"
+    result.status = ProgramStatus.READ
     result.passes = list(dict.fromkeys(reply.get("passes", [])))
     result.rejections = [PassRejection(**r) for r in reply.get("rejections", [])]
     result.create_ms = round(reply["create_ms"], 3)
