@@ -41,6 +41,11 @@ NonNegative = Annotated[float, Constraint(minimum=0)]
 RuleId = Annotated[str, Constraint(pattern=r"^PD-[A-Z]+-[0-9]{3}$")]
 
 
+def version_field(version: int) -> Any:
+    """A document's ``schema_version``: this version, and the schema admits no other."""
+    return dataclasses.field(default=version, metadata={"schema": {"const": version}})
+
+
 def generate(root: type, schema_id: str, title: str, description: str) -> dict[str, Any]:
     """The schema of ``root``: its fields at the top, every nested dataclass under ``$defs``."""
     builder = _Builder()
@@ -128,3 +133,39 @@ def _description(cls: type) -> str | None:
     if not doc or doc.startswith(f"{cls.__name__}("):
         return None
     return " ".join(doc.strip().split("\n\n")[0].split())
+
+
+@dataclasses.dataclass(frozen=True)
+class Document:
+    """A committed schema: the file, the type at its root (``module:Name``) and its headings."""
+
+    file: str
+    root: str
+    title: str
+    description: str
+
+    def generate(self) -> dict[str, Any]:
+        import importlib
+
+        module, _, name = self.root.partition(":")
+        cls = getattr(importlib.import_module(f"paddle_doctor.{module}"), name)
+        version = next(f.default for f in dataclasses.fields(cls) if f.name == "schema_version")
+        schema_id = f"https://paddle-doctor.invalid/schemas/{self.file.removesuffix('.schema.json')}-{version}.schema.json"
+        return generate(cls, schema_id, self.title, self.description.format(version=version))
+
+
+DOCUMENTS = (
+    Document("facts.schema.json", "facts:Facts", "paddle-doctor facts",
+             "Output of `paddle-doctor facts` and input of `check --facts` (schema_version {version})."),
+)
+
+
+def main() -> None:
+    for document in DOCUMENTS:
+        path = SCHEMAS / document.file
+        path.write_text(dumps(document.generate()), encoding="utf-8")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

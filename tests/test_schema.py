@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
 import pytest
 
-from paddle_doctor.schema import Count, RuleId, generate
+from conftest import ROOTS, run_doctor
+from paddle_doctor.schema import DOCUMENTS, SCHEMAS, Count, RuleId, dumps, generate
 from paddle_doctor.serde import to_data
 from paddle_doctor.vocabulary import Layout
 
@@ -73,3 +75,24 @@ def test_the_generated_schema_refuses_what_the_types_refuse(change, where):
     with pytest.raises(jsonschema.ValidationError) as error:
         jsonschema.validate(data, SCHEMA)
     assert where in str(error.value)
+
+
+# ------------------------------------------------------------------ the committed schemas
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.file)
+def test_each_committed_schema_is_the_one_its_types_generate(document):
+    """Run ``python -m paddle_doctor.schema`` after changing a type (and bump its schema_version
+    when what it writes changes)."""
+    committed = (SCHEMAS / document.file).read_text(encoding="utf-8")
+    assert committed == dumps(document.generate()), f"{document.file} is stale: run python -m paddle_doctor.schema"
+
+
+FACTS_SCHEMA = json.loads((SCHEMAS / "facts.schema.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("root", sorted(p.name for p in ROOTS.iterdir() if p.is_dir()))
+def test_recorded_facts_fit_the_facts_schema(root):
+    result = run_doctor("facts", "--root", str(ROOTS / root), "--no-paddle", "--no-gpu")
+    assert result.returncode == 0, result.stderr
+    jsonschema.validate(json.loads(result.stdout), FACTS_SCHEMA)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..schema import version_field
 from ..serde import decode_document, load_json_file, to_data
 from ..vocabulary import (CacheStatus, Device, GpuStatus, Layout, LibraryKind, Origin, PaddleStatus, Precision, ProcessStatus,
                           SourcePatternKind, SourceStatus)
@@ -440,7 +441,7 @@ class SettingOrigin:
 class Facts:
     """Everything the probes saw; the only input of the checks."""
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = version_field(SCHEMA_VERSION)
     doctor_version: str = ""
     root: str = "/"
     host: HostFacts = field(default_factory=HostFacts)
