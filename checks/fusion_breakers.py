@@ -15,7 +15,7 @@ from __future__ import annotations
 from paddle_doctor.facts import ChainBreaker, Facts, FusionInstance
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 
 RULE = "PD-GRAPH-002"
 SHOWN = 3
@@ -57,4 +57,4 @@ def explain(instance: FusionInstance) -> str:
     return f"{' -> '.join(instance.ops)}{became}"
 
 
-CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, requires=(Need.GRAPH,))

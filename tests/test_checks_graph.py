@@ -3,7 +3,7 @@ TensorRT coverage, checked on hand-built GraphFacts."""
 
 import pytest
 
-from factories import by_rule, graph_facts, make_facts
+from factories import by_rule, graph_facts, make_facts, run_check
 from paddle_doctor.checks import dropout_left, fusion_breakers, fusion_coverage, tensorrt_coverage
 from paddle_doctor.facts import ChainBreaker, TensorRTSettings, TensorRTShare
 
@@ -39,7 +39,7 @@ FUSED = ("conv_bn_act", "fused")
     ],
 )
 def test_coverage_and_unreadable_program(graph, low, unreadable):
-    found = by_rule(fusion_coverage.check(with_graph(graph)))
+    found = by_rule(run_check(fusion_coverage.CHECK, with_graph(graph)))
     assert (found["PD-GRAPH-003"].status.value, found["PD-GRAPH-006"].status.value) == (low, unreadable)
 
 
