@@ -132,7 +132,7 @@ def main(argv: list[str]) -> None:
         args = parse_args(argv)
     except Usage as exc:
         _finish(Outcome(False, f"unhealthy: bad arguments: {exc} (paddle-doctor healthcheck --help)", {}), as_json=False)
-    from .runner import run_within
+    from .timebox import run_within
 
     progress = Progress()
     bounded = run_within(lambda: evaluate(args, progress), args.budget, "healthcheck")

@@ -1,54 +1,17 @@
 """Runs checks against Facts. A check whose needs the facts lack is skipped, saying what is missing;
 one that raises, overruns its timeout, or emits a rule it did not declare becomes an ``error``
-finding for each of its rules; the other checks still run.
-
-:func:`run_within` is the one deadline runner of work in this process: each check under its
-timeout, and the whole healthcheck under its budget."""
+finding for each of its rules; the other checks still run. Each check runs under its timeout in
+:func:`paddle_doctor.timebox.run_within`, as the whole healthcheck does under its budget."""
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass
-from typing import Callable, Generic, TypeVar
 
 from .facts import Facts
 from .findings import Finding, Status, skipped
 from .registry import Check
 from .rules import Rulebook
-
-
-T = TypeVar("T")
-
-
-@dataclass
-class Bounded(Generic[T]):
-    """What :func:`run_within` saw: the value, or the exception raised, or neither when time ran out."""
-
-    finished: bool
-    value: T | None
-    error: BaseException | None
-    seconds: float
-
-
-def run_within(work: Callable[[], T], seconds: float, name: str) -> Bounded[T]:
-    """``work()`` in a daemon thread, waited for at most ``seconds``: a read that never returns (a
-    hung filesystem) cannot hold the caller, which may leave the thread behind."""
-    box: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = work()
-        except BaseException as exc:  # reported to the caller, whatever it was
-            box["error"] = exc
-
-    start = time.perf_counter()
-    worker = threading.Thread(target=target, name=name, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    finished = not worker.is_alive()
-    return Bounded(finished, box.get("value") if finished else None, box.get("error") if finished else None,
-                   time.perf_counter() - start)
+from .timebox import run_within
 
 
 @dataclass
