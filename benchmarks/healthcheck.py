@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Cost of `paddle-doctor healthcheck --baseline PATH`, measured side by side in one run.
 
+The baseline is recorded from a recorded container tree (``--root``, by default one of the test
+suite's fixture roots, so that every machine measures the same checks on the same files) or from
+this container (``--root /``).
+
 Targets (issue 6):
   wall(paddle-doctor healthcheck --baseline B) / wall(python -c pass)   <= 4
   peak RSS of the healthcheck process                                   <= 40 MB
@@ -36,6 +40,7 @@ import paddle_doctor
 import paddle_doctor.checks
 
 TARGET_RATIO, TARGET_RSS_MB = 4.0, 40.0
+FIXTURE_ROOT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "roots" / "amd-avx512bf16-v2-quota"
 STDLIB_FLOOR = "import dataclasses, json, pathlib, threading, typing"
 
 
@@ -76,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
     parser.add_argument("--count", type=int, default=1000, help="healthchecks in a row for the leftovers check")
+    parser.add_argument("--root", default=str(FIXTURE_ROOT), help="container tree to record the baseline from [default: %(default)s]")
     args = parser.parse_args()
     for package in (paddle_doctor, paddle_doctor.checks):
         compileall.compile_dir(Path(package.__file__).parent, quiet=1)
@@ -83,7 +89,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hc-bench-") as folder:
         work = Path(folder)
         baseline = work / "baseline.json"
-        recorded = subprocess.run([*doctor, "baseline", "--out", str(baseline)], capture_output=True, text=True)
+        recorded = subprocess.run([*doctor, "baseline", "--root", args.root, "--threads", "1", "--out", str(baseline)], capture_output=True, text=True)
         if recorded.returncode != 0:
             sys.exit(f"paddle-doctor baseline failed: {recorded.stderr.strip()}")
         healthcheck = [*doctor, "healthcheck", "--baseline", str(baseline)]
@@ -97,7 +103,7 @@ def main() -> None:
             floors.append(run(floor)[0])
         h, p, f = statistics.median(checks), statistics.median(passes), statistics.median(floors)
         editable = "site-packages" not in Path(paddle_doctor.__file__).parts
-        print(f"{sys.executable} ({'editable install' if editable else 'installed wheel'}), "
+        print(f"{sys.executable} ({'editable install' if editable else 'installed wheel'}), root {args.root}, "
               f"rounds: {args.rounds} (interleaved); healthcheck exit codes seen: {sorted(codes)}")
         print(f"paddle-doctor healthcheck   median {h * 1000:6.1f} ms  (min {min(checks) * 1000:.1f}, max {max(checks) * 1000:.1f})")
         print(f"python -c pass              median {p * 1000:6.1f} ms  (min {min(passes) * 1000:.1f}, max {max(passes) * 1000:.1f})")

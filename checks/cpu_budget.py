@@ -9,12 +9,23 @@ Fix: ``config.set_cpu_math_library_num_threads(budget // instances)``, confirmed
 
 from __future__ import annotations
 
-from paddle_doctor.budget import cpu_budget, service_threads
+from paddle_doctor.budget import CpuBudget, cpu_budget, service_threads
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
+
+
+def total_threads(facts: Facts) -> int:
+    """The compute threads the service runs in this container: threads per predictor x instances."""
+    return service_threads(facts)[0] * facts.service.instances
+
+
+def over_budget(total: int, budget: CpuBudget) -> bool:
+    """PD-CPU-010's judgement: more threads than whole CPUs. One thread per instance is the least a
+    service can run, so a quota below one CPU is PD-CPU-016's, not this rule's."""
+    return total > budget.whole_cpus
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -28,13 +39,12 @@ def check(facts: Facts) -> list[Finding]:
         return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
     threads, source = service_threads(facts)
     instances = facts.service.instances
-    total = threads * instances
+    total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)
     observed = f"{threads} threads ({source}) x {instances} instance{'s' if instances != 1 else ''} = {total}"
     evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
                 "threads": threads, "threads_set_by": source, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}
-    # one thread per instance is the least a service can run: a quota below one CPU is PD-CPU-016's
-    if total > budget.whole_cpus:
+    if over_budget(total, budget):
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,
                        proposal=Proposal("threads", tuple(range(1, per_instance + 1)), binding=True))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 
 RULE = "PD-GRAPH-005"
 
@@ -37,4 +37,4 @@ def check(facts: Facts) -> list[Finding]:
                     evidence={"dropout": found, "left": graph.dropout_left, "ops": graph.dropout})]
 
 
-CHECK = Check(name="dropout_left", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="dropout_left", rules=(RULE,), run=check, requires=(Need.GRAPH,))

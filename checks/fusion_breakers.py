@@ -15,7 +15,7 @@ from __future__ import annotations
 from paddle_doctor.facts import ChainBreaker, Facts, FusionInstance
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.vocabulary import BreakerKind, FusionStatus
 
 RULE = "PD-GRAPH-002"
@@ -58,4 +58,4 @@ def explain(instance: FusionInstance) -> str:
     return f"{' -> '.join(instance.ops)}{became}"
 
 
-CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, requires=(Need.GRAPH,))

@@ -18,7 +18,7 @@ from collections import Counter
 
 from paddle_doctor.facts import Facts, GraphFacts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.vocabulary import FusionStatus
 
 LOW, UNREADABLE = "PD-GRAPH-003", "PD-GRAPH-006"
@@ -27,8 +27,6 @@ THRESHOLD = 0.8
 
 def check(facts: Facts) -> list[Finding]:
     graph = facts.graph
-    if graph is None:
-        return [skipped(rule, "no model given (--model or model: in --config)") for rule in (LOW, UNREADABLE)]
     if graph.error:
         return [Finding(UNREADABLE, Status.FAIL, graph.error, observed=graph.error.split(": ", 1)[-1],
                         expected="a Paddle program: PIR JSON or a ProgramDesc this Paddle can read",
@@ -63,4 +61,4 @@ def coverage(graph: GraphFacts, model: str | None) -> Finding:
                    expected=f"at least {THRESHOLD:.0%} of the fusible instances fused", evidence=evidence)
 
 
-CHECK = Check(name="fusion_coverage", rules=(LOW, UNREADABLE), run=check, fast=False)
+CHECK = Check(name="fusion_coverage", rules=(LOW, UNREADABLE), run=check, requires=(Need.GRAPH,))

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.gpu import cpu_service, describe, no_service_gpu, service_gpu, uses_gpu
-from paddle_doctor.registry import Check
+from paddle_doctor.gpu import describe, no_service_gpu, service_gpu
+from paddle_doctor.registry import Check, Need
 
 MEMORY, SHARED = "PD-MEM-002", "PD-GPU-010"
 MiB = 1024 * 1024
@@ -24,8 +24,6 @@ POOL_SHARE_OF_FREE = 0.8
 
 
 def check(facts: Facts) -> list[Finding]:
-    if not uses_gpu(facts):
-        return [skipped(rule, cpu_service(facts)) for rule in (MEMORY, SHARED)]
     reason = no_service_gpu(facts)
     if reason:
         return [skipped(rule, reason) for rule in (MEMORY, SHARED)]
@@ -70,4 +68,4 @@ def shared_finding(facts: Facts) -> Finding:
                    evidence={"pids": [p.pid for p in device.processes], "used_mb": used, "device_index": device.index})
 
 
-CHECK = Check(name="gpu_memory", rules=(MEMORY, SHARED), run=check)
+CHECK = Check(name="gpu_memory", rules=(MEMORY, SHARED), run=check, requires=(Need.GPU_SERVICE,))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts, ServiceFacts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.gpu import compute_capability, cpu_service, describe, no_service_gpu, service_gpu, uses_gpu
-from paddle_doctor.registry import Check
+from paddle_doctor.gpu import compute_capability, describe, no_service_gpu, service_gpu
+from paddle_doctor.registry import Check, Need
 
 FP16_UNUSED, UNSUPPORTED = "PD-PREC-002", "PD-PREC-003"
 TENSOR_CORES = (7, 0)
@@ -40,8 +40,6 @@ def lacks(precision: str, capability: tuple[int, int]) -> str | None:
 
 
 def check(facts: Facts) -> list[Finding]:
-    if not uses_gpu(facts):
-        return [skipped(rule, cpu_service(facts)) for rule in (FP16_UNUSED, UNSUPPORTED)]
     reason = no_service_gpu(facts)
     device = service_gpu(facts)
     capability = compute_capability(device) if device else None
@@ -68,4 +66,4 @@ def check(facts: Facts) -> list[Finding]:
     return [idle, unsupported]
 
 
-CHECK = Check(name="gpu_precision", rules=(FP16_UNUSED, UNSUPPORTED), run=check)
+CHECK = Check(name="gpu_precision", rules=(FP16_UNUSED, UNSUPPORTED), run=check, requires=(Need.GPU_SERVICE,))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.gpu import cpu_service, cuda_visible, uses_gpu
-from paddle_doctor.registry import Check
+from paddle_doctor.gpu import cuda_visible
+from paddle_doctor.registry import Check, Need
 
 NO_DEVICE, NO_RUNTIME, NO_DRIVER, NO_PERMISSION, CAPABILITIES = (
     "PD-GPU-003", "PD-GPU-006", "PD-GPU-007", "PD-GPU-008", "PD-GPU-009")
@@ -25,8 +25,6 @@ NEEDED_CAPABILITIES = ("compute", "utility")
 
 
 def check(facts: Facts) -> list[Finding]:
-    if not uses_gpu(facts):
-        return [skipped(rule, cpu_service(facts)) for rule in (*NVML_RULES, CAPABILITIES)]
     gpu, capabilities = facts.gpu, capabilities_finding(facts)
     if gpu.status == "not_probed":
         return [skipped(rule, gpu.reason or "NVML was not probed") for rule in NVML_RULES] + [capabilities]
@@ -96,4 +94,4 @@ def capabilities_finding(facts: Facts) -> Finding:
                    evidence={"missing": missing, "capabilities": fixed})
 
 
-CHECK = Check(name="gpu_visibility", rules=(*NVML_RULES, CAPABILITIES), run=check)
+CHECK = Check(name="gpu_visibility", rules=(*NVML_RULES, CAPABILITIES), run=check, requires=(Need.GPU_SERVICE,))

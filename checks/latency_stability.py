@@ -12,7 +12,7 @@ from __future__ import annotations
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 
 RULE = "PD-CPU-015"
 CV_LIMIT = 0.25
@@ -40,4 +40,4 @@ def check(facts: Facts) -> list[Finding]:
     return [passed(RULE, f"steady-state latency is stable ({variation})", **evidence)]
 
 
-CHECK = Check(name="latency_stability", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="latency_stability", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

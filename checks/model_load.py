@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 
 RULE = "PD-CFG-002"
 
 
 def check(facts: Facts) -> list[Finding]:
     verification = facts.verification
-    if verification is None:
-        return [skipped(RULE, "measured with --model")]
     failure = verification.load_failure
     if failure is not None:
         observed = f"killed by {failure.signal}" if failure.signal else failure.message.rsplit(": ", 1)[-1]
@@ -31,4 +29,4 @@ def check(facts: Facts) -> list[Finding]:
     return [passed(RULE, "the service's configuration creates a predictor and runs the model")]
 
 
-CHECK = Check(name="model_load", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="model_load", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.reconcile import outcome
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 
 RULE = "PD-CFG-001"
 
@@ -20,8 +20,6 @@ def check(facts: Facts) -> list[Finding]:
     verification = facts.verification
     recommendation = verification.recommendation if verification else None
     if recommendation is None:
-        if verification is None:
-            return [skipped(RULE, "measured with --model")]
         if verification.load_failure is not None:
             return [skipped(RULE, "the service's configuration does not load; see PD-CFG-002")]
         # --model asked for a measurement and none could be made (budget, interruption): an error, never a silent pass
@@ -42,4 +40,4 @@ def check(facts: Facts) -> list[Finding]:
                     evidence={"recommended_calls": calls, "ratio": round(comparison.ratio, 3), "steps": recommendation.steps})]
 
 
-CHECK = Check(name="recommended_config", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="recommended_config", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.verify.layouts import layout_snippet
 
 RULE = "PD-LOAD-002"
@@ -55,4 +55,4 @@ def _rps(arm) -> str:
     return f"{arm.throughput_rps:.1f}" if arm.throughput_rps else "?"
 
 
-CHECK = Check(name="serving_layout", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="serving_layout", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

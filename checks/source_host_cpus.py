@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import source_finding
 
 RULE = "PD-SRC-007"
@@ -23,4 +23,4 @@ def check(facts: Facts) -> list[Finding]:
                           "a thread count within the container's CPU budget", "the thread count does not come from os.cpu_count()")
 
 
-CHECK = Check(name="source_host_cpus", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_host_cpus", rules=(RULE,), run=check, requires=(Need.SOURCE,))

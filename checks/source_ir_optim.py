@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import reported_elsewhere, settings_set_to, source_finding
 
 RULE = "PD-SRC-002"
@@ -24,4 +24,4 @@ def check(facts: Facts) -> list[Finding]:
                           "switch_ir_optim(True), or no call", "the service's code leaves the graph optimisation on")
 
 
-CHECK = Check(name="source_ir_optim", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_ir_optim", rules=(RULE,), run=check, requires=(Need.SOURCE,))

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import reported_elsewhere, settings_set_to, source_finding
 
 RULE = "PD-SRC-001"
 
 
 def check(facts: Facts) -> list[Finding]:
-    if facts.service_source.status == "read" and "avx2" not in facts.cpu.flags:
+    if "avx2" not in facts.cpu.flags:
         reason = "the CPU flags are unknown" if not facts.cpu.flags else "the CPU lacks AVX2, where Paddle keeps oneDNN off anyway"
         return [skipped(RULE, f"{reason}; PD-CPU-002 covers it")]
     deciding = facts.lines_deciding("onednn")
@@ -27,4 +27,4 @@ def check(facts: Facts) -> list[Finding]:
                           "no disable_mkldnn() (oneDNN on)", "the service's code does not turn oneDNN off")
 
 
-CHECK = Check(name="source_onednn", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_onednn", rules=(RULE,), run=check, requires=(Need.SOURCE,))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import patterns_of, source_finding
 from paddle_doctor.vocabulary import SourcePatternKind
 
@@ -22,4 +22,4 @@ def check(facts: Facts) -> list[Finding]:
                           "no predictor is created inside a request handler or loop")
 
 
-CHECK = Check(name="source_predictor_per_request", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_predictor_per_request", rules=(RULE,), run=check, requires=(Need.SOURCE,))

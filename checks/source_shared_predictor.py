@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import patterns_of, source_finding
 from paddle_doctor.vocabulary import SourcePatternKind
 
@@ -23,4 +23,4 @@ def check(facts: Facts) -> list[Finding]:
                           "no predictor is shared among threads unprotected")
 
 
-CHECK = Check(name="source_shared_predictor", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_shared_predictor", rules=(RULE,), run=check, requires=(Need.SOURCE,))

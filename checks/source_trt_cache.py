@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import settings_set_to, source_finding
 
 RULE = "PD-SRC-003"
@@ -26,4 +26,4 @@ def check(facts: Facts) -> list[Finding]:
                           "the service's code keeps its TensorRT engines, or does not use TensorRT")
 
 
-CHECK = Check(name="source_trt_cache", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_trt_cache", rules=(RULE,), run=check, requires=(Need.SOURCE,))

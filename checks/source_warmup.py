@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 from paddle_doctor.source.lint import patterns_of, source_finding
 from paddle_doctor.vocabulary import SourcePatternKind
 
@@ -22,4 +22,4 @@ def check(facts: Facts) -> list[Finding]:
                           "the service's code warms its predictor up, or serves no requests itself", Status.WARN)
 
 
-CHECK = Check(name="source_warmup", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="source_warmup", rules=(RULE,), run=check, requires=(Need.SOURCE,))

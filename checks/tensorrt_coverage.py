@@ -15,7 +15,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
-from paddle_doctor.registry import Check
+from paddle_doctor.registry import Check, Need
 
 RULE = "PD-GRAPH-007"
 THRESHOLD = 0.8
@@ -45,4 +45,4 @@ def check(facts: Facts) -> list[Finding]:
                     expected=f"at least {THRESHOLD:.0%} inside", evidence=evidence)]
 
 
-CHECK = Check(name="tensorrt_coverage", rules=(RULE,), run=check, fast=False)
+CHECK = Check(name="tensorrt_coverage", rules=(RULE,), run=check, requires=(Need.GRAPH,))

@@ -24,6 +24,7 @@ from pathlib import Path
 from .budget import cpu_budget, service_threads
 from .context import ProbeContext
 from .facts import Facts, ServiceFacts, paddle_status_words
+from .facts.baseline import BaselineFacts, CacheRecord, CpuRecord, GpuRecord, MemoryRecord, PaddleRecord, ThrottlingRecord
 from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
 from .probes.trt_cache import absolute
@@ -57,85 +58,6 @@ class PinnedCheck:
 
     name: str
     reference: str
-
-
-@dataclass
-class CpuRecord:
-    """The CPU budget at baseline, against the threads the service runs."""
-
-    budget_cpus: float | None
-    limited_by: str | None
-    limit_file: str | None
-    threads: int
-    threads_source: str
-    instances: int
-
-    @property
-    def total_threads(self) -> int:
-        return self.threads * self.instances
-
-
-@dataclass
-class MemoryRecord:
-    """The memory limit at baseline."""
-
-    limit_bytes: int | None
-    limit_file: str | None
-
-
-@dataclass
-class ThrottlingRecord:
-    """The cgroup's throttling counters at baseline; the healthcheck judges the periods since."""
-
-    nr_periods: int | None
-    nr_throttled: int | None
-
-
-@dataclass
-class PaddleRecord:
-    """The Paddle build at baseline, and the METADATA file the healthcheck reads it from again."""
-
-    status: str
-    distribution: str | None
-    version: str | None
-    with_cuda: bool | None
-    cuda_version: str | None
-    compiled_with_mkldnn: bool | None
-    metadata_file: str | None
-    installed: str | None  # "name version" as the METADATA file says
-
-
-@dataclass
-class CacheRecord:
-    """The optimisation / engine cache at baseline: where it is, what it holds, the mount it sits on."""
-
-    path: str
-    exists: bool
-    files: int
-    engines: int
-    mountpoint: str | None
-    fstype: str | None
-    error: str | None = None
-    lost_on_restart: str | None = None  # why the folder does not outlive the container; None on a volume
-
-    @property
-    def persisted(self) -> bool:
-        """On a volume or bind mount, not in the container's writable layer or in memory."""
-        return self.fstype is not None and self.lost_on_restart is None
-
-
-@dataclass
-class GpuRecord:
-    """The GPUs of a GPU service as the cheap probes see them (the healthcheck does not ask NVML):
-    the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record.
-    ``boot_id``: the host's boot the driver version belongs to (a baseline from an image build or
-    from before a reboot says nothing about the driver now)."""
-
-    kernel_driver: str | None
-    device_nodes: list[str]
-    nvml_driver: str | None
-    devices: list[str]
-    boot_id: str | None
 
 
 @dataclass
@@ -177,6 +99,11 @@ class Baseline:
 
     def rulebook(self) -> Rulebook:
         return Rulebook(f"baseline ({len(self.rules)} pinned rules)", {rule.id: rule for rule in self.rules})
+
+    def as_facts(self, file: str, ctx: ProbeContext) -> BaselineFacts:
+        """What was recorded, for the checks, with the Paddle build read again now from its METADATA file."""
+        now, problem = read_installed(ctx, self.paddle.metadata_file) if self.paddle.metadata_file else (None, None)
+        return BaselineFacts(file, self.cpu, self.memory, self.throttling, self.paddle, self.gpu, self.cache, now, problem)
 
 
 def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, settings: Settings) -> tuple[Baseline, list[LoadFailure]]:

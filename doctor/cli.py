@@ -36,7 +36,6 @@ DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
                StampError, SourceInputError)
-SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
 class DefaultCommandGroup(click.Group):
@@ -103,16 +102,6 @@ def probe_options(function):
     return function
 
 
-def _service(params: dict[str, Any], base=None, source=None, environ_source: str | None = None):
-    """The service settings and where each came from: flags > --config > source, over ``base``
-    (recorded facts) or Paddle's defaults."""
-    from .facts import SourceFacts
-    from .service_sources import resolve_service
-
-    flags = {name: params[name] for name in SERVICE_FLAGS if params.get(name) is not None}
-    return resolve_service(base, params.get("service_config"), flags, source or SourceFacts(), environ_source)
-
-
 def _patient(params: dict[str, Any], ctx):
     """The service's process (--pid, or the one found) and its source (--source, or the process's script)."""
     from .facts import ServiceProcessFacts, SourceFacts
@@ -158,7 +147,7 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .probes import collect_facts
 
     from .probes.process import service_interpreter
-    from .service_sources import attach_patient
+    from .service_sources import attach_patient, service_from_options
 
     if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
         from .verify.model import locate_model
@@ -171,7 +160,7 @@ def _collect(params: dict[str, Any], measure: bool = True):
         python = service_interpreter(process) or sys.executable
     if params["no_paddle"]:
         python = None
-    service, origins = _service(params, source=source, environ_source=process.environ_source)
+    service, origins = service_from_options(params, source=source, environ_source=process.environ_source)
     if params["model"]:
         service.model = params["model"]
     probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
@@ -264,7 +253,7 @@ def check(**params: Any) -> None:
 
     from .facts import load_facts
     from .registry import discover_checks
-    from .service_sources import merge_origins
+    from .service_sources import merge_origins, service_from_options
     from .report import build_report
     from .rules import load_rules
     from .runner import run_checks
@@ -276,7 +265,7 @@ def check(**params: Any) -> None:
         settings = replace(settings, fail_on=params["fail_on"])
     if params["facts_file"]:
         facts = load_facts(params["facts_file"])
-        facts.service, origins = _service(params, facts.service)
+        facts.service, origins = service_from_options(params, facts.service)
         facts.service_origins = merge_origins(facts.service_origins, origins)
     else:
         params["progress"] = not params["as_json"] and params["output_format"] != "json"

@@ -1,9 +1,11 @@
 """``paddle-doctor healthcheck``: a cheap probe for Docker ``HEALTHCHECK`` and Kubernetes exec probes.
 
 It runs every few seconds in production, so it never imports Paddle and never runs a predictor: it
-reads the cheap live facts (cgroup, /proc, mounts), runs only the checks marked fast and, given a
-baseline, compares the live facts with it. All of that runs within a time budget (default 2 s);
-whatever has not finished by then is reported as unhealthy.
+reads the cheap live facts (cgroup, /proc, mounts) and, given a baseline, what the baseline recorded
+(``Facts.baseline``), and runs the fast checks on them, with the rules and runner of ``check``: the
+comparisons with the baseline are rules too (PD-HEALTH-*), documented and ignorable like any other.
+All of that runs within a time budget (default 2 s); whatever has not finished by then is reported
+as unhealthy.
 
 Exit 0 healthy, 1 unhealthy, and nothing else (Docker reserves 2): bad arguments, a missing or
 corrupt baseline and internal errors are unhealthy too. One short line goes to stdout, which
@@ -19,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -94,6 +95,8 @@ def _positive(text: str) -> int:
 
 
 OPTIONS = {"--baseline": str, "--budget": _seconds, "--root": str, "--config": str, "--threads": _positive, "--instances": _positive}
+SUMMARY_RULES = ("PD-HEALTH-001", "PD-HEALTH-002")  # what a healthy line says: the CPU budget and throttling
+BASELINE_AREA = "HEALTH"
 
 
 def parse_args(argv: list[str]) -> SimpleNamespace:
@@ -129,35 +132,32 @@ def main(argv: list[str]) -> None:
         args = parse_args(argv)
     except Usage as exc:
         _finish(Outcome(False, f"unhealthy: bad arguments: {exc} (paddle-doctor healthcheck --help)", {}), as_json=False)
+    from .timebox import run_within
+
     progress = Progress()
-    box: dict[str, Outcome] = {}
-
-    def work() -> None:
-        try:
-            box["outcome"] = evaluate(args, progress)
-        except BaseException as exc:  # the healthcheck must answer 0 or 1, whatever happens
-            reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
-            box["outcome"] = _unhealthy(reason, {"error": reason})
-
-    worker = threading.Thread(target=work, name="healthcheck", daemon=True)
-    worker.start()
-    worker.join(args.budget)
-    outcome = box.get("outcome")
-    if outcome is None:
+    bounded = run_within(lambda: evaluate(args, progress), args.budget, "healthcheck")
+    if not bounded.finished:
         reason = f"did not finish within {args.budget:g} s: still {progress.current}"
         outcome = _unhealthy(reason, {"unfinished": [progress.current], "finished": progress.finished})
+    elif bounded.error is not None:  # the healthcheck must answer 0 or 1, whatever happens
+        exc = bounded.error
+        reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
+        outcome = _unhealthy(reason, {"error": reason})
+    else:
+        outcome = bounded.value
     outcome.detail.update(budget_seconds=args.budget, seconds=round(time.perf_counter() - start, 3))
-    _finish(outcome, args.json, hard=worker.is_alive())
+    _finish(outcome, args.json, hard=not bounded.finished)
 
 
 def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     from .baseline import BaselineError, load_baseline
+    from .checks.baseline_cpu_budget import cpu_summary
     from .context import ProbeContext
-    from .drift import compare, cpu_summary
     from .probes import collect_facts
     from .registry import RegistryError
     from .report import build_report, counts_against
     from .runner import run_one
+    from .service_sources import service_from_options
 
     baseline = None
     if args.baseline:
@@ -167,11 +167,17 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         except BaselineError as exc:
             return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
     progress.step("reading the service settings")
-    service = _service(args, baseline)
+    # a --config describes the whole service; without one the service is the baseline's
+    base = baseline.service if baseline and not args.config else None
+    options = {"service_config": args.config, "threads": args.threads, "instances": args.instances}
+    service, origins = service_from_options(options, base)
     root = args.root or (baseline.root if baseline else "/")
     ctx = ProbeContext(root)
     progress.step("probing the container")
     facts = collect_facts(ctx, service, None, 0)
+    facts.service_origins = origins
+    if baseline is not None:
+        facts.baseline = baseline.as_facts(args.baseline, ctx)
     progress.step("loading the checks")
     try:
         checks, rulebook, settings, load_failures = _checks(baseline)
@@ -183,23 +189,18 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         progress.step(f"running check {check.name}")
         results.append(run_one(check, facts, rulebook))
     report = build_report(facts, results, rulebook, settings, load_failures)
-    invariants = []
-    if baseline is not None:
-        progress.step("comparing with the baseline")
-        invariants = compare(baseline, facts, ctx)
     progress.step("done")
-    counted = [f for f in report.findings if counts_against(f, settings.fail_on)]
+    # what changed since the baseline first: that is what a healthcheck is for
+    counted = sorted((f for f in report.findings if counts_against(f, settings.fail_on)), key=lambda f: f.area != BASELINE_AREA)
     problems = []
     if any(f.status == "error" for f in counted):  # a check the doctor could not carry out: say first what it could not read
         problems += [issue.describe() for issue in facts.issues if issue.unreadable]
-    problems += [inv.message for inv in invariants if not inv.ok]
     problems += [f"{f.rule_id} {f.message}" for f in counted]
     problems += [f"check could not be loaded: {e['entry_point']}: {e['reason']}" for e in report.check_errors]
     detail = {
         "baseline": args.baseline,
         "root": root,
         "fail_on": settings.fail_on,
-        "invariants": [vars(inv) for inv in invariants],
         "findings": [
             {"rule_id": f.rule_id, "status": f.status, "severity": f.severity, "message": f.message,
              "counts": counts_against(f, settings.fail_on), "docs": f.docs_link}
@@ -210,24 +211,10 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     }
     if problems:
         return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
-    summary = [inv.message for inv in invariants if inv.name in ("cpu_budget", "throttling")] or [cpu_summary(facts)]
+    summary = [f.message for rule in SUMMARY_RULES for f in report.findings if f.rule_id == rule and f.status == "pass"]
+    summary = summary or [cpu_summary(facts)]
     summary.append(f"{len(checks)} fast checks" + ("" if baseline else ", no baseline"))
     return Outcome(True, "healthy: " + "; ".join(summary), detail)
-
-
-def _service(args: SimpleNamespace, baseline):
-    from .facts import ServiceFacts
-
-    if args.config:
-        from .service import load_service_config
-
-        service = load_service_config(args.config)
-    else:
-        service = baseline.service if baseline else ServiceFacts()
-    for name in ("threads", "instances"):
-        if getattr(args, name) is not None:
-            setattr(service, name, getattr(args, name))
-    return service
 
 
 def _checks(baseline):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from typing import Callable
 
 from .facts import Facts
@@ -17,23 +18,66 @@ from .findings import Finding
 ENTRY_POINT_GROUP = "paddle_doctor.checks"
 
 
+class Need(str, Enum):
+    """What a check needs beyond the cheap probes. A check declares its needs (``requires=``); where
+    the facts lack one, the runner skips the check with one message saying what is missing and how
+    to provide it, and the check itself never sees such facts."""
+
+    MEASUREMENTS = "measurements"
+    GRAPH = "graph"
+    SOURCE = "source"
+    GPU_SERVICE = "gpu service"
+    BASELINE = "baseline"
+
+    def missing(self, facts: Facts) -> str | None:
+        """Why the facts lack this need, and how to provide it; None when they have it."""
+        if self is Need.MEASUREMENTS:
+            return None if facts.verification is not None else "not measured: give --model to measure on the real predictor"
+        if self is Need.GRAPH:
+            return None if facts.graph is not None else "no model given (--model or model: in --config)"
+        if self is Need.SOURCE:
+            return None if facts.service_source.status == "read" else \
+                "no service source was read (--source FILE, or --pid for the script the service runs)"
+        if self is Need.GPU_SERVICE:
+            from .gpu import cpu_service, uses_gpu
+
+            return None if uses_gpu(facts) else f"{cpu_service(facts)}; a GPU service says device: gpu in --config"
+        return None if facts.baseline is not None else \
+            "no baseline to compare with: give healthcheck --baseline PATH (recorded by paddle-doctor baseline --out PATH)"
+
+
+NOT_IN_HEALTHCHECK = frozenset({Need.MEASUREMENTS, Need.GRAPH, Need.SOURCE})
+
+
 @dataclass(frozen=True)
 class Check:
-    """``fast``: the check judges only what the cheap probes find (cgroup, /proc, mounts, service
-    config, cache folder), so the healthcheck runs it. A check that judges measured facts (the
-    verification or the model's graph, which need ``--model``) or the service's source (which
-    needs ``--source`` or ``--pid``) sets ``fast=False``: in the healthcheck it could only skip."""
+    """``requires``: what the check needs beyond the cheap probes (see :class:`Need`).
+
+    ``fast``: the check judges only what the healthcheck can give it (cgroup, /proc, mounts, service
+    config, cache folder, the baseline), so the healthcheck runs it. Derived from ``requires`` unless
+    given: a check that needs measurements, the model's graph (``--model``) or the service's source
+    (``--source`` or ``--pid``) could only skip there."""
 
     name: str
     rules: tuple[str, ...]
     run: Callable[[Facts], list[Finding]]
-    fast: bool = True
+    requires: tuple[Need, ...] = ()
+    fast: bool | None = None
     timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.fast is None:
+            object.__setattr__(self, "fast", not NOT_IN_HEALTHCHECK.intersection(self.requires))
 
     @property
     def description(self) -> str:
         module = sys.modules.get(self.run.__module__)
         return (module.__doc__ or "").strip() if module else ""
+
+    def missing(self, facts: Facts) -> str | None:
+        """What the facts lack of what this check needs, and how to provide it; None when nothing."""
+        reasons = [reason for reason in (need.missing(facts) for need in self.requires) if reason]
+        return "; ".join(reasons) or None
 
 
 class RegistryError(RuntimeError):

@@ -48,6 +48,7 @@ AREAS = {
     "LOAD": "Concurrency",
     "OBS": "Observability",
     "SRC": "Service source",
+    "HEALTH": "Health since the baseline",
 }
 RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
 

@@ -1,16 +1,17 @@
-"""Runs checks against Facts. A check that raises, overruns its timeout, or emits a rule it did
-not declare becomes an ``error`` finding for each of its rules; the other checks still run."""
+"""Runs checks against Facts. A check whose needs the facts lack is skipped, saying what is missing;
+one that raises, overruns its timeout, or emits a rule it did not declare becomes an ``error``
+finding for each of its rules; the other checks still run. Each check runs under its timeout in
+:func:`paddle_doctor.timebox.run_within`, as the whole healthcheck does under its budget."""
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass
 
 from .facts import Facts
-from .findings import Finding, Status
+from .findings import Finding, Status, skipped
 from .registry import Check
 from .rules import Rulebook
+from .timebox import run_within
 
 
 @dataclass
@@ -36,25 +37,17 @@ def run_one(check: Check, facts: Facts, rulebook: Rulebook) -> CheckResult:
     unknown = [rule for rule in check.rules if rule not in rulebook]
     if unknown:
         return _errored(check, f"declares rule {unknown[0]} which is not in {rulebook.source}", 0.0, rulebook)
-    outcome: dict[str, object] = {}
-
-    def target() -> None:
-        try:
-            outcome["findings"] = check.run(facts)
-        except BaseException as exc:  # a check must never take the doctor down
-            outcome["error"] = exc
-
-    start = time.perf_counter()
-    worker = threading.Thread(target=target, name=f"check-{check.name}", daemon=True)
-    worker.start()
-    worker.join(check.timeout)
-    seconds = time.perf_counter() - start
-    if worker.is_alive():
+    missing = check.missing(facts)
+    if missing:
+        return CheckResult(check, [skipped(rule, missing) for rule in check.rules], 0.0)
+    bounded = run_within(lambda: check.run(facts), check.timeout, f"check-{check.name}")
+    seconds = bounded.seconds
+    if not bounded.finished:
         return _errored(check, f"did not finish within its {check.timeout:g} s timeout", seconds, rulebook)
-    if "error" in outcome:
-        exc = outcome["error"]
+    if bounded.error is not None:
+        exc = bounded.error
         return _errored(check, f"raised {type(exc).__name__}: {exc}", seconds, rulebook)
-    findings = outcome.get("findings")
+    findings = bounded.value
     if not isinstance(findings, list) or not all(isinstance(f, Finding) for f in findings):
         return _errored(check, "returned something other than a list of Findings", seconds, rulebook)
     stray = [f.rule_id for f in findings if f.rule_id not in check.rules]

@@ -15,6 +15,15 @@ from .redact import REDACTED
 from .service import ServiceConfigError, service_from_data, validate_service
 
 FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
+SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
+
+
+def service_from_options(options: dict[str, Any], base: ServiceFacts | None = None, source: SourceFacts | None = None,
+                         environ_source: str | None = None) -> tuple[ServiceFacts, list[SettingOrigin]]:
+    """The service as a command's options describe it (``service_config`` and the service flags that
+    were given), over ``base``: the one service builder of ``check``, ``facts``, ``baseline`` and ``healthcheck``."""
+    flags = {name: options[name] for name in SERVICE_FLAGS if options.get(name) is not None}
+    return resolve_service(base, options.get("service_config"), flags, source or SourceFacts(), environ_source)
 
 
 def resolve_service(base: ServiceFacts | None, config_path: str | None, flags: dict[str, Any],

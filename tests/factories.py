@@ -49,6 +49,14 @@ def make_facts(
     )
 
 
+def run_check(check, facts) -> list:
+    """A check's findings as the runner gives them: a uniform skip when the facts lack what it requires."""
+    from paddle_doctor.rules import load_rules
+    from paddle_doctor.runner import run_one
+
+    return run_one(check, facts, load_rules()).findings
+
+
 def by_rule(findings) -> dict:
     return {finding.rule_id: finding for finding in findings}
 
@@ -68,3 +76,19 @@ def graph_facts(*instances, dropout=0, dropout_left=None, optimised_status="read
     graph.coverage = [count(p, [i for i in found if i.pattern == p]) for p in TITLES if any(i.pattern == p for i in found)]
     graph.total = count("total", found)
     return graph
+
+
+METADATA = "/venv/lib/python3.11/site-packages/paddlepaddle-3.3.1.dist-info/METADATA"
+
+
+def recorded_baseline(budget_cpus=2.0, memory=2 << 30, throttled=(1000, 0), gpu=None, cache=None,
+                      installed="paddlepaddle 3.3.1", paddle_now="paddlepaddle 3.3.1", paddle_now_problem=None):
+    """What `paddle-doctor baseline` would have recorded, as the healthcheck gives it to the checks.
+    gpu: a GpuRecord or None (a CPU service); cache: a CacheRecord or None; installed None: no Paddle found."""
+    from paddle_doctor.facts.baseline import BaselineFacts, CpuRecord, MemoryRecord, PaddleRecord, ThrottlingRecord
+
+    paddle = PaddleRecord("ok" if installed else "missing", "paddlepaddle" if installed else None, None, False, None, True,
+                          METADATA if installed else None, installed)
+    return BaselineFacts("/var/lib/paddle-doctor/baseline.json", CpuRecord(budget_cpus, "quota", "/sys/fs/cgroup/cpu.max", 1, "flag", 1),
+                         MemoryRecord(memory, "/sys/fs/cgroup/memory.max"), ThrottlingRecord(*throttled), paddle, gpu, cache,
+                         paddle_now, paddle_now_problem)

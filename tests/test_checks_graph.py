@@ -3,7 +3,7 @@ TensorRT coverage, checked on hand-built GraphFacts."""
 
 import pytest
 
-from factories import by_rule, graph_facts, make_facts
+from factories import by_rule, graph_facts, make_facts, run_check
 from paddle_doctor.checks import dropout_left, fusion_breakers, fusion_coverage, tensorrt_coverage
 from paddle_doctor.facts import ChainBreaker, TensorRTSettings, TensorRTShare
 
@@ -39,7 +39,7 @@ FUSED = ("conv_bn_act", "fused")
     ],
 )
 def test_coverage_and_unreadable_program(graph, low, unreadable):
-    found = by_rule(fusion_coverage.check(with_graph(graph)))
+    found = by_rule(run_check(fusion_coverage.CHECK, with_graph(graph)))
     assert (found["PD-GRAPH-003"].status.value, found["PD-GRAPH-006"].status.value) == (low, unreadable)
 
 
@@ -75,7 +75,7 @@ def test_unreadable_program_is_named_with_its_version():
     ],
 )
 def test_breakers(graph, status):
-    (finding,) = fusion_breakers.check(with_graph(graph))
+    (finding,) = run_check(fusion_breakers.CHECK, with_graph(graph))
     assert finding.status.value == status
 
 
@@ -101,7 +101,7 @@ def test_breaker_is_named_at_its_position_with_the_chain():
     ],
 )
 def test_dropout_left(graph, status):
-    (finding,) = dropout_left.check(with_graph(graph))
+    (finding,) = run_check(dropout_left.CHECK, with_graph(graph))
     assert finding.status.value == status
 
 
@@ -126,7 +126,7 @@ TRT = TensorRTSettings(enabled=True, precision="fp16")
     ],
 )
 def test_tensorrt_coverage(facts, status):
-    (finding,) = tensorrt_coverage.check(facts)
+    (finding,) = run_check(tensorrt_coverage.CHECK, facts)
     assert finding.status.value == status
 
 

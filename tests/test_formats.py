@@ -131,6 +131,25 @@ def test_sarif_results_are_the_problems_with_levels_from_severity():
     assert run["invocations"][0]["exitCode"] == 1
 
 
+def test_sarif_carries_a_baseline_comparison_from_facts_that_hold_a_baseline(tmp_path):
+    """Facts with a baseline section (what the healthcheck compares) give PD-HEALTH results like any rule."""
+    from factories import make_facts, recorded_baseline
+    from paddle_doctor.facts import MemoryFacts
+
+    facts = make_facts(quota=2.0, threads=1)
+    facts.memory = MemoryFacts(limit_bytes=1 << 30, limit_file="/sys/fs/cgroup/memory.max")
+    facts.baseline = recorded_baseline(memory=2 << 30)
+    snapshot = tmp_path / "facts.json"
+    snapshot.write_text(facts.to_json())
+    sarif = json.loads(run_doctor("check", "--facts", str(snapshot), "--format", "sarif").stdout)
+    jsonschema.validate(sarif, sarif_schema(), cls=jsonschema.Draft7Validator)
+    (run,) = sarif["runs"]
+    (lowered,) = [result for result in run["results"] if result["ruleId"].startswith("PD-HEALTH-")]
+    assert lowered["ruleId"] == "PD-HEALTH-003" and lowered["level"] == "error"
+    assert lowered["message"]["text"].startswith("memory limit lowered from 2.0 GiB to 1.0 GiB since baseline")
+    assert run["tool"]["driver"]["rules"][lowered["ruleIndex"]]["name"] == "memory-limit-lowered-since-baseline"
+
+
 def test_sarif_reports_an_unverified_rule_for_review():
     run = json.loads(run_doctor("--root", str(fixture_root("garbage-files")), "--format", "sarif").stdout)["runs"][0]
     jsonschema.validate({"version": "2.1.0", "runs": [run]}, sarif_schema(), cls=jsonschema.Draft7Validator)

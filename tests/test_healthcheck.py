@@ -89,6 +89,12 @@ def healthy(result) -> str:
     return line
 
 
+def finding(detail: dict, rule_id: str) -> dict:
+    """The healthcheck's --json finding for one rule."""
+    (found,) = [f for f in detail["findings"] if f["rule_id"] == rule_id]
+    return found
+
+
 def unhealthy(result) -> str:
     line = line_of(result)
     assert result.returncode == 1 and line.startswith("unhealthy: "), line
@@ -165,11 +171,10 @@ def test_cpu_budget_shrinking_below_the_threads_is_unhealthy(container):
     container.record("--threads", "3")
     container.write("/sys/fs/cgroup/cpu.max", "200000 100000\n")
     line = unhealthy(container.check())
-    assert line == ("unhealthy: cpu budget shrank from 3 to 2 CPUs (cgroup quota 200000/100000 µs), below 3 threads "
+    assert line == ("unhealthy: PD-HEALTH-001 cpu budget shrank from 3 to 2 CPUs (cgroup quota 200000/100000 µs), below 3 threads "
                     "(+1 more, see --json)")
     detail = container.detail()
-    assert {f["rule_id"] for f in detail["findings"] if f["counts"]} == {"PD-CPU-010"}
-    assert [i["name"] for i in detail["invariants"] if not i["ok"]] == ["cpu_budget"]
+    assert {f["rule_id"] for f in detail["findings"] if f["counts"]} == {"PD-HEALTH-001", "PD-CPU-010"}
 
 
 def test_a_quota_shrinking_below_one_cpu_with_one_thread_is_not_a_thread_count_failure(container):
@@ -191,11 +196,11 @@ def test_cpu_budget_shrinking_but_still_enough_is_healthy(container):
 @pytest.mark.parametrize(
     "periods, throttled, expected",
     [
-        (13000, 3200, "unhealthy: throttled in 10.0% of 1000 CPU periods since baseline (limit 5%)"),
-        (13000, 3150, "unhealthy: throttled in 5.0% of 1000 CPU periods since baseline (limit 5%)"),
+        (13000, 3200, "unhealthy: PD-HEALTH-002 throttled in 10.0% of 1000 CPU periods since baseline (limit 5%)"),
+        (13000, 3150, "unhealthy: PD-HEALTH-002 throttled in 5.0% of 1000 CPU periods since baseline (limit 5%)"),
         (13000, 3120, "healthy: cpu budget 1.5 >= 1 threads; throttled 2.0% of 1000 periods since baseline"),
         (12005, 3103, "healthy: cpu budget 1.5 >= 1 threads; 5 CPU quota periods since baseline, throttled in 3 of them"),
-        (100, 0, "unhealthy: throttling counters went backwards since the baseline (another cgroup); re-create the baseline"),
+        (100, 0, "unhealthy: PD-HEALTH-002 throttling counters went backwards since the baseline (another cgroup); re-create the baseline"),
     ],
 )
 def test_throttling_is_judged_over_the_periods_since_the_baseline(container, periods, throttled, expected):
@@ -207,37 +212,37 @@ def test_throttling_is_judged_over_the_periods_since_the_baseline(container, per
 def test_memory_limit_lowered_is_unhealthy_and_raised_is_not(container):
     container.record("--threads", "1")
     container.write("/sys/fs/cgroup/memory.max", "1073741824\n")
-    assert unhealthy(container.check()) == "unhealthy: memory limit lowered from 2.0 GiB to 1.0 GiB since baseline"
+    assert unhealthy(container.check()) == "unhealthy: PD-HEALTH-003 memory limit lowered from 2.0 GiB to 1.0 GiB since baseline"
     container.write("/sys/fs/cgroup/memory.max", "max\n")
     healthy(container.check())
-    memory = next(i for i in container.detail()["invariants"] if i["name"] == "memory_limit")
-    assert memory == {"name": "memory_limit", "ok": True, "message": "memory limit unlimited (raised since baseline)", "rule": None}
+    memory = finding(container.detail(), "PD-HEALTH-003")
+    assert (memory["status"], memory["message"], memory["counts"]) == ("pass", "memory limit unlimited (raised since baseline)", False)
 
 
 def test_a_memory_limit_where_there_was_none_is_lowered(tmp_path):
     container = Container(tmp_path, "intel-avx512-v2-max")  # memory.max max
     container.record()
     container.write("/sys/fs/cgroup/memory.max", "536870912\n")
-    assert unhealthy(container.check()) == "unhealthy: memory limit lowered from unlimited to 512.0 MiB since baseline"
+    assert unhealthy(container.check()) == "unhealthy: PD-HEALTH-003 memory limit lowered from unlimited to 512.0 MiB since baseline"
 
 
 def test_cache_on_its_volume_is_healthy(container):
     config = container.with_cache("trt_serialized_1a2b", "trt_serialized_3c4d", "_optimized.pdmodel")
     container.record("--config", config)
     healthy(container.check())
-    cache = next(i for i in container.detail()["invariants"] if i["name"] == "cache")
-    assert cache["ok"] and cache["message"] == "cache /cache/paddle: 3 files, 2 engines"
+    cache = finding(container.detail(), "PD-HEALTH-006")
+    assert cache["status"] == "pass" and cache["message"] == "cache /cache/paddle: 3 files, 2 engines"
 
 
 @pytest.mark.parametrize(
     "change, expected",
     [
         (lambda c: shutil.rmtree(c.root / "cache/paddle"),
-         "unhealthy: cache /cache/paddle is gone (baseline: 3 files, 2 engines)"),
+         "unhealthy: PD-HEALTH-006 cache /cache/paddle is gone (baseline: 3 files, 2 engines)"),
         (lambda c: [p.unlink() for p in (c.root / "cache/paddle").glob("trt_serialized_*")],
-         "unhealthy: cache /cache/paddle lost its 2 TensorRT engines"),
+         "unhealthy: PD-HEALTH-006 cache /cache/paddle lost its 2 TensorRT engines"),
         (lambda c: (c.root / "proc/self/mountinfo").write_text((c.root / "proc/self/mountinfo").read_text().replace(CACHE_MOUNT, "")),
-         "unhealthy: cache /cache/paddle is no longer on its volume (/cache, ext4); now on overlay"),
+         "unhealthy: PD-HEALTH-006 cache /cache/paddle is no longer on its volume (/cache, ext4); now on overlay"),
     ],
     ids=["gone", "engines-lost", "volume-gone"],
 )
@@ -253,7 +258,7 @@ def test_a_service_config_that_drops_the_cache_asks_for_a_new_baseline(container
     other = container.tmp / "other.yaml"
     other.write_text("threads: 1\n")
     assert unhealthy(container.check("--config", str(other))) == (
-        "unhealthy: the service no longer uses cache /cache/paddle (its config changed since baseline); re-create the baseline")
+        "unhealthy: PD-HEALTH-006 the service no longer uses cache /cache/paddle (its config changed since baseline); re-create the baseline")
 
 
 def test_a_relative_cache_path_means_the_same_folder_from_another_working_directory(tmp_path):
@@ -270,8 +275,8 @@ def test_a_relative_cache_path_means_the_same_folder_from_another_working_direct
     assert json.loads((tmp_path / "baseline.json").read_text())["service"]["optim_cache_dir"] == str(service_dir / "cache")
     checked = subprocess.run([*doctor, "healthcheck", "--baseline", "../baseline.json", "--json"],
                              cwd=elsewhere, capture_output=True, text=True, timeout=60)
-    cache = next(i for i in json.loads(checked.stdout)["invariants"] if i["name"] == "cache")
-    assert cache == {"name": "cache", "ok": True, "message": f"cache {service_dir / 'cache'}: 1 files, 0 engines", "rule": None}
+    cache = finding(json.loads(checked.stdout), "PD-HEALTH-006")
+    assert (cache["status"], cache["message"]) == ("pass", f"cache {service_dir / 'cache'}: 1 files, 0 engines")
 
 
 def test_cache_emptied_is_unhealthy(container):
@@ -279,7 +284,7 @@ def test_cache_emptied_is_unhealthy(container):
     container.record("--config", config)
     for path in (container.root / "cache/paddle").iterdir():
         path.unlink()
-    assert unhealthy(container.check()) == "unhealthy: cache /cache/paddle was emptied (baseline: 2 files)"
+    assert unhealthy(container.check()) == "unhealthy: PD-HEALTH-006 cache /cache/paddle was emptied (baseline: 2 files)"
 
 
 def gpu_container(tmp_path, device: str, *extra_nodes: str) -> Container:
@@ -300,20 +305,21 @@ def test_baseline_of_a_gpu_service_records_its_gpus_and_driver(tmp_path):
         "kernel_driver": "470.82.01", "device_nodes": ["/dev/nvidia0"], "nvml_driver": "470.82.01", "devices": ["0: Tesla T4"],
         "boot_id": None}  # the recorded root has no /proc/sys/kernel/random/boot_id
     healthy(container.check())
-    gpu = next(i for i in container.detail()["invariants"] if i["name"] == "gpu")
-    assert gpu == {"name": "gpu", "ok": True, "message": "/dev/nvidia0 with driver 470.82.01 as at baseline", "rule": "PD-GPU-003"}
+    detail = container.detail()
+    assert (finding(detail, "PD-HEALTH-004")["status"], finding(detail, "PD-HEALTH-004")["message"]) == ("pass", "/dev/nvidia0 as at baseline")
+    assert (finding(detail, "PD-HEALTH-005")["status"], finding(detail, "PD-HEALTH-005")["message"]) == ("pass", "driver 470.82.01 as at baseline")
 
 
 @pytest.mark.parametrize(
     "change, expected",
     [
         (lambda c: (c.root / "dev/nvidia0").unlink(),
-         "unhealthy: the GPU service sees no GPU: no /dev/nvidiaN in the container (baseline: /dev/nvidia0)"),
+         "unhealthy: PD-HEALTH-004 the GPU service sees no GPU: no /dev/nvidiaN in the container (baseline: /dev/nvidia0)"),
         (lambda c: c.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19\n"),
-         "unhealthy: NVIDIA driver changed from 470.82.01 to 535.104.05 since baseline: the container's CUDA libraries "
+         "unhealthy: PD-HEALTH-005 NVIDIA driver changed from 470.82.01 to 535.104.05 since baseline: the container's CUDA libraries "
          "no longer match it; restart the container"),
         (lambda c: (c.root / "proc/driver/nvidia/version").unlink(),
-         "unhealthy: the NVIDIA kernel driver 470.82.01 is no longer loaded (/proc/driver/nvidia/version is gone)"),
+         "unhealthy: PD-HEALTH-005 the NVIDIA kernel driver 470.82.01 is no longer loaded (/proc/driver/nvidia/version is gone)"),
     ],
     ids=["gpu-gone", "driver-upgraded", "driver-unloaded"],
 )
@@ -328,13 +334,13 @@ def test_one_of_two_gpus_gone_is_unhealthy(tmp_path):
     container = gpu_container(tmp_path, "gpu", "/dev/nvidia1")
     healthy(container.check())
     (container.root / "dev/nvidia1").unlink()
-    assert unhealthy(container.check()) == "unhealthy: GPU gone since baseline: /dev/nvidia1 no longer present"
+    assert unhealthy(container.check()) == "unhealthy: PD-HEALTH-004 GPU gone since baseline: /dev/nvidia1 no longer present"
 
 
 def test_a_gpu_service_that_sees_no_gpu_is_unhealthy(container, tmp_path):
     config = service_config(tmp_path, {"device": "gpu", "threads": 1})
     container.record("--config", config)  # recorded where the container had no GPU: nothing to lose, still wrong
-    assert unhealthy(container.check()) == "unhealthy: the GPU service sees no GPU: no /dev/nvidiaN in the container"
+    assert unhealthy(container.check()) == "unhealthy: PD-HEALTH-004 the GPU service sees no GPU: no /dev/nvidiaN in the container"
 
 
 def test_the_driver_is_compared_only_within_one_boot_of_the_host(tmp_path):
@@ -346,25 +352,27 @@ def test_the_driver_is_compared_only_within_one_boot_of_the_host(tmp_path):
     container.write("/proc/driver/nvidia/version", DRIVER_535)
     container.write("/proc/sys/kernel/random/boot_id", "7f0e9a1c-serving-host\n")
     healthy(container.check())
-    gpu = next(i for i in container.detail()["invariants"] if i["name"] == "gpu")
-    assert gpu["ok"] and "the baseline is from another boot of the host" in gpu["message"]
+    driver = finding(container.detail(), "PD-HEALTH-005")
+    assert driver["status"] == "pass" and "the baseline is from another boot of the host" in driver["message"]
     container.write("/proc/sys/kernel/random/boot_id", "0b5c4d2e-build-host\n")  # same boot: the upgrade counts
-    assert unhealthy(container.check()).startswith("unhealthy: NVIDIA driver changed from 470.82.01 to 535.104.05")
+    assert unhealthy(container.check()).startswith("unhealthy: PD-HEALTH-005 NVIDIA driver changed from 470.82.01 to 535.104.05")
 
 
 def test_a_cpu_service_on_a_gpu_host_does_not_depend_on_the_gpu(tmp_path):
     container = gpu_container(tmp_path, "cpu")
     assert json.loads(container.baseline.read_text())["gpu"] is None
     (container.root / "dev/nvidia0").unlink()
-    assert "gpu" not in {i["name"] for i in container.detail()["invariants"]}
+    detail = container.detail()
+    assert {finding(detail, rule)["status"] for rule in ("PD-HEALTH-004", "PD-HEALTH-005")} == {"skip"}
+    assert finding(detail, "PD-HEALTH-004")["message"] == "the baseline records no GPU service"
     healthy(container.check())
 
 
 def test_paddle_build_unchanged_then_changed(live_baseline_file, tmp_path):
     detail = json.loads(run_doctor("healthcheck", "--baseline", str(live_baseline_file), "--json").stdout)
-    build = next(i for i in detail["invariants"] if i["name"] == "paddle_build")
+    build = finding(detail, "PD-HEALTH-007")
     installed = json.loads(live_baseline_file.read_text())["paddle"]["installed"]
-    assert build == {"name": "paddle_build", "ok": True, "message": f"{installed} as at baseline", "rule": None}
+    assert (build["status"], build["message"]) == ("pass", f"{installed} as at baseline")
 
     metadata = tmp_path / "paddlepaddle-9.9.9.dist-info" / "METADATA"
     metadata.parent.mkdir()
@@ -374,7 +382,7 @@ def test_paddle_build_unchanged_then_changed(live_baseline_file, tmp_path):
     baseline = tmp_path / "baseline.json"
     baseline.write_text(json.dumps(edited))
     line = unhealthy(run_doctor("healthcheck", "--baseline", str(baseline)))
-    assert line.startswith(f"unhealthy: Paddle build changed since baseline: was {installed}, now paddlepaddle 9.9.9")
+    assert line.startswith(f"unhealthy: PD-HEALTH-007 Paddle build changed since baseline: was {installed}, now paddlepaddle 9.9.9")
     metadata.unlink()
     line = unhealthy(run_doctor("healthcheck", "--baseline", str(baseline)))
     assert f"now {metadata} is gone" in line
@@ -389,6 +397,19 @@ def test_settings_given_to_the_baseline_apply_to_the_healthcheck(container, tmp_
     container.record("--threads", "1", "--settings", str(settings))
     # PD-CPU-012 (warning): throttled in 25.8 % of all periods, which only fail_on warning counts
     assert unhealthy(container.check()).startswith("unhealthy: PD-CPU-012 the CPU quota throttled this container in 25.8% of periods")
+
+
+def test_an_ignored_baseline_rule_no_longer_makes_it_unhealthy(container, tmp_path):
+    settings = tmp_path / "doctor.yaml"
+    settings.write_text("ignore: [PD-HEALTH-003]\n")
+    container.record("--threads", "1", "--settings", str(settings))
+    container.write("/sys/fs/cgroup/memory.max", "1073741824\n")
+    healthy(container.check())
+    assert "PD-HEALTH-003" not in {f["rule_id"] for f in container.detail()["findings"]}
+    container.write("/sys/fs/cgroup/memory.max", "2147483648\n")
+    container.record("--threads", "1")  # the same change, not ignored
+    container.write("/sys/fs/cgroup/memory.max", "1073741824\n")
+    assert unhealthy(container.check()).startswith("unhealthy: PD-HEALTH-003 memory limit lowered from 2.0 GiB to 1.0 GiB")
 
 
 def test_only_fast_checks_are_pinned_and_run(container, tmp_path):
@@ -448,7 +469,9 @@ def test_json_detail_links_every_finding_to_its_docs(container):
     assert detail["healthy"] is True and detail["line"].startswith("healthy: ")
     assert detail["budget_seconds"] == 2.0 and detail["baseline"] == str(container.baseline)
     assert detail["findings"] and all(f["docs"] == f"docs/rules.md#{f['rule_id'].lower()}" for f in detail["findings"])
-    assert {i["name"] for i in detail["invariants"]} == {"cpu_budget", "throttling", "memory_limit"}
+    compared = {f["rule_id"]: f["status"] for f in detail["findings"] if f["rule_id"].startswith("PD-HEALTH-")}
+    assert compared == {"PD-HEALTH-001": "pass", "PD-HEALTH-002": "pass", "PD-HEALTH-003": "pass", "PD-HEALTH-004": "skip",
+                        "PD-HEALTH-005": "skip", "PD-HEALTH-006": "skip", "PD-HEALTH-007": "skip"}
 
 
 # ------------------------------------------------------------------ every failure path exits 1
@@ -585,7 +608,8 @@ def test_healthcheck_with_a_baseline_never_imports_paddle_click_rich_or_yaml(con
     assert heavy == set()
     assert "importlib.metadata" not in modules and "concurrent.futures" not in modules and "subprocess" not in modules
     # nor what only a measurement needs: the verification and graph facts, the measuring code
-    measuring = {m for m in modules if m.startswith(("paddle_doctor.facts.", "paddle_doctor.verify", "paddle_doctor.graph"))}
+    measured_sections = ("paddle_doctor.facts.verification", "paddle_doctor.facts.graph")
+    measuring = {m for m in modules if m.startswith((*measured_sections, "paddle_doctor.verify", "paddle_doctor.graph"))}
     assert measuring == set()
 
 

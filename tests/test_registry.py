@@ -5,7 +5,7 @@ import textwrap
 import time
 
 from conftest import report_json, run_doctor, statuses
-from factories import make_facts
+from factories import make_facts, recorded_baseline, run_check
 from paddle_doctor.findings import Finding, Status
 from paddle_doctor.registry import Check
 from paddle_doctor.rules import load_rules
@@ -122,7 +122,16 @@ def unmeasured_facts():
 
 
 def outcomes_without_a_measurement(check) -> set[str]:
-    return {finding.status.value for facts in unmeasured_facts() for finding in check.run(facts)}
+    """What the check says, through the runner, where the healthcheck runs it: the probes and a baseline."""
+    from paddle_doctor.facts.baseline import CacheRecord, GpuRecord
+
+    gpu = GpuRecord("535.104.05", ["/dev/nvidia0"], None, [], None)
+    cache = CacheRecord("/cache/paddle", exists=True, files=3, engines=2, mountpoint="/cache", fstype="ext4")
+    outcomes = set()
+    for facts in unmeasured_facts():
+        facts.baseline = recorded_baseline(gpu=gpu, cache=cache)
+        outcomes |= {finding.status.value for finding in run_check(check, facts)}
+    return outcomes
 
 
 

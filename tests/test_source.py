@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from conftest import FIXTURES, report_json, run_doctor, statuses
-from factories import AVX2_FLAGS, make_facts
+from factories import AVX2_FLAGS, make_facts, run_check
 from paddle_doctor.findings import Status
 from paddle_doctor.registry import load_check
 from paddle_doctor.service import ServiceConfigError
@@ -268,7 +268,9 @@ def test_each_lint_rule_fires_exactly_where_the_service_does_it(service):
 
 def test_the_lint_rules_skip_without_a_source_and_onednn_off_skips_without_avx2():
     facts = make_facts(flags=["fpu", "sse4_2", "avx"])
-    assert all(load_check(reference).run(facts)[0].status == Status.SKIP for reference in LINT.values())
+    for reference in LINT.values():
+        (skip,) = run_check(load_check(reference), facts)
+        assert (skip.status, skip.message) == (Status.SKIP, "no service source was read (--source FILE, or --pid for the script the service runs)")
     facts.service_source = read_source([str(SERVICES / "env_helper.py")])
     (finding,) = load_check(LINT["PD-SRC-001"]).run(facts)
     assert finding.status == Status.SKIP and "lacks AVX2" in finding.message

@@ -23,6 +23,7 @@ from ..schema import version_field
 from ..serde import decode_document, load_json_file, to_data
 from ..vocabulary import (CacheStatus, Device, GpuStatus, Layout, LibraryKind, Origin, PaddleStatus, Precision, ProcessStatus,
                           SourcePatternKind, SourceStatus)
+from .baseline import BaselineFacts
 
 if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
     from .graph import GraphFacts
@@ -462,6 +463,7 @@ class Facts:
     service_source: SourceFacts = field(default_factory=SourceFacts)
     service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
     service_origins: list[SettingOrigin] = field(default_factory=list)
+    baseline: BaselineFacts | None = None  # what `paddle-doctor baseline` recorded, given to the healthcheck
 
     def unknown_setting(self, name: str) -> str | None:
         """Why the service's value of ``name`` is not known although its source sets it (``set at

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 
 def unavailable(facts) -> str | None:
-    """Why a check cannot look at the model's graph (no model, an unreadable program), or None."""
-    if facts.graph is None:
-        return "no model given (--model or model: in --config)"
+    """Why a check cannot look at the model's graph although it was read (an unreadable program), or
+    None. A check that reads the graph requires Need.GRAPH: the runner skips it where there is none."""
     if facts.graph.error:
         return "the model's program cannot be read (PD-GRAPH-006)"
     return None

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..context import ProbeContext
 from ..facts import PaddleFacts
-from ..paddle_home import paddle_child_env
 from .common import last_line, tagged_lines
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
@@ -18,6 +17,8 @@ STDERR_TAIL_CHARS = 800
 
 
 def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
+    from ..paddle_home import paddle_child_env  # here: its shutil and tempfile cost the healthcheck, which never imports Paddle
+
     result = ctx.run([python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")], timeout=timeout, env=paddle_child_env())
     facts = PaddleFacts(python=python, import_seconds=None)
     payloads = tagged_lines(result.stdout, ("META", "RESULT"))

@@ -1,0 +1,41 @@
+"""Baseline, cache: is the optimisation / TensorRT engine cache still there, full and on its volume?
+
+Why: a service that loses its cache rebuilds the optimised graph and every TensorRT engine at its
+next start (minutes on a GPU), and one whose cache left its volume loses it at every restart.
+Fix: mount the cache folder as a volume again and let the warm-up fill it; a service config that
+no longer uses the recorded cache needs a new baseline.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.baseline import cache_record
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.registry import Check, Need
+
+RULE = "PD-HEALTH-006"
+
+
+def check(facts: Facts) -> list[Finding]:
+    before, now = facts.baseline.cache, cache_record(facts)
+    if before is None:
+        return [skipped(RULE, "the baseline records no cache")]
+    where = f"cache {before.path}"
+    if now is None or now.path != before.path:
+        problem = f"the service no longer uses {where} (its config changed since baseline); re-create the baseline"
+    elif now.error:
+        problem = now.error
+    elif before.exists and not now.exists:
+        problem = f"{where} is gone (baseline: {before.files} files, {before.engines} engines)"
+    elif before.engines and not now.engines:
+        problem = f"{where} lost its {before.engines} TensorRT engines"
+    elif before.files and not now.files:
+        problem = f"{where} was emptied (baseline: {before.files} files)"
+    elif before.persisted and not now.persisted:
+        problem = f"{where} is no longer on its volume ({before.mountpoint}, {before.fstype}); now on {now.fstype}"
+    else:
+        return [passed(RULE, f"{where}: {now.files} files, {now.engines} engines" if now.exists else f"{where} absent, as at baseline")]
+    return [Finding(RULE, Status.FAIL, problem)]
+
+
+CHECK = Check(name="baseline_cache", rules=(RULE,), run=check, requires=(Need.BASELINE,))

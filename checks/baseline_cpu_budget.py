@@ -1,0 +1,43 @@
+"""Baseline, CPU budget: did the CPU budget shrink since the baseline below the threads the service runs?
+
+Why: the service chose its threads for the budget it started with; a quota lowered under the
+running container (a resized pod, an edited cgroup) leaves threads waiting for CPU time and the
+container throttled, without any restart that would show it.
+Fix: restart the service with threads that fit the new budget, or give the container its CPUs
+back; then record a new baseline.
+"""
+
+from __future__ import annotations
+
+from paddle_doctor.budget import cpu_budget
+from paddle_doctor.checks.cpu_budget import over_budget, total_threads
+from paddle_doctor.facts import Facts
+from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.registry import Check, Need
+
+RULE = "PD-HEALTH-001"
+
+
+def check(facts: Facts) -> list[Finding]:
+    budget, total = cpu_budget(facts), total_threads(facts)
+    if budget is None:
+        return [Finding(RULE, Status.ERROR, "cannot establish the CPU budget now (no cgroup, cpuset or CPU count readable)")]
+    before = facts.baseline.cpu.budget_cpus
+    if before is not None and budget.cpus < before and over_budget(total, budget):
+        return [Finding(RULE, Status.FAIL, f"cpu budget shrank from {before:g} to {budget.describe()}, below {total} threads",
+                        observed=f"{budget.cpus:g} CPUs for {total} threads", expected=f"{before:g} CPUs, as at baseline",
+                        evidence={"baseline_cpus": before, "cpus": budget.cpus, "total_threads": total})]
+    return [passed(RULE, cpu_summary(facts, before))]
+
+
+def cpu_summary(facts: Facts, before: float | None = None) -> str:
+    """'cpu budget 2 >= 2 threads', with the baseline's budget when it differs."""
+    budget, total = cpu_budget(facts), total_threads(facts)
+    if budget is None:
+        return f"{total} threads, cpu budget unknown"
+    changed = f" (was {before:g} at baseline)" if before is not None and budget.cpus != before else ""
+    below_one = " (a quota below one CPU: PD-CPU-016)" if budget.cpus < 1 else ""
+    return f"cpu budget {budget.cpus:g} {'>=' if budget.cpus >= total else '<'} {total} threads{below_one}{changed}"
+
+
+CHECK = Check(name="baseline_cpu_budget", rules=(RULE,), run=check, requires=(Need.BASELINE,))
