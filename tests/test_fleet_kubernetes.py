@@ -9,6 +9,9 @@ import shlex
 from pathlib import Path
 
 import jsonschema
+import kubernetes.client  # noqa: F401  (what the doctor's fleet imports, loaded once here for every forked run)
+import kubernetes.config  # noqa: F401
+import kubernetes.stream  # noqa: F401
 import kubernetes_validate
 import pytest
 import yaml
