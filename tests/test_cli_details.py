@@ -31,6 +31,7 @@ def test_a_json_parse_error_names_line_and_column_once(tmp_path):
     assert "at at" not in result.stderr
 
 
+@pytest.mark.slow  # imports Paddle
 def test_no_paddle_cache_is_left_where_home_is_not_writable(tmp_path):
     temporary = tmp_path / "tmp"
     temporary.mkdir()
@@ -42,6 +43,7 @@ def test_no_paddle_cache_is_left_where_home_is_not_writable(tmp_path):
     assert os.listdir(temporary) == []  # neither .cache/paddle nor the doctor's own home is left
 
 
+@pytest.mark.slow  # builds a model and measures it
 def test_demo_runs_where_home_is_not_writable(tmp_path):
     temporary = tmp_path / "tmp"
     temporary.mkdir()

@@ -287,6 +287,7 @@ def test_recorded_facts_replay_the_coverage_findings(models, tmp_path, report_sc
     assert "op sin #11 sits between add #10 and batch_norm #12" in " ".join(text.split())
 
 
+@pytest.mark.slow  # imports Paddle
 def test_an_unreadable_program_is_a_finding_and_the_rest_of_the_report_comes_out(tmp_path, report_schema):
     (tmp_path / "inference.pdmodel").write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
     (tmp_path / "inference.pdiparams").write_bytes(b"x")
