@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fixture_root, report_with_its_exit, run_doctor
+from conftest import fixture_root, report_with_its_exit, run_doctor, run_doctor_process
 from paddle_doctor.verify.model import ModelError, locate_model
 
 ROOT = str(fixture_root("intel-noavx2-v1-quota"))
@@ -20,6 +20,14 @@ def test_debug_shows_the_traceback_and_keeps_exit_2(args):
     assert result.returncode == 2
     assert "Traceback" in result.stderr
     assert result.stderr.splitlines()[-1].startswith("paddle-doctor: error: ")
+
+
+@pytest.mark.parametrize("args", [["--root", ROOT, "--json"], ["--root", ROOT, "-v"], ["healthcheck", "--root", ROOT],
+                                  ["--threads", "0"], ["--debug", "--threads", "0"], ["explain", "PD-NOPE"]])
+def test_the_tests_forked_doctor_answers_as_a_new_interpreter_does(args):
+    """run_doctor (the entry function in a forked test session) against the command as a user starts it."""
+    forked, started = run_doctor(*args), run_doctor_process(*args)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (started.returncode, started.stdout, started.stderr)
 
 
 def test_a_json_parse_error_names_line_and_column_once(tmp_path):
