@@ -15,7 +15,7 @@ import zlib
 
 import pytest
 
-from conftest import report_json, run_doctor
+from conftest import fixture_root, report_json, run_doctor
 from machine import observed, skip_unless
 
 SUMMARY_LINES, MAX_LINES = 25, 120
@@ -162,6 +162,28 @@ def test_html_is_one_self_contained_page_with_charts(measured_cnn, tmp_path):
     assert "fusion coverage" in html and 'class="copy"' in html
     snippet = report["verification"]["recommendation"]["snippet"].rstrip("\n")
     assert snippet.replace("'", "&#x27;") in html
+
+
+RECORDED_CONTAINER = ("--root", str(fixture_root("intel-noavx2-v1-quota")), "--threads", "8")
+
+
+def test_markdown_and_html_of_a_recorded_container_are_whole_and_self_contained(tmp_path):
+    """The same formats without a measurement, from a recorded container (no Paddle: in the fast tier)."""
+    report = report_json(run_doctor(*RECORDED_CONTAINER, "--json"))
+    failing = [f["rule_id"] for f in report["findings"] if f["status"] == "fail"]
+    assert failing
+    markdown = run_doctor(*RECORDED_CONTAINER, "--format", "markdown")
+    assert markdown.returncode == report["exit_code"], markdown.stderr
+    assert markdown.stdout.startswith("# paddle-doctor ")
+    assert "| status | rule | severity | verdict | what fixing it measured |" in markdown.stdout
+    assert all(f"| ✗ FAIL | {rule_id} |" in markdown.stdout for rule_id in failing)
+    page = tmp_path / "report.html"
+    result = run_doctor(*RECORDED_CONTAINER, "--format", "html", "--output", str(page))
+    assert result.returncode == report["exit_code"] and "wrote the html report" in result.stderr
+    html = page.read_text()
+    assert html.lower().startswith("<!doctype html>")
+    assert "<script src" not in html and "<link" not in html and "url(" not in html
+    assert all(rule_id in html for rule_id in failing)
 
 
 def png_colours(png: bytes) -> int:
