@@ -82,12 +82,17 @@ def now() -> Conditions:
     return Conditions(cpus=cpus, cpu_share=cpu_share(max(1, int(cpus))), avx2=has_avx2())
 
 
+@dataclass
+class Observation:
+    conditions: Conditions  # before the block; once it has run, the worst of before and after
+
+
 @contextmanager
-def observed() -> Iterator[list[Conditions]]:
-    """Conditions before and after the block; the one left in the yielded list is the worst of both."""
-    seen = [now()]
-    yield seen
-    seen[0] = seen[0].worst(now())
+def observed() -> Iterator[Observation]:
+    """The machine's conditions around the block."""
+    observation = Observation(now())
+    yield observation
+    observation.conditions = observation.conditions.worst(now())
 
 
 def skip_unless(conditions: Conditions, cpus: int = 1, onednn: bool = False) -> None:

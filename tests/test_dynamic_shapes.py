@@ -128,10 +128,10 @@ def recognizer_report(models):
     """The issue's case: a dynamic-width recogniser run as --threads 8 --shape x:1x3x48x320, over
     two widths here so that the per-shape figures are exercised too; with the machine's conditions
     while it measured."""
-    with observed() as conditions:
+    with observed() as machine:
         result = run_doctor("--json", "--pid", "none", "--model", str(models["recognizer-pir"]), "--threads", "8",
                             "--shape", "x:1x3x48x320", "--shape", "x:1x3x48x160", "--budget", "12", timeout=300)
-    return result, report_json(result), conditions[0]
+    return result, report_json(result), machine.conditions
 
 
 def test_the_report_names_the_shapes_measured_and_what_chose_them(recognizer_report, report_schema):

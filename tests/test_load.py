@@ -122,11 +122,11 @@ def oversubscribed_encoder(models, tmp_path_factory):
     16 threads on this machine's 2 CPUs; facts recorded once, then checked from the file; with the
     machine's conditions while it measured."""
     snapshot = tmp_path_factory.mktemp("load") / "facts.json"
-    with observed() as conditions:
+    with observed() as machine:
         recorded = run_doctor("facts", "--model", str(models["encoder-pir"]), "--instances", "2", "--threads", "8",
                               "--concurrency", "4", "--budget", "45", "-o", str(snapshot), timeout=600)
     assert recorded.returncode == 0, recorded.stderr
-    return snapshot, conditions[0]
+    return snapshot, machine.conditions
 
 
 def test_the_oversubscribed_layout_loses_to_one_that_fits_the_budget(oversubscribed_encoder, report_schema):

@@ -31,12 +31,12 @@ def measured_cnn(tmp_path_factory):
     root = tmp_path_factory.mktemp("people")
     model = build_model("cnn", "pir", root / "cnn")
     facts = root / "facts.json"
-    with observed() as conditions:
+    with observed() as machine:
         result = run_doctor("facts", "--model", str(model), "--pid", "none", "--threads", "8", "--no-onednn",
                             "--budget", "16", "--output", str(facts), timeout=300)
     assert result.returncode == 0, result.stderr
     report = report_json(run_doctor("--facts", str(facts), "--json"))
-    return facts, report, conditions[0]
+    return facts, report, machine.conditions
 
 
 def text_report(facts, *args, columns="80"):

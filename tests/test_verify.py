@@ -43,12 +43,12 @@ def cnn_worker(models):
 def test_every_verdict_path_is_reachable(cnn_worker):
     measurer = Measurer(cnn_worker, min_effect=0.03)
     onednn_off = vary(BASE, onednn=False)
-    with observed() as conditions:
+    with observed() as machine:
         improved, = measurer.race(("baseline", onednn_off), [("oneDNN on", BASE)], budget_s=10, what="t")
         regressed, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=10, what="t")
     undecided, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t")
     assert undecided.verdict == stats.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
-    skip_unless(conditions[0], onednn=True)
+    skip_unless(machine.conditions, onednn=True)
     assert improved.verdict == stats.IMPROVED and improved.ratio > 2
     assert regressed.verdict == stats.REGRESSED and regressed.ratio < 0.5
 
@@ -58,11 +58,11 @@ def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
     session = open_worker(models["cnn-pir"], CNN_FEEDS)
     measurer = Measurer(session, min_effect=0.03)
     try:
-        with observed() as conditions:
+        with observed() as machine:
             same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=40, what="A/A")
     finally:
         session.close()
-    skip_unless(conditions[0])
+    skip_unless(machine.conditions)
     assert same.verdict == stats.NO_EFFECT, same
     assert same.ci_low >= 1 / 1.03 and same.ci_high <= 1.03
 
@@ -115,10 +115,10 @@ def test_baseline_follows_the_service_and_paddle_defaults():
 def misconfigured_cnn(models):
     """`paddle-doctor --model` on the CNN with the classic misconfiguration: 8 threads, oneDNN off;
     with the machine's conditions while it measured."""
-    with observed() as conditions:
+    with observed() as machine:
         result = run_doctor("--json", "--model", str(models["cnn-pir"]), "--threads", "8", "--no-onednn", "--budget", "20",
                             timeout=300)
-    return result, report_json(result), conditions[0]
+    return result, report_json(result), machine.conditions
 
 
 def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfigured_cnn, report_schema):
@@ -163,11 +163,11 @@ def test_measured_warmup_finding(misconfigured_cnn):
 
 
 def test_text_report_shows_measurements_and_the_snippet(models):
-    with observed() as conditions:
+    with observed() as machine:
         result = run_doctor("--model", str(models["cnn-pdmodel"]), "--threads", "8", "--no-onednn", "--budget", "6",
                             env={"COLUMNS": "160"}, timeout=300)
     assert "Recommended configuration" in result.stdout, result.stderr
-    skip_unless(conditions[0], onednn=True)
+    skip_unless(machine.conditions, onednn=True)
     assert "slower than fixed, measured" in result.stdout  # the measured gain, in the summary (-v: each comparison)
     assert "Recommended configuration" in result.stdout
     assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
