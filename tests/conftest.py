@@ -183,8 +183,10 @@ def report_schema() -> dict:
     return json.loads((REPO / "doctor" / "schemas" / "report.schema.json").read_text())
 
 
-# Tests that need a real Paddle predictor, a Paddle import or a wheel build: the full suite runs them
-# (.ci/run); `pytest -m "not slow"` leaves them out for the edit-test loop.
+# Tests that import Paddle, run a real predictor or measurement, build a model or a wheel, or drive a
+# real service: the full suite runs them (.ci/run); `pytest -m "not slow"` leaves them out for the
+# edit-test loop. Those that use one of these fixtures or sit in one of these modules are marked here,
+# the others carry the mark themselves.
 SLOW_FIXTURES = {"models", "measured_cnn", "live_baseline_file"}
 SLOW_MODULES = {"test_paddle_probe", "test_wheel", "test_faults_verify", "test_service_process", "test_cgroup_live"}
 
