@@ -1,37 +1,27 @@
-"""Shared test helpers: the real CLI (its entry function in a forked process, or a new interpreter), fixture roots."""
+"""Shared test helpers: the real CLI (see cli_runs), fixture roots, hand-built Facts."""
 
 from __future__ import annotations
 
-import atexit
-import io
 import json
-import locale
 import os
-import re
-import signal
 import subprocess
-import sys
-import tempfile
-import time
-import traceback
 from pathlib import Path
 
 import pytest
 
-import paddle_doctor
+from cli_runs import import_what_a_run_imports, run_doctor, run_doctor_process  # noqa: F401 (the tests import them from here)
 from paddle_doctor.context import ProbeContext
-from paddle_doctor.entry import main as entry_main
 from paddle_doctor.facts import Facts, ServiceFacts
 from paddle_doctor.probes import collect_facts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOTS = FIXTURES / "roots"
 REPO = Path(__file__).resolve().parent.parent
-ENTRY_SCRIPT = str(Path(paddle_doctor.__file__).with_name("__main__.py"))
 
 # Every doctor the tests start looks for the service's process only where a test asks (--pid):
 # Paddle processes of other tests running meanwhile must not become "the service".
 os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
+import_what_a_run_imports(ROOTS / "intel-noavx2-v1-quota")
 
 
 def fixture_root(name: str) -> Path:
@@ -43,114 +33,6 @@ def fixture_root(name: str) -> Path:
 def facts_from_root(name: str, environ: dict[str, str] | None = None, **service) -> Facts:
     """Facts probed from a recorded fixture tree (no Paddle probe)."""
     return collect_facts(ProbeContext(fixture_root(name)), ServiceFacts(**service), None, 5.0, environ=environ or {})
-
-
-# Variables the interpreter itself reads as it starts: a doctor given one of them needs a new interpreter.
-INTERPRETER_START_VARIABLES = re.compile(r"^(LANG|LC_[A-Z]+|PYTHON(?!PATH$)[A-Z]+)$")
-
-
-def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
-               unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The CLI's entry function, as ``python -m paddle_doctor`` calls it, in a forked copy of this process.
-
-    The copy starts with the doctor already imported, so a run costs no interpreter start-up; it gets
-    the environment, arguments and standard streams a new process would (``unset`` drops variables of
-    the test's own environment) and its own exit code. What happens before the entry function runs
-    (the interpreter's locale and encoding, ``-m``) is tested through ``run_doctor_process``.
-    """
-    if any(INTERPRETER_START_VARIABLES.match(name) for name in env or {}):
-        return run_doctor_process(*args, env=env, timeout=timeout, unset=unset)
-    argv = [sys.executable, "-m", "paddle_doctor", *args]
-    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        pid = os.fork()
-        if pid == 0:
-            _run_entry_in_child(list(args), env or {}, unset, stdout.fileno(), stderr.fileno())
-        returncode = _wait(pid, timeout, argv)
-        return subprocess.CompletedProcess(argv, returncode, _read(stdout), _read(stderr))
-
-
-def _run_entry_in_child(args: list[str], env: dict[str, str], unset: tuple[str, ...], stdout: int, stderr: int) -> None:
-    """Never returns: exits with the entry function's exit code, as the interpreter would."""
-    code = 1
-    try:
-        for name in unset:
-            os.environ.pop(name, None)
-        os.environ.update(env)
-        sys.path[:0] = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
-        tempfile.tempdir = None  # TMPDIR is read again
-        atexit._clear()  # this process's own exit handlers are the test session's
-        os.dup2(stdout, 1)
-        os.dup2(stderr, 2)
-        encoding = locale.getpreferredencoding(False)
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=encoding)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=encoding,
-                                      errors="backslashreplace", line_buffering=True)
-        sys.stdin = open(os.devnull)
-        sys.argv = [ENTRY_SCRIPT, *args]
-        try:
-            entry_main(args)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else _said(exc.code))
-        except BaseException:
-            traceback.print_exc()
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
-
-
-def _said(message: object) -> int:
-    """``sys.exit("text")``: the interpreter prints the text and exits 1."""
-    print(message, file=sys.stderr)
-    return 1
-
-
-def _wait(pid: int, timeout: float, argv: list[str]) -> int:
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise subprocess.TimeoutExpired(argv, timeout)
-        time.sleep(0.005)
-
-
-def _read(stream) -> str:
-    stream.seek(0)
-    return stream.read().decode(locale.getpreferredencoding(False), errors="replace")
-
-
-def _import_what_a_run_imports() -> None:
-    """One report on a recorded tree, here in the test session, so that every forked run finds the doctor imported."""
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in streams)
-    try:
-        for output in ("--json", "-v"):
-            try:
-                entry_main([output, "--no-paddle", "--no-gpu", "--root", str(ROOTS / "intel-noavx2-v1-quota")])
-            except SystemExit:
-                pass
-    finally:
-        sys.stdout, sys.stderr = streams
-
-
-_import_what_a_run_imports()
-
-
-def run_doctor_process(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
-                       unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The installed CLI in a new interpreter, exactly as a user runs it; ``unset`` drops variables of the test's own environment."""
-    full_env = {name: value for name, value in os.environ.items() if name not in unset}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "paddle_doctor", *args],
-        capture_output=True, text=True, env=full_env, timeout=timeout,
-    )
 
 
 def report_json(result: subprocess.CompletedProcess) -> dict:
