@@ -26,7 +26,7 @@ from paddle_doctor.entry import main as entry_main
 ENTRY_SCRIPT = str(Path(paddle_doctor.__file__).with_name("__main__.py"))
 
 # Variables the interpreter itself reads as it starts: a doctor given one of them needs a new interpreter.
-INTERPRETER_START_VARIABLES = re.compile(r"^(LANG|LC_[A-Z]+|PYTHON(?!PATH$)[A-Z]+)$")
+INTERPRETER_START_VARIABLES = re.compile(r"^(LANG|LC_[A-Z_]+|PYTHON(?!PATH$)[A-Z0-9_]+)$")
 
 
 def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
