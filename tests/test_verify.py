@@ -124,14 +124,13 @@ def misconfigured_cnn(models):
 def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfigured_cnn, report_schema):
     result, report, conditions = misconfigured_cnn
     jsonschema.validate(report, report_schema)
-    skip_unless(conditions, onednn=True)
     found = {f["rule_id"]: f for f in report["findings"]}
     onednn = found["PD-CPU-004"]["verification"]
-    assert onednn["name"] == "onednn" and onednn["comparisons"][0]["verdict"] == "improved"
-    assert onednn["comparisons"][0]["ratio"] > 2
-    assert onednn["arms"][0]["p50"] > 0 and onednn["arms"][0]["runs"] >= 10
+    assert onednn["name"] == "onednn" and onednn["arms"][0]["p50"] > 0 and onednn["arms"][0]["runs"] >= 10
     threads = found["PD-CPU-010"]["verification"]
     assert threads["name"] == "threads" and {c["candidate"] for c in threads["comparisons"]} >= {"threads=1"}
+    skip_unless(conditions, onednn=True)
+    assert onednn["comparisons"][0]["verdict"] == "improved" and onednn["comparisons"][0]["ratio"] > 2
     recommendation = report["verification"]["recommendation"]
     assert recommendation["config"]["onednn"] is True
     assert "config.enable_mkldnn()" in recommendation["snippet"]
@@ -167,10 +166,9 @@ def test_text_report_shows_measurements_and_the_snippet(models):
         result = run_doctor("--model", str(models["cnn-pdmodel"]), "--threads", "8", "--no-onednn", "--budget", "6",
                             env={"COLUMNS": "160"}, timeout=300)
     assert "Recommended configuration" in result.stdout, result.stderr
+    assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
     skip_unless(machine.conditions, onednn=True)
     assert "slower than fixed, measured" in result.stdout  # the measured gain, in the summary (-v: each comparison)
-    assert "Recommended configuration" in result.stdout
-    assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
 
 
 def test_measured_facts_replay_to_identical_findings(models, tmp_path):
