@@ -1,15 +1,15 @@
-"""Shared test helpers: the real CLI in a subprocess, fixture roots, hand-built Facts."""
+"""Shared test helpers: the real CLI (see cli_runs), fixture roots, hand-built Facts."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_runs import import_what_a_run_imports, run_doctor, run_doctor_process  # noqa: F401 (the tests import them from here)
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import Facts, ServiceFacts
 from paddle_doctor.probes import collect_facts
@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 # Every doctor the tests start looks for the service's process only where a test asks (--pid):
 # Paddle processes of other tests running meanwhile must not become "the service".
 os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
+import_what_a_run_imports(ROOTS / "intel-noavx2-v1-quota")
 
 
 def fixture_root(name: str) -> Path:
@@ -32,17 +33,6 @@ def fixture_root(name: str) -> Path:
 def facts_from_root(name: str, environ: dict[str, str] | None = None, **service) -> Facts:
     """Facts probed from a recorded fixture tree (no Paddle probe)."""
     return collect_facts(ProbeContext(fixture_root(name)), ServiceFacts(**service), None, 5.0, environ=environ or {})
-
-
-def run_doctor(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
-               unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """The installed CLI, exactly as a user runs it; ``unset`` drops variables of the test's own environment."""
-    full_env = {name: value for name, value in os.environ.items() if name not in unset}
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "paddle_doctor", *args],
-        capture_output=True, text=True, env=full_env, timeout=timeout,
-    )
 
 
 def report_json(result: subprocess.CompletedProcess) -> dict:
@@ -75,9 +65,11 @@ def report_schema() -> dict:
     return json.loads((REPO / "doctor" / "schemas" / "report.schema.json").read_text())
 
 
-# Tests that need a real Paddle predictor, a Paddle import or a wheel build: the full suite runs them
-# (.ci/run); `pytest -m "not slow"` leaves them out for the edit-test loop.
-SLOW_FIXTURES = {"models"}
+# Tests that import Paddle, run a real predictor or measurement, build a model or a wheel, or drive a
+# real service: the full suite runs them (.ci/run); `pytest -m "not slow"` leaves them out for the
+# edit-test loop. Those that use one of these fixtures or sit in one of these modules are marked here,
+# the others carry the mark themselves.
+SLOW_FIXTURES = {"models", "measured_cnn", "live_baseline_file"}
 SLOW_MODULES = {"test_paddle_probe", "test_wheel", "test_faults_verify", "test_service_process", "test_cgroup_live"}
 
 

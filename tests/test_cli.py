@@ -28,6 +28,7 @@ def test_json_report_validates_against_the_schema(report_schema):
     assert result.returncode == 1
 
 
+@pytest.mark.slow  # imports Paddle
 def test_live_json_report_with_the_real_paddle_validates(report_schema):
     result = run_doctor("--json")
     report = report_with_its_exit(result)

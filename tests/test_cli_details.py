@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fixture_root, report_with_its_exit, run_doctor
+from conftest import fixture_root, report_with_its_exit, run_doctor, run_doctor_process
 from paddle_doctor.verify.model import ModelError, locate_model
 
 ROOT = str(fixture_root("intel-noavx2-v1-quota"))
@@ -22,6 +22,14 @@ def test_debug_shows_the_traceback_and_keeps_exit_2(args):
     assert result.stderr.splitlines()[-1].startswith("paddle-doctor: error: ")
 
 
+@pytest.mark.parametrize("args", [["--root", ROOT, "--json"], ["--root", ROOT, "-v"], ["healthcheck", "--root", ROOT],
+                                  ["--threads", "0"], ["--debug", "--threads", "0"], ["explain", "PD-NOPE"]])
+def test_the_tests_forked_doctor_answers_as_a_new_interpreter_does(args):
+    """run_doctor (the entry function in a forked test session) against the command as a user starts it."""
+    forked, started = run_doctor(*args), run_doctor_process(*args)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (started.returncode, started.stdout, started.stderr)
+
+
 def test_a_json_parse_error_names_line_and_column_once(tmp_path):
     facts = tmp_path / "facts.json"
     facts.write_text('{"schema_version": "1')
@@ -31,6 +39,7 @@ def test_a_json_parse_error_names_line_and_column_once(tmp_path):
     assert "at at" not in result.stderr
 
 
+@pytest.mark.slow  # imports Paddle
 def test_no_paddle_cache_is_left_where_home_is_not_writable(tmp_path):
     temporary = tmp_path / "tmp"
     temporary.mkdir()
@@ -42,6 +51,7 @@ def test_no_paddle_cache_is_left_where_home_is_not_writable(tmp_path):
     assert os.listdir(temporary) == []  # neither .cache/paddle nor the doctor's own home is left
 
 
+@pytest.mark.slow  # builds a model and measures it
 def test_demo_runs_where_home_is_not_writable(tmp_path):
     temporary = tmp_path / "tmp"
     temporary.mkdir()

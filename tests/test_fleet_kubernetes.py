@@ -9,6 +9,9 @@ import shlex
 from pathlib import Path
 
 import jsonschema
+import kubernetes.config  # noqa: F401  (what the doctor's fleet loads, once here for every forked run)
+import kubernetes.stream  # noqa: F401
+from kubernetes.client import CoreV1Api  # noqa: F401  (the client loads its API classes when first named: seconds)
 import kubernetes_validate
 import pytest
 import yaml

@@ -23,6 +23,7 @@ RECORDING = FIXTURES / "gpu" / "h200-facts.json"
 TRT_RULES = [rule for rule in GPU_RULES if rule.startswith("PD-TRT-")]
 
 
+@pytest.mark.slow  # the script probes Paddle
 def test_gpu_check_script_runs_the_doctor_from_the_source_tree(tmp_path):
     env = {name: value for name, value in os.environ.items() if name not in GPU_ENV}
     env.update(PYTHON=sys.executable, PYTHONPATH=str(FAKE_NVML),

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import report_json, run_doctor
+from conftest import fixture_root, report_json, run_doctor
 from factories import make_facts, paddle_ok
 from paddle_doctor.facts import OptimisedProgram, TensorRTSettings
 from paddle_doctor.graph.coverage import IR_OFF, analyse, tensorrt_share
@@ -287,9 +287,25 @@ def test_recorded_facts_replay_the_coverage_findings(models, tmp_path, report_sc
     assert "op sin #11 sits between add #10 and batch_norm #12" in " ".join(text.split())
 
 
+def write_unreadable_model(folder) -> None:
+    (folder / "inference.pdmodel").write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
+    (folder / "inference.pdiparams").write_bytes(b"x")
+
+
+def test_an_unreadable_program_is_a_finding_on_a_recorded_container_without_paddle(tmp_path):
+    """The program is read without Paddle: the finding in the fast tier (the live one, with Paddle, below)."""
+    write_unreadable_model(tmp_path)
+    result = run_doctor("--json", "--model", str(tmp_path), "--no-paddle", "--no-gpu",
+                        "--root", str(fixture_root("intel-noavx2-v1-quota")))
+    found = {f["rule_id"]: f for f in report_json(result)["findings"]}
+    assert found["PD-GRAPH-006"]["status"] == "fail"
+    assert found["PD-GRAPH-006"]["message"].startswith(f"{tmp_path / 'inference.pdmodel'}: not a Paddle ProgramDesc")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow  # imports Paddle
 def test_an_unreadable_program_is_a_finding_and_the_rest_of_the_report_comes_out(tmp_path, report_schema):
-    (tmp_path / "inference.pdmodel").write_bytes(b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
-    (tmp_path / "inference.pdiparams").write_bytes(b"x")
+    write_unreadable_model(tmp_path)
     result = run_doctor("--json", "--model", str(tmp_path))
     report = report_json(result)
     jsonschema.validate(report, report_schema)
