@@ -194,7 +194,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         problems += [issue.describe() for issue in facts.issues if issue.unreadable]
     problems += [inv.message for inv in invariants if not inv.ok]
     problems += [f"{f.rule_id} {f.message}" for f in counted]
-    problems += [f"check could not be loaded: {e['entry_point']}: {e['reason']}" for e in report.check_errors]
+    problems += [f"check could not be loaded: {e.entry_point}: {e.reason}" for e in report.check_errors]
     detail = {
         "baseline": args.baseline,
         "root": root,
@@ -205,7 +205,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
              "counts": counts_against(f, settings.fail_on), "docs": f.docs_link}
             for f in report.findings
         ],
-        "check_errors": report.check_errors,
+        "check_errors": [vars(error) for error in report.check_errors],
         "problems": problems,
     }
     if problems:

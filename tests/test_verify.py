@@ -10,7 +10,8 @@ import pytest
 
 from conftest import report_json, run_doctor
 from paddle_doctor.facts import Facts
-from paddle_doctor.verify import experiments, stats
+from paddle_doctor.verify import experiments
+from paddle_doctor.vocabulary import Effect
 from paddle_doctor.verify.arms import baseline_arm, config_calls, snippet, vary
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.run import VerifyOptions, run_verification
@@ -45,9 +46,9 @@ def test_every_verdict_path_is_reachable(cnn_worker):
     improved, = measurer.race(("baseline", onednn_off), [("oneDNN on", BASE)], budget_s=10, what="t")
     regressed, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=10, what="t")
     undecided, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t")
-    assert improved.verdict == stats.IMPROVED and improved.ratio > 2
-    assert regressed.verdict == stats.REGRESSED and regressed.ratio < 0.5
-    assert undecided.verdict == stats.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
+    assert improved.verdict == Effect.IMPROVED and improved.ratio > 2
+    assert regressed.verdict == Effect.REGRESSED and regressed.ratio < 0.5
+    assert undecided.verdict == Effect.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
 
 
 def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
@@ -58,7 +59,7 @@ def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
         same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=40, what="A/A")
     finally:
         session.close()
-    assert same.verdict == stats.NO_EFFECT, same
+    assert same.verdict == Effect.NO_EFFECT, same
     assert same.ci_low >= 1 / 1.03 and same.ci_high <= 1.03
 
 
@@ -188,8 +189,8 @@ def test_unbounded_onednn_cache_is_measured(models, tmp_path):
                                     timeout=300))
     experiment = next(e for e in report["findings"] if e["rule_id"] == "PD-MEM-001")
     assert experiment["status"] == "fail"
-    rss = experiment["verification"]["extra"]["rss"]
-    assert len(rss["service"]["after_each_shape_mb"]) == 12 and "growth_mb" in rss["bounded"]
+    memory = experiment["verification"]["onednn_cache"]
+    assert len(memory["service"]["after_each_shape_mb"]) == 12 and "growth_mb" in memory["bounded"]
 
 
 # ------------------------------------------------------------------ bad input

@@ -30,9 +30,9 @@ def render_junit(report: Report) -> str:
     if report.check_errors:
         suite = _suite(root, "Checks that could not be loaded")
         for failure in report.check_errors:
-            case = ET.SubElement(suite, "testcase", name=_clean(failure["entry_point"]), classname="paddle-doctor.registry")
-            ET.SubElement(case, "error", message=_clean(failure["reason"]), type="check-load-error").text = _clean(
-                f"{failure['entry_point']}: {failure['reason']}"
+            case = ET.SubElement(suite, "testcase", name=_clean(failure.entry_point), classname="paddle-doctor.registry")
+            ET.SubElement(case, "error", message=_clean(failure.reason), type="check-load-error").text = _clean(
+                f"{failure.entry_point}: {failure.reason}"
             )
         _count(suite)
     _count(root)
@@ -69,7 +69,7 @@ def _details(finding: ReportFinding) -> str:
     if finding.status != "error":
         lines.append(f"cause: {finding.cause}")
         lines.append(f"fix: {finding.fix.text}")
-        lines.extend(f"  {change['kind']}: {change['code']}" for change in finding.fix.changes)
+        lines.extend(f"  {change.kind}: {change.code}" for change in finding.fix.changes)
     lines.append(f"more: {finding.explain}")
     if finding.docs_link:
         lines.append(f"docs: {finding.docs_link}")

@@ -11,7 +11,7 @@ from .page import markdown_table
 
 def render_markdown(report: Report) -> str:
     summary = digest(report)
-    lines = [f"# paddle-doctor {report.tool['version']}", "", f"**{summary.verdict}**", ""]
+    lines = [f"# paddle-doctor {report.tool.version}", "", f"**{summary.verdict}**", ""]
     if summary.problems:
         lines += _table(problem_table(summary))
     if summary.recommendation:
@@ -29,7 +29,7 @@ def render_markdown(report: Report) -> str:
         if finding.status != "error":
             lines += [f"**Fix:** {finding.fix.text}", ""]
             for change in finding.fix.changes:
-                lines += [*fenced(change["code"], change["kind"]), ""]
+                lines += [*fenced(change.code, change.kind), ""]
         if finding.docs_link:
             lines += [f"More: `{finding.explain}` · [{finding.rule_id}]({finding.docs_link})", ""]
     areas = collapsed_areas(report)

@@ -20,6 +20,7 @@ from ..docs import FENCE_LANGUAGE, docs_link, is_absolute_url
 from ..facts import SourceLocation
 from ..report import Report, ReportFinding
 from ..rules import AREAS, Rule, Rulebook
+from ..serde import to_data
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -32,8 +33,8 @@ def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:
     run: dict[str, Any] = {
         "tool": {
             "driver": {
-                "name": report.tool["name"],
-                "version": report.tool["version"],
+                "name": report.tool.name,
+                "version": report.tool.version,
                 "rules": [_descriptor(rule, page) for rule in rules],
             }
         },
@@ -43,7 +44,7 @@ def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:
                 "executionSuccessful": not report.check_errors,
                 "exitCode": report.exit_code,
                 "toolExecutionNotifications": [
-                    {"level": "error", "message": {"text": f"check could not be loaded: {failure['entry_point']}: {failure['reason']}"}}
+                    {"level": "error", "message": {"text": f"check could not be loaded: {failure.entry_point}: {failure.reason}"}}
                     for failure in report.check_errors
                 ],
             }
@@ -98,7 +99,7 @@ def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
             "status": finding.status,
             "severity": finding.severity,
             "check": finding.check,
-            "fix": finding.fix.changes,
+            "fix": to_data(finding.fix.changes),
             "docs": finding.docs_link,
         },
     }
