@@ -10,7 +10,7 @@ from . import __version__
 from .budget import cpu_budget
 from .docs import docs_link, docs_page
 from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
-from .findings import Finding, Status, severity_rank
+from .findings import Finding, Status, Verdict, severity_rank
 from .gpu import summary as gpu_summary
 from .profile import Profile, build_profile
 from .registry import LoadFailure
@@ -48,7 +48,7 @@ class ReportFinding:
     title: str
     area: str
     check: str
-    status: str
+    status: Status
     severity: str
     message: str
     observed: str | None
@@ -62,7 +62,7 @@ class ReportFinding:
     explain: str
     experiment: str | None
     verification: ExperimentResult | Recommendation | None = None
-    verdict: str | None = None
+    verdict: Verdict | None = None
     locations: list[SourceLocation] = field(default_factory=list)
 
     @property
@@ -169,7 +169,7 @@ def build_report(
             findings.append(_report_finding(finding, result.check.name, rulebook, settings, page, facts))
     area_order = list(AREAS)
     findings.sort(key=lambda f: (area_order.index(f.area) if f.area in area_order else len(area_order), f.rule_id))
-    counts = {status.value: sum(1 for f in findings if f.status == status.value) for status in Status}
+    counts = {status.value: sum(1 for f in findings if f.status == status) for status in Status}
     problems = [f for f in findings if counts_against(f, settings.fail_on)]
     check_errors = [CheckError(failure.entry_point, failure.reason) for failure in load_failures]
     return Report(
@@ -202,7 +202,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         title=rule.title if rule else f"unknown rule {finding.rule_id}",
         area=rule.area if rule else (finding.rule_id.split("-") + ["", ""])[1],
         check=check,
-        status=finding.status.value,
+        status=finding.status,
         severity=severity,
         message=finding.message,
         observed=finding.observed,
@@ -218,7 +218,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         explain=rule.explain_command if rule else "",
         experiment=rule.experiment if rule else None,
         verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,
-        verdict=finding.verdict.value if finding.verdict else None,
+        verdict=finding.verdict,
         locations=list(finding.locations),
     )
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..findings import Status
 from ..report import Report, ReportFinding
 from ..verify.stats import speed_words
 from ..vocabulary import Effect
@@ -72,7 +71,7 @@ class Digest:
 
 
 def digest(report: Report) -> Digest:
-    problems = [_problem(f) for f in report.findings if Status(f.status).is_problem]
+    problems = [_problem(f) for f in report.findings if f.status.is_problem]
     problems.sort(key=lambda p: (p.gain is None, -(p.gain or 0.0), _severity_order(p.finding.severity), p.finding.rule_id))
     recommendation = report.verification.recommendation if report.verification else None
     model = report.verification.model if report.verification else None
