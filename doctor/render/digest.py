@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
 from ..verify.stats import speed_words
-from ..vocabulary import Effect
+from ..vocabulary import Effect, Status
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, ExperimentResult, ModelFacts, ModelInput, Recommendation
 
 TOP_PROBLEMS = 5
-STATUS_LABEL = {"fail": "✗ FAIL", "warn": "! WARN", "error": "? ERROR", "pass": "✓ pass", "skip": "- skip"}
+STATUS_LABEL = {Status.FAIL: "✗ FAIL", Status.WARN: "! WARN", Status.ERROR: "? ERROR", Status.PASS: "✓ pass", Status.SKIP: "- skip"}
 ENFORCED_WHY = "moved there whatever the measurement said"
 
 
@@ -171,7 +171,7 @@ def collapsed_areas(report: Report) -> list[tuple[str, dict[str, list[str]]]]:
     """Each area's title with the rule ids that passed and were skipped there."""
     areas = []
     for area in dict.fromkeys(f.area for f in report.findings):
-        ids = {status: [f.rule_id for f in report.findings if f.area == area and f.status == status] for status in ("pass", "skip")}
+        ids = {status: [f.rule_id for f in report.findings if f.area == area and f.status == status] for status in (Status.PASS, Status.SKIP)}
         if any(ids.values()):
             areas.append((report.areas.get(area, area), ids))
     return areas

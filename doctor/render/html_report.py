@@ -7,6 +7,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
+from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
 from .svg import Bar, Point, RangeRow, bar_chart, range_chart, scatter_chart
@@ -69,7 +70,7 @@ def _finding(finding: ReportFinding) -> str:
     verdict = f" [{finding.verdict}]" if finding.verdict else ""
     parts = [f'<h3 class="{finding.status}">{html.escape(f"{label} {finding.rule_id}: {finding.title}{verdict}")}</h3>',
              f"<p>{html.escape(finding.message)}</p>"]
-    if finding.status != "error":
+    if finding.status != Status.ERROR:
         parts.append(f"<p><strong>Fix:</strong> {html.escape(finding.fix.text)}</p>")
         for change in finding.fix.changes:
             parts += [f"<p>{html.escape(change.kind)}:</p>", code_block(change.code)]

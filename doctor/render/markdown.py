@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..report import Report
+from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, problem_table
 from .page import markdown_table
 
@@ -26,7 +27,7 @@ def render_markdown(report: Report) -> str:
     for problem in summary.problems:
         finding = problem.finding
         lines += [f"### {STATUS_LABEL[finding.status]} {finding.rule_id}: {finding.title}", "", finding.message, ""]
-        if finding.status != "error":
+        if finding.status != Status.ERROR:
             lines += [f"**Fix:** {finding.fix.text}", ""]
             for change in finding.fix.changes:
                 lines += [*fenced(change.code, change.kind), ""]

@@ -21,6 +21,7 @@ from ..facts import SourceLocation
 from ..report import Report, ReportFinding
 from ..rules import AREAS, Rule, Rulebook
 from ..serde import to_data
+from ..vocabulary import Status
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -38,7 +39,7 @@ def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:
                 "rules": [_descriptor(rule, page) for rule in rules],
             }
         },
-        "results": [_result(finding, index) for finding in report.findings if finding.status in ("fail", "warn", "error")],
+        "results": [_result(finding, index) for finding in report.findings if finding.status.is_problem],
         "invocations": [
             {
                 "executionSuccessful": not report.check_errors,
@@ -92,8 +93,8 @@ def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
         text += f" (observed: {finding.observed or '?'}; expected: {finding.expected or '?'})"
     result: dict[str, Any] = {
         "ruleId": finding.rule_id,
-        "kind": "review" if finding.status == "error" else "fail",
-        "level": "none" if finding.status == "error" else LEVEL[finding.severity],
+        "kind": "review" if finding.status == Status.ERROR else "fail",
+        "level": "none" if finding.status == Status.ERROR else LEVEL[finding.severity],
         "message": {"text": text},
         "properties": {
             "status": finding.status,

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from typing import TYPE_CHECKING
-
 from ..facts import paddle_status_words
-from ..report import Report, ReportFinding, ServiceSummary
+from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.stats import speed_words
-from ..vocabulary import Effect, ExperimentStatus
+from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     clean = []
     for area in dict.fromkeys(f.area for f in report.findings):
         findings = [f for f in report.findings if f.area == area]
-        shown = [f for f in findings if detail == "full" or f.status not in ("pass", "skip")]
+        shown = [f for f in findings if detail == "full" or f.status.is_problem]
         collapsed = [] if detail == "full" else _collapsed(findings)
         if not shown:
             clean.append(Text.assemble((f"{report.areas.get(area, area)}: ", "bold"), *collapsed))
@@ -104,7 +104,7 @@ def print_code(console: Console, code: str) -> None:
 def _collapsed(findings: list[ReportFinding]) -> list[Text]:
     """The passes and skips of one area, as one line's parts: their rule ids after the status."""
     parts = []
-    for status in ("pass", "skip"):
+    for status in (Status.PASS, Status.SKIP):
         ids = [f.rule_id for f in findings if f.status == status]
         if ids:
             label, style = STATUS_STYLE[status]
@@ -130,16 +130,16 @@ def _render_finding(finding: ReportFinding, console: Console, detail: str) -> No
     verdict = f" [{finding.verdict}]" if finding.verdict else ""
     console.print(Text.assemble((f"{label:<7} ", style), (finding.rule_id, "bold"), " ",
                                 (finding.severity, SEVERITY_STYLE.get(finding.severity, "")), " ",
-                                (finding.title if finding.status not in ("pass", "skip") else finding.message,
-                                 "bold" if finding.status not in ("pass", "skip") else "dim"),
+                                (finding.title if finding.status.is_problem else finding.message,
+                                 "bold" if finding.status.is_problem else "dim"),
                                 (verdict, VERDICT_STYLE.get(finding.verdict, ""))))
-    if finding.status in ("pass", "skip"):
+    if not finding.status.is_problem:
         return
     for line in _body(finding, detail):
         console.print(Padding(line, (0, 0, 0, 2)))
-    if finding.experiment == "recommend" and detail != "full":
+    if finding.experiment == RECOMMEND and detail != "full":
         return  # its code is the recommended configuration, printed in full at the top
-    for change in finding.fix.changes if finding.status != "error" else ():
+    for change in finding.fix.changes if finding.status != Status.ERROR else ():
         console.print(Text(f"  {change.kind}:", style="dim"))
         print_code(console, change.code)
 
@@ -211,7 +211,7 @@ def _body(finding: ReportFinding, detail: str) -> list[Text]:
         parts.append(Text.assemble(("observed ", "bold"), finding.observed))
     if finding.expected and detail == "full":
         parts.append(Text.assemble(("expected ", "bold"), finding.expected))
-    if finding.status != "error":
+    if finding.status != Status.ERROR:
         if detail == "full":
             parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
         parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text, (f" ({_more(finding, detail)})", "dim")))
@@ -221,9 +221,9 @@ def _body(finding: ReportFinding, detail: str) -> list[Text]:
     elif experiment:
         if detail == "full":  # else the summary says what it measured, and the message how it was reconciled
             parts.extend(measurement_lines(experiment))
-    elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
+    elif finding.experiment and finding.experiment != RECOMMEND and finding.status != Status.ERROR:
         parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
-    if finding.status == "error":
+    if finding.status == Status.ERROR:
         parts.append(Text(_more(finding, detail), style="dim"))
     return parts
 
