@@ -5,6 +5,7 @@ import random
 
 import pytest
 
+from paddle_doctor.facts import ComparisonResult
 from paddle_doctor.verify import stats
 from paddle_doctor.vocabulary import Effect
 
@@ -45,6 +46,14 @@ def test_verdicts(baseline, candidate, noise, verdict):
     assert result.verdict == verdict
     assert result.ci_low <= result.ratio <= result.ci_high
     assert result.ratio == pytest.approx(baseline / candidate, rel=0.05)
+
+
+def test_a_comparison_is_the_one_the_facts_record_under_the_arms_names():
+    result = stats.compare(blocks(10, 8, 0.01, 1), blocks(5, 8, 0.01, 2), names=("threads=8", "threads=2"), confidence=0.99)
+    assert isinstance(result, ComparisonResult) and isinstance(result.verdict, Effect)
+    assert (result.baseline, result.candidate, result.rounds, result.confidence) == ("threads=8", "threads=2", 8, 0.99)
+    one_round = stats.compare(blocks(10, 1, 0.01, 1), blocks(5, 1, 0.01, 2))
+    assert (one_round.baseline, one_round.candidate, one_round.verdict) == ("baseline", "candidate", Effect.UNDECIDED)
 
 
 def test_too_few_rounds_is_undecided():

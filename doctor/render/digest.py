@@ -167,7 +167,7 @@ def measured_experiments(report: Report) -> list[ExperimentResult]:
     return list(found.values())
 
 
-def collapsed_areas(report: Report) -> list[tuple[str, dict[str, list[str]]]]:
+def collapsed_areas(report: Report) -> list[tuple[str, dict[Status, list[str]]]]:
     """Each area's title with the rule ids that passed and were skipped there."""
     areas = []
     for area in dict.fromkeys(f.area for f in report.findings):
