@@ -70,6 +70,14 @@ class Effect(Word):
     UNDECIDED = "undecided"
 
 
+class RaceEnd(Word):
+    """Why a race of serving layouts stopped: every comparison decided, the budget spent, or the most rounds run."""
+
+    DECIDED = "decided"
+    BUDGET = "budget"
+    MAX_ROUNDS = "max rounds"
+
+
 class Status(Word):
     """What a check found about one rule: ``error`` means the doctor could not carry the check out."""
 

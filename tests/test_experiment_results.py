@@ -12,7 +12,7 @@ from factories import make_facts
 from paddle_doctor.facts import (ArmResult, ColdStartResult, ComparisonResult, ExcludedLayout, ExperimentResult,
                                  LayoutChoice, LayoutsResult, MemoryGrowth, ModelFacts, ShapeCacheResult, Throttling,
                                  VerificationFacts, WarmupResult, facts_from_data)
-from paddle_doctor.vocabulary import Effect, ExperimentStatus, Layout
+from paddle_doctor.vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
 
 MEASURED = ExperimentStatus.MEASURED
 BASE = {"threads": 1, "onednn": True}
@@ -21,7 +21,7 @@ BASE = {"threads": 1, "onednn": True}
 def verification() -> VerificationFacts:
     """One of each typed result, as a verification run records them."""
     layouts = LayoutsResult(
-        concurrency=4, budget_cpus=2.0, budget_s=30.0, window_s=0.4, rounds=8, stopped="decided",
+        concurrency=4, budget_cpus=2.0, budget_s=30.0, window_s=0.4, rounds=8, stopped=RaceEnd.DECIDED,
         recommended="2 processes x 1 thread", recommended_layout=LayoutChoice(Layout.PROCESSES, 2, 1),
         why="measurably more throughput than the service's layout, within the CPU budget",
         excluded=[ExcludedLayout("one predictor shared by concurrent threads without a lock", "not thread-safe")],
@@ -92,12 +92,17 @@ def an_unknown_layout(data):
     experiment(data, "layouts")["layouts"]["recommended_layout"]["layout"] = "threads"
 
 
+def an_unknown_end_of_the_race(data):
+    experiment(data, "layouts")["layouts"]["stopped"] = "tired"
+
+
 @pytest.mark.parametrize("spoil, named", [
     (wrong_result_on_threads, "Facts.verification.experiments[4]: a warmup result on experiment 'threads'"),
     (measured_without_its_result, "Facts.verification.experiments[1]: experiment 'optim_cache' is measured but has no optim_cache result"),
     (mistyped_field, "Facts.verification.experiments[2].onednn_cache.shapes: expected int, got 'twelve'"),
     (the_old_extra_object, "Facts.verification.experiments[0]: unknown field 'extra'"),
     (an_unknown_layout, "Facts.verification.experiments[3].layouts.recommended_layout.layout: is 'threads'; expected one of"),
+    (an_unknown_end_of_the_race, "Facts.verification.experiments[3].layouts.stopped: is 'tired'; expected one of 'decided', 'budget'"),
 ])
 def test_check_refuses_facts_with_a_wrong_experiment_result_in_one_line(tmp_path, spoil, named):
     data = facts_data()
@@ -143,6 +148,7 @@ def test_the_full_text_report_says_what_each_typed_result_measured(recorded):
     assert "first request 61.00 ms, steady-state p50 5.00 ms (12.2x)" in text
     assert "cold start 820 ms rebuilding the graph, 310 ms from the cache" in text
     assert "RSS grew 180 MB over 12 input shapes with the service's cache, 9 MB with a bounded one" in text
+    assert "8 rounds of 0.40 s windows, interleaved (stopped: decided)" in text
     assert "→ 2 processes x 1 thread: measurably more throughput" in text
     assert "throttled in 3 of 120 quota periods (0.04 s) while measuring 2 processes x 1 thread" in text
     assert "not measured: one predictor shared by concurrent threads without a lock — not thread-safe" in text

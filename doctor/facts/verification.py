@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..vocabulary import Effect, ExperimentStatus, Layout
+from ..vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
 
 
 @dataclass
@@ -118,15 +118,15 @@ class Throttling:
 
 @dataclass
 class LayoutsResult:
-    """How the serving layouts were raced (``stopped``: decided, budget or max rounds) and the one
-    recommended (by its arm label), with why; ``throttling`` by arm label where cpu.stat has counters."""
+    """How the serving layouts were raced and the one recommended (by its arm label), with why;
+    ``throttling`` by arm label where cpu.stat has counters."""
 
     concurrency: int
     budget_cpus: float
     budget_s: float
     window_s: float
     rounds: int
-    stopped: str
+    stopped: RaceEnd
     recommended: str
     recommended_layout: LayoutChoice
     why: str

@@ -31,7 +31,7 @@ from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResu
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
-from ..vocabulary import Effect, ExperimentStatus
+from ..vocabulary import Effect, ExperimentStatus, RaceEnd
 from . import stats
 from .arms import Arm, config_calls, vary
 from .layouts import Layout, LoadPlan
@@ -129,12 +129,11 @@ def read_throttling() -> tuple[int, int, int] | None:
 
 @dataclass
 class Race:
-    """How the rounds went: the window length, the rounds run, why they stopped (decided, budget,
-    max rounds) and the budget they had."""
+    """How the rounds went: the window length, the rounds run, why they stopped and the budget they had."""
 
     window_s: float
     rounds: int
-    stopped: str
+    stopped: RaceEnd
     budget_s: float
 
 
@@ -167,7 +166,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
         for tally, create_ms in zip(tallies, runner.setup(arms)):
             tally.create_ms = create_ms
         window_s = window_length(runner, arms)
-        round_s, stopped, comparisons = len(arms) * (window_s + SETTLE_S + LEAD_S), "max rounds", []
+        round_s, stopped, comparisons = len(arms) * (window_s + SETTLE_S + LEAD_S), RaceEnd.MAX_ROUNDS, []
         for round_index in range(MAX_ROUNDS):
             round_started = time.monotonic()
             run_round(runner, arms, tallies, window_s, reverse=round_index % 2 == 1)
@@ -178,10 +177,10 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
             confidence = 0.95 if out_of_time or round_index == MAX_ROUNDS - 1 else 0.99
             comparisons = compare_all(arms, tallies, plan, min_effect, confidence)
             if round_index >= 1 and decided(arms, tallies, plan, comparisons, min_effect, confidence):
-                stopped = "decided"
+                stopped = RaceEnd.DECIDED
                 break
             if round_index >= 1 and out_of_time:
-                stopped = "budget"
+                stopped = RaceEnd.BUDGET
                 break
     except (WorkerDied, WorkerError) as exc:
         raise LayoutFailed(labels(plan, arms)[runner.current], exc) from exc
@@ -290,7 +289,7 @@ def result(plan, arms, tallies, comparisons, race: Race) -> ExperimentResult:
         excluded=[ExcludedLayout(layout, reason) for layout, reason in plan.excluded],
         throttling={name: Throttling(*tally.throttling) for name, tally in zip(names, tallies) if tally.throttling is not None},
     )
-    noisy = race.stopped == "budget" and any(c.verdict == Effect.UNDECIDED for c in comparisons) and any(
+    noisy = race.stopped == RaceEnd.BUDGET and any(c.verdict == Effect.UNDECIDED for c in comparisons) and any(
         statistics.pstdev(b[0] for b in t.blocks) / statistics.fmean(b[0] for b in t.blocks) > stats.NOISY_CV
         for t in tallies if len(t.blocks) > 1)
     return ExperimentResult(name="layouts", status=ExperimentStatus.MEASURED, arms=results, comparisons=comparisons, noisy=noisy,
