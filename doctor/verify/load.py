@@ -283,7 +283,7 @@ def result(plan, arms, tallies, comparisons, race: Race) -> ExperimentResult:
         results.append(arm)
     best, why = recommended(arms, plan, comparisons)
     measured = LayoutsResult(
-        concurrency=plan.concurrency, budget_cpus=plan.budget_cpus, budget_s=race.budget_s, window_s=race.window_s,
+        concurrency=plan.concurrency, budget_cpus=float(plan.budget_cpus), budget_s=race.budget_s, window_s=race.window_s,
         rounds=race.rounds, stopped=race.stopped, recommended=names[best],
         recommended_layout=LayoutChoice(arms[best].kind, arms[best].instances, arms[best].threads), why=why,
         excluded=[ExcludedLayout(layout, reason) for layout, reason in plan.excluded],
