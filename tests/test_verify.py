@@ -115,6 +115,29 @@ def misconfigured_cnn(models):
     return result, report_json(result)
 
 
+def test_output_drift_is_measured_on_the_same_inputs_and_judged(models):
+    """Two FP32 configurations compute the same outputs: no drift, so the comparison keeps its outputs."""
+    from paddle_doctor.facts import ComparisonResult, ExperimentResult, OutputDrift
+
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    measurer = Measurer(session, min_effect=0.03)
+    other = vary(BASE, threads=2)
+    result = ExperimentResult("bf16", "measured", comparisons=[ComparisonResult("baseline", "threads=2", 1.0, 0.9, 1.1,
+                                                                                Effect.NO_EFFECT, 6)])
+    try:
+        measurer.load(BASE)
+        measurer.load(other)
+        ctx = experiments.Context(make_facts(), measurer, BASE, {}, max_drift=0.01, new_session=None)
+        experiments.attach_drift(ctx, result, BASE, other)
+    finally:
+        session.close()
+    (comparison,) = result.comparisons
+    assert isinstance(comparison.drift, OutputDrift) and comparison.changes_outputs is False
+    assert comparison.drift.max_abs_diff < 1e-3 and comparison.drift.cosine > 0.9999 and comparison.drift.top1_agreement == 1.0
+    assert experiments.changes_outputs(OutputDrift(0.02, 0.999, 1.0), max_drift=0.01)
+    assert experiments.changes_outputs(OutputDrift(0.0, 1.0, 0.5), max_drift=0.01)
+
+
 def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfigured_cnn, report_schema):
     result, report = misconfigured_cnn
     jsonschema.validate(report, report_schema)

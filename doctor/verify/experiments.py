@@ -123,10 +123,15 @@ def attach_drift(ctx: Context, result: ExperimentResult, reference: Arm, candida
     """Output drift of a precision change against FP32 on the same inputs."""
     reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {label(candidate)}",
                                           cmd="drift", a=config_key(reference), b=config_key(candidate))
-    drift = OutputDrift(reply["max_abs_diff"], reply["cosine"], reply["top1_agreement"])
+    drift = drift_of(reply)
     for comparison in result.comparisons:
         comparison.drift = drift
         comparison.changes_outputs = changes_outputs(drift, ctx.max_drift)
+
+
+def drift_of(reply: dict) -> OutputDrift:
+    """The worker's answer to ``drift``."""
+    return OutputDrift(reply["max_abs_diff"], reply["cosine"], reply["top1_agreement"])
 
 
 def changes_outputs(drift: OutputDrift, max_drift: float) -> bool:
