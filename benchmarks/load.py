@@ -66,11 +66,11 @@ def main() -> None:
         verification = run_verification(facts, VerifyOptions(model=str(model), budget_s=DEFAULT_LOAD_BUDGET_S))
         whole = time.monotonic() - started
         layouts = verification.experiment("layouts")
-        if layouts.status != "measured":
+        if not layouts.measured:
             sys.exit(f"the load experiment did not measure: {layouts.status}: {layouts.reason}")
-        chosen = layouts.extra["recommended_layout"]
-        chosen = Layout(chosen["layout"], chosen["instances"], chosen["threads"])
-        print(f"doctor: recommended {chosen.label()} ({layouts.extra['why']}); {layouts.extra['rounds']} rounds")
+        chosen = layouts.layouts.recommended_layout
+        chosen = Layout(chosen.layout, chosen.instances, chosen.threads)
+        print(f"doctor: recommended {chosen.label()} ({layouts.layouts.why}); {layouts.layouts.rounds} rounds")
 
         service_arm, _ = service_layout(facts)
         sweep = [layout for layout in sweep_layouts(cpu_budget(facts).whole_cpus, service_arm) if layout.key != service_arm.key]
@@ -93,7 +93,7 @@ def main() -> None:
         finally:
             close_hosts(sessions)
         arms = {layout.key: arm for layout, arm in zip(plan.arms, result.arms)}
-        print(f"sweep: {len(plan.arms)} layouts x splits, {result.extra['rounds']} interleaved rounds; after: {load_average()}")
+        print(f"sweep: {len(plan.arms)} layouts x splits, {result.layouts.rounds} interleaved rounds; after: {load_average()}")
         for layout in sorted(plan.arms, key=lambda layout: -arms[layout.key].throughput_rps)[:8]:
             arm = arms[layout.key]
             print(f"  {arm.throughput_rps:7.1f} req/s  p50 {arm.p50:6.1f}  p99 {arm.p99:6.1f} ms  "
@@ -104,7 +104,7 @@ def main() -> None:
             print(f"quality  throughput recommended/best of {what}: {quality:.3f} ({chosen.label()} "
                   f"{arms[chosen.key].throughput_rps:.1f} vs {best.label()} {arms[best.key].throughput_rps:.1f} req/s) "
                   f"(target >= 0.95) {'OK' if quality >= 0.95 else 'UNDER'}")
-        cost, budget = layouts.seconds, layouts.extra["budget_s"]
+        cost, budget = layouts.seconds, layouts.layouts.budget_s
         print(f"cost     load experiment {cost:.1f} s of its {budget:.1f} s share of the default budget (target <= 90) "
               f"{'OK' if cost <= budget <= 90 else 'OVER'}; the whole verification {whole:.1f} s of the default "
               f"{DEFAULT_LOAD_BUDGET_S:g} s budget")

@@ -31,13 +31,13 @@ from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceFacts
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
-from paddle_doctor.verify import stats
 from paddle_doctor.verify.arms import baseline_arm, label, vary
-from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs
+from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
 from paddle_doctor.verify.measure import Measurer, config_key
 from paddle_doctor.verify.model import worker_samples
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
+from paddle_doctor.vocabulary import Effect
 
 MISCONFIGURED = {"threads": 8, "onednn": False}
 # kind, format, the service's settings, --shape
@@ -72,7 +72,7 @@ def changes_outputs_of(session: WorkerSession, config: dict, max_drift: float) -
     if config["precision"] != "bf16":
         return False
     drift = session.request(60, cmd="drift", a=config_key(vary(config, precision="fp32")), b=config_key(config))
-    return changes_outputs(drift, max_drift)
+    return changes_outputs(drift_of(drift), max_drift)
 
 
 def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], workdir: Path, budget: float) -> tuple[float, float, float]:
@@ -122,7 +122,7 @@ def calibration(workdir: Path, runs: int, budget: float) -> None:
             verdicts.append(result.verdict)
     finally:
         session.close()
-    others = sum(v != stats.NO_EFFECT for v in verdicts)
+    others = sum(v != Effect.NO_EFFECT for v in verdicts)
     counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
     print(f"  {runs} A/A runs ({budget:g} s budget each): {counts}; other than 'no measurable effect': {others} "
           f"(target <= 1) {'OK' if others <= 1 else 'OVER'}")

@@ -24,11 +24,11 @@ def check(facts: Facts) -> list[Finding]:
     evidence = {"capacity": capacity}
     observed = f"set_mkldnn_cache_capacity({capacity})"
     experiment = facts.verification.experiment("onednn_cache") if facts.verification else None
-    if experiment and experiment.status == "measured":
-        rss = experiment.extra["rss"]
-        evidence.update({name: round(values["growth_mb"], 1) for name, values in rss.items()})
-        observed += (f"; RSS grew {rss['service']['growth_mb']:.0f} MB over {experiment.extra['shapes']} input shapes "
-                     f"(bounded cache: {rss['bounded']['growth_mb']:.0f} MB)")
+    if experiment and experiment.measured:
+        memory = experiment.onednn_cache
+        evidence.update(service=round(memory.service.growth_mb, 1), bounded=round(memory.bounded.growth_mb, 1))
+        observed += (f"; RSS grew {memory.service.growth_mb:.0f} MB over {memory.shapes} input shapes "
+                     f"(bounded cache: {memory.bounded.growth_mb:.0f} MB)")
     return [Finding(RULE, Status.FAIL, "oneDNN's shape cache is unbounded; memory grows with every new input shape",
                     observed=observed, expected="set_mkldnn_cache_capacity(10)", evidence=evidence)]
 

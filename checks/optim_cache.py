@@ -12,6 +12,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import Effect
 
 RULE = "PD-START-001"
 
@@ -23,12 +24,12 @@ def check(facts: Facts) -> list[Finding]:
     if not service.model:
         return [skipped(RULE, "no model given (--model or model: in --config)")]
     experiment = facts.verification.experiment("optim_cache") if facts.verification else None
-    if experiment and experiment.status == "measured" and experiment.comparisons:
+    if experiment and experiment.measured and experiment.comparisons:
         comparison = experiment.comparisons[0]
-        cold = experiment.extra["cold_start_ms"]
-        observed = (f"cold start {cold['rebuild graph']:.0f} ms rebuilding the graph, "
-                    f"{cold['optimised model cache']:.0f} ms from the cache ({comparison.verdict})")
-        if comparison.verdict != "improved":
+        cold = experiment.optim_cache
+        observed = (f"cold start {cold.rebuild_graph_ms:.0f} ms rebuilding the graph, "
+                    f"{cold.optimised_cache_ms:.0f} ms from the cache ({comparison.verdict})")
+        if comparison.verdict != Effect.IMPROVED:
             return [passed(RULE, f"a cached optimised model does not start measurably faster here: {observed}")]
         return [Finding(RULE, Status.FAIL, "every start rebuilds the optimised graph; the cache starts measurably faster",
                         observed=observed, expected="use_optimized_model(True)")]

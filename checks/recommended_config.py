@@ -12,6 +12,7 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.reconcile import outcome
 from paddle_doctor.registry import Check, Need
+from paddle_doctor.vocabulary import Effect
 
 RULE = "PD-CFG-001"
 
@@ -25,10 +26,10 @@ def check(facts: Facts) -> list[Finding]:
         # --model asked for a measurement and none could be made (budget, interruption): an error, never a silent pass
         return [Finding(RULE, Status.ERROR, f"no configuration could be measured: {verification.error or 'no recommendation was searched'}")]
     comparison = recommendation.comparison
-    if comparison is not None and recommendation.enforced and comparison.verdict != "improved":
+    if comparison is not None and recommendation.enforced and comparison.verdict != Effect.IMPROVED:
         return [passed(RULE, f"no configuration within {', '.join(recommendation.enforced)} measured faster than the service's: "
                              f"{outcome(comparison)}; the recommendation keeps that rule, which the service breaks")]
-    if comparison is None or comparison.verdict != "improved":
+    if comparison is None or comparison.verdict != Effect.IMPROVED:
         verdict = comparison.verdict if comparison else "no candidate was faster"
         return [passed(RULE, f"no configuration measured faster than the service's ({verdict})")]
     calls = "\n".join(line for line in recommendation.snippet.splitlines() if line.startswith("config."))

@@ -20,13 +20,12 @@ def check(facts: Facts) -> list[Finding]:
     if runs:
         return [passed(RULE, f"the service warms up with {runs} inference{'s' if runs > 1 else ''} at start")]
     experiment = facts.verification.experiment("warmup") if facts.verification else None
-    if experiment is None or experiment.status != "measured":
+    if experiment is None or not experiment.measured:
         if runs == 0:
             return [Finding(RULE, Status.WARN, "the service runs no warm-up at start (warmup_runs: 0); measure with --model",
                             observed="warmup_runs: 0", expected="a warm-up before the service reports ready")]
         return [skipped(RULE, "measured with --model")]
-    first, steady = experiment.extra["first_ms"], experiment.extra["steady_p50_ms"]
-    ratio = experiment.extra["first_over_steady"]
+    first, steady, ratio = experiment.warmup.first_ms, experiment.warmup.steady_p50_ms, experiment.warmup.first_over_steady
     evidence = {"first_ms": round(first, 2), "steady_p50_ms": round(steady, 2), "ratio": round(ratio, 1)}
     observed = f"first inference {first:.1f} ms, steady state p50 {steady:.1f} ms ({ratio:.1f}x)"
     if ratio >= FIRST_OVER_STEADY_LIMIT:

@@ -7,31 +7,10 @@ check out); severity (from rules.yaml, overridable) says how much a failure matt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from .facts import SourceLocation
-
-
-class Status(str, Enum):
-    PASS = "pass"
-    FAIL = "fail"
-    WARN = "warn"
-    SKIP = "skip"
-    ERROR = "error"
-
-    @property
-    def is_problem(self) -> bool:
-        """Counts towards the exit code (an error means a rule could not be verified)."""
-        return self in (Status.FAIL, Status.WARN, Status.ERROR)
-
-
-class Verdict(str, Enum):
-    """What the measurement of a finding's own fix said about it."""
-
-    CONFIRMED = "confirmed"
-    REFUTED = "refuted"
-    UNDECIDED = "undecided"
+from .vocabulary import Status, Verdict
 
 
 @dataclass(frozen=True)

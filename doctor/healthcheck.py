@@ -196,7 +196,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     if any(f.status == "error" for f in counted):  # a check the doctor could not carry out: say first what it could not read
         problems += [issue.describe() for issue in facts.issues if issue.unreadable]
     problems += [f"{f.rule_id} {f.message}" for f in counted]
-    problems += [f"check could not be loaded: {e['entry_point']}: {e['reason']}" for e in report.check_errors]
+    problems += [f"check could not be loaded: {e.entry_point}: {e.reason}" for e in report.check_errors]
     detail = {
         "baseline": args.baseline,
         "root": root,
@@ -206,7 +206,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
              "counts": counts_against(f, settings.fail_on), "docs": f.docs_link}
             for f in report.findings
         ],
-        "check_errors": report.check_errors,
+        "check_errors": [vars(error) for error in report.check_errors],
         "problems": problems,
     }
     if problems:

@@ -18,7 +18,8 @@ from .facts import ComparisonResult, ExperimentResult, VerificationFacts
 from .findings import Finding, Status, Verdict
 from .rules import Rulebook
 from .runner import CheckResult
-from .verify.stats import IMPROVED, UNDECIDED, speed_words
+from .verify.stats import speed_words
+from .vocabulary import Effect
 
 
 def reconcile_results(results: list[CheckResult], verification: VerificationFacts, rulebook: Rulebook) -> list[CheckResult]:
@@ -36,18 +37,18 @@ def reconcile_results(results: list[CheckResult], verification: VerificationFact
 def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
     """The finding with its status and message made consistent with its experiment's verdict."""
     proposal = finding.proposal
-    if proposal is None or finding.status not in (Status.FAIL, Status.WARN) or experiment is None or experiment.status != "measured":
+    if proposal is None or finding.status not in (Status.FAIL, Status.WARN) or experiment is None or not experiment.measured:
         return finding
     configs = {arm.label: arm.config for arm in experiment.arms}
     tested = [c for c in experiment.comparisons if configs.get(c.candidate, {}).get(proposal.setting) in proposal.values]
     if not tested:
         return finding
-    usable = [c for c in tested if c.verdict == IMPROVED and not c.changes_outputs]
+    usable = [c for c in tested if c.verdict == Effect.IMPROVED and not c.changes_outputs]
     if usable:
         best = max(usable, key=lambda c: c.ratio)
         return replace(finding, message=f"{finding.message}; measured: {outcome(best)}", verdict=Verdict.CONFIRMED)
-    if any(c.verdict == UNDECIDED for c in tested):
-        undecided = next(c for c in tested if c.verdict == UNDECIDED)
+    if any(c.verdict == Effect.UNDECIDED for c in tested):
+        undecided = next(c for c in tested if c.verdict == Effect.UNDECIDED)
         return replace(finding, message=f"{finding.message}; measured: undecided within the budget ({outcome(undecided)}); "
                                         "raise --budget or measure on a quieter machine", verdict=Verdict.UNDECIDED)
     best = max(tested, key=lambda c: c.ratio)
@@ -63,8 +64,8 @@ def outcome(comparison: ComparisonResult) -> str:
     """``threads=2: 1.31x faster (95% CI 1.20-1.43)`` and the like, for any verdict."""
     speed = speed_words(comparison.ratio)
     interval = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
-    if comparison.verdict == IMPROVED and comparison.changes_outputs:
+    if comparison.verdict == Effect.IMPROVED and comparison.changes_outputs:
         return f"{comparison.candidate} {speed} ({interval}) but it changes the outputs beyond --max-drift"
-    if comparison.verdict == IMPROVED:
+    if comparison.verdict == Effect.IMPROVED:
         return f"{comparison.candidate} {speed} ({interval})"
     return f"{comparison.candidate} {comparison.verdict} ({speed}, {interval})"

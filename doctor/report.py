@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .budget import cpu_budget
 from .docs import docs_link, docs_page
 from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
-from .findings import Finding, Status
+from .findings import Finding, Status, Verdict
 from .gpu import summary as gpu_summary
 from .profile import Profile, build_profile
 from .registry import LoadFailure
-from .rules import AREAS, Rule, Rulebook
-from .serde import to_data
+from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
 from .settings import Settings
 from .vocabulary import Severity
 
+if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
+    from .facts.verification import ExperimentResult, Recommendation
+    from .report_measured import GraphSummary, VerificationSummary
+
 SCHEMA_VERSION = 1
+RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 SERVICE_ENVIRONMENT = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
@@ -33,7 +37,7 @@ class Fix:
     """A finding's fix: the rule's text and changes with the finding's evidence filled in."""
 
     text: str
-    changes: list[dict[str, str]]
+    changes: list[Change]
 
 
 @dataclass
@@ -45,7 +49,7 @@ class ReportFinding:
     title: str
     area: str
     check: str
-    status: str
+    status: Status
     severity: str
     message: str
     observed: str | None
@@ -58,9 +62,56 @@ class ReportFinding:
     docs_link: str | None
     explain: str
     experiment: str | None
-    verification: dict[str, Any] | None = None
-    verdict: str | None = None
+    verification: ExperimentResult | Recommendation | None = None
+    verdict: Verdict | None = None
     locations: list[SourceLocation] = field(default_factory=list)
+
+    @property
+    def recommendation(self) -> Recommendation | None:
+        """The recommendation, for the finding whose experiment is the search for it (``recommend``)."""
+        return self.verification if self.experiment == RECOMMEND else None
+
+    @property
+    def experiment_result(self) -> ExperimentResult | None:
+        """What the finding's own experiment measured, for every other finding."""
+        return self.verification if self.experiment != RECOMMEND else None
+
+
+@dataclass
+class Tool:
+    name: str
+    version: str
+
+
+@dataclass
+class HostSummary:
+    """The host in a few lines: CPU (only the headline flags), CPU budget and what sets it, memory,
+    container, Paddle and the GPU in words (None when nothing about one was probed or found)."""
+
+    hostname: str | None
+    root: str
+    container: str
+    cpu_model: str | None
+    cpu_arch: str | None
+    cpu_flags: list[str]
+    cpu_budget: float | None
+    cpu_budget_limited_by: str | None
+    cpu_budget_file: str | None
+    memory_limit_bytes: int | None
+    shm_bytes: int | None
+    paddle_status: str
+    paddle_version: str | None
+    paddle_distribution: str | None
+    python: str | None
+    gpu: str | None
+
+
+@dataclass
+class CheckError:
+    """A check that could not be loaded: its entry point and why."""
+
+    entry_point: str
+    reason: str
 
 
 @dataclass
@@ -87,16 +138,16 @@ class Report:
     """Everything a renderer needs: findings with their rules, check errors, summary and exit code."""
 
     schema_version: int
-    tool: dict[str, str]
-    host: dict[str, Any]
+    tool: Tool
+    host: HostSummary
     fail_on: str
     findings: list[ReportFinding]
-    check_errors: list[dict[str, str]]
+    check_errors: list[CheckError]
     summary: Summary
     exit_code: int = EXIT_OK
     areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
-    verification: dict[str, Any] | None = None
-    graph: dict[str, Any] | None = None
+    verification: VerificationSummary | None = None
+    graph: GraphSummary | None = None
     profile: Profile | None = None
     service: ServiceSummary | None = None
 
@@ -119,12 +170,12 @@ def build_report(
             findings.append(_report_finding(finding, result.check.name, rulebook, settings, page, facts))
     area_order = list(AREAS)
     findings.sort(key=lambda f: (area_order.index(f.area) if f.area in area_order else len(area_order), f.rule_id))
-    counts = {status.value: sum(1 for f in findings if f.status == status.value) for status in Status}
+    counts = {status.value: sum(1 for f in findings if f.status == status) for status in Status}
     problems = [f for f in findings if counts_against(f, settings.fail_on)]
-    check_errors = [{"entry_point": failure.entry_point, "reason": failure.reason} for failure in load_failures]
+    check_errors = [CheckError(failure.entry_point, failure.reason) for failure in load_failures]
     return Report(
         schema_version=SCHEMA_VERSION,
-        tool={"name": "paddle-doctor", "version": __version__},
+        tool=Tool("paddle-doctor", __version__),
         host=host_summary(facts),
         fail_on=settings.fail_on,
         findings=findings,
@@ -152,7 +203,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         title=rule.title if rule else f"unknown rule {finding.rule_id}",
         area=rule.area if rule else (finding.rule_id.split("-") + ["", ""])[1],
         check=check,
-        status=finding.status.value,
+        status=finding.status,
         severity=severity,
         message=finding.message,
         observed=finding.observed,
@@ -160,7 +211,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         evidence=finding.evidence,
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
-        fix=Fix(rule.fix_text, [{"kind": c.kind, "code": fill_placeholders(c.code, finding.evidence)} for c in rule.fix_changes])
+        fix=Fix(rule.fix_text, [replace(c, code=fill_placeholders(c.code, finding.evidence)) for c in rule.fix_changes])
         if rule
         else Fix("", []),
         docs=list(rule.docs) if rule else [],
@@ -168,47 +219,35 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         explain=rule.explain_command if rule else "",
         experiment=rule.experiment if rule else None,
         verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,
-        verdict=finding.verdict.value if finding.verdict else None,
+        verdict=finding.verdict,
         locations=list(finding.locations),
     )
 
 
-def _measured(facts: Facts, experiment: str) -> dict[str, Any] | None:
+def _measured(facts: Facts, experiment: str) -> ExperimentResult | Recommendation | None:
     """The measurement that confirms a rule's fix, attached to its finding."""
     if facts.verification is None:
         return None
-    if experiment == "recommend":
-        recommendation = facts.verification.recommendation
-        return to_data(recommendation) if recommendation else None
-    found = facts.verification.experiment(experiment)
-    return to_data(found) if found else None
+    if experiment == RECOMMEND:
+        return facts.verification.recommendation
+    return facts.verification.experiment(experiment)
 
 
-def verification_summary(facts: Facts) -> dict[str, Any] | None:
-    verification = facts.verification
-    if verification is None:
+def verification_summary(facts: Facts) -> VerificationSummary | None:
+    if facts.verification is None:
         return None
-    return {
-        "model": to_data(verification.model),
-        "budget_s": verification.budget_s,
-        "seconds": verification.seconds,
-        "min_effect": verification.min_effect,
-        "max_drift": verification.max_drift,
-        "baseline": verification.baseline,
-        "error": verification.error,
-        "over_budget": verification.over_budget,
-        "experiments": [{"name": e.name, "status": e.status, "reason": e.reason, "seconds": e.seconds}
-                        for e in verification.experiments],
-        "recommendation": to_data(verification.recommendation) if verification.recommendation else None,
-    }
+    from .report_measured import summarize_verification
+
+    return summarize_verification(facts.verification)
 
 
-def graph_summary(facts: Facts) -> dict[str, Any] | None:
-    """The fusion coverage, with the ir_optim experiment that measures what the fusions are worth."""
+def graph_summary(facts: Facts) -> GraphSummary | None:
     if facts.graph is None:
         return None
+    from .report_measured import GraphSummary
+
     experiment = facts.verification.experiment("ir_optim") if facts.verification else None
-    return {**to_data(facts.graph), "ir_optim_experiment": to_data(experiment) if experiment else None}
+    return GraphSummary(**vars(facts.graph), ir_optim_experiment=experiment)
 
 
 def service_summary(facts: Facts) -> ServiceSummary:
@@ -223,24 +262,24 @@ def fill_placeholders(code: str, values: dict[str, Any]) -> str:
     return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), code)
 
 
-def host_summary(facts: Facts) -> dict[str, Any]:
+def host_summary(facts: Facts) -> HostSummary:
     budget = cpu_budget(facts)
     paddle = facts.paddle
-    return {
-        "hostname": facts.host.hostname,
-        "root": facts.root,
-        "container": facts.container.runtime or ("yes" if facts.container.detected else "not detected"),
-        "cpu_model": facts.cpu.model_name,
-        "cpu_arch": facts.cpu.arch,
-        "cpu_flags": [flag for flag in HEADLINE_FLAGS if flag in facts.cpu.flags],
-        "cpu_budget": budget.cpus if budget else None,
-        "cpu_budget_limited_by": budget.limited_by.what if budget else None,
-        "cpu_budget_file": budget.limited_by.source if budget else None,
-        "memory_limit_bytes": facts.memory.limit_bytes,
-        "shm_bytes": facts.memory.shm_bytes,
-        "paddle_status": paddle.status,
-        "paddle_version": paddle.version,
-        "paddle_distribution": paddle.distribution,
-        "python": paddle.python,
-        "gpu": gpu_summary(facts),
-    }
+    return HostSummary(
+        hostname=facts.host.hostname,
+        root=facts.root,
+        container=facts.container.runtime or ("yes" if facts.container.detected else "not detected"),
+        cpu_model=facts.cpu.model_name,
+        cpu_arch=facts.cpu.arch,
+        cpu_flags=[flag for flag in HEADLINE_FLAGS if flag in facts.cpu.flags],
+        cpu_budget=budget.cpus if budget else None,
+        cpu_budget_limited_by=budget.limited_by.what if budget else None,
+        cpu_budget_file=budget.limited_by.source if budget else None,
+        memory_limit_bytes=facts.memory.limit_bytes,
+        shm_bytes=facts.memory.shm_bytes,
+        paddle_status=paddle.status,
+        paddle_version=paddle.version,
+        paddle_distribution=paddle.distribution,
+        python=paddle.python,
+        gpu=gpu_summary(facts),
+    )

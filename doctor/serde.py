@@ -124,7 +124,10 @@ def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
             values[name] = _decode(hints[name], data[name], f"{where}.{name}")
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise DecodeError(f"{where}: missing field {name!r}")
-    return cls(**values)
+    try:
+        return cls(**values)
+    except ValueError as exc:  # a dataclass whose __post_init__ refuses a combination of fields
+        raise DecodeError(f"{where}: {exc}") from None
 
 
 def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> str:

@@ -1,6 +1,6 @@
 """The words the doctor's data uses, each defined once: where a service runs, how concurrent
-requests reach predictors, in which precision, and what became of an experiment and of a
-measured comparison. They are ``str`` enums, so JSON, YAML and click choices carry the plain
+requests reach predictors, in which precision, what became of an experiment and of a measured
+comparison, what a check found and what the measurement of its fix said. They are ``str`` enums, so JSON, YAML and click choices carry the plain
 value (``"cpu"``, ``"lock"``) and a member compares equal to it.
 """
 
@@ -183,3 +183,34 @@ class BreakerKind(Word):
 
     OP = "op"
     CONSUMER = "consumer"
+
+
+class RaceEnd(Word):
+    """Why a race of serving layouts stopped: every comparison decided, the budget spent, or the most rounds run."""
+
+    DECIDED = "decided"
+    BUDGET = "budget"
+    MAX_ROUNDS = "max rounds"
+
+
+class Status(Word):
+    """What a check found about one rule: ``error`` means the doctor could not carry the check out."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"
+    SKIP = "skip"
+    ERROR = "error"
+
+    @property
+    def is_problem(self) -> bool:
+        """Counts towards the exit code (an error means a rule could not be verified)."""
+        return self in (Status.FAIL, Status.WARN, Status.ERROR)
+
+
+class Verdict(Word):
+    """What the measurement of a finding's own fix said about it."""
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    UNDECIDED = "undecided"

@@ -5,9 +5,11 @@ import pytest
 
 from factories import make_facts
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
-from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, MemoryFacts, ModelFacts, VerificationFacts
+from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutChoice, LayoutsResult, MemoryFacts, ModelFacts,
+                                 VerificationFacts)
 from paddle_doctor.verify.layouts import Layout, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
 from paddle_doctor.verify.model import ModelFiles
+from paddle_doctor.vocabulary import Layout as LayoutKind, RaceEnd
 
 
 @pytest.mark.parametrize(
@@ -59,9 +61,10 @@ def layouts_experiment(verdict="improved", ratio=1.7, recommended="2 processes x
     best = ArmResult("2 processes x 1 thread", {"layout": "processes", "instances": 2, "threads": 1, "fits_budget": True},
                      p50=50.0, p99=190.0, throughput_rps=30.0 * ratio)
     comparison = ComparisonResult(service.label, best.label, ratio, ratio * 0.8, ratio * 1.25, verdict, 9)
-    extra = {"recommended": recommended, "concurrency": 4, "why": "because",
-             "recommended_layout": {"layout": "processes", "instances": 2, "threads": 1}}
-    return ExperimentResult("layouts", status, reason=reason, arms=[service, best], comparisons=[comparison], extra=extra)
+    measured = LayoutsResult(concurrency=4, budget_cpus=2, budget_s=40, window_s=0.5, rounds=9, stopped=RaceEnd.DECIDED,
+                             recommended=recommended, recommended_layout=LayoutChoice(LayoutKind.PROCESSES, 2, 1), why="because")
+    return ExperimentResult("layouts", status, reason=reason, arms=[service, best], comparisons=[comparison],
+                            layouts=measured if status == "measured" else None)
 
 
 def with_experiment(experiment):

@@ -182,7 +182,7 @@ def test_the_shape_cache_experiment_grows_the_services_shapes(models, tmp_path):
     report = report_json(run_doctor("--json", "--pid", "none", "--model", str(models["recognizer-pir"]), "--config", str(config),
                                     "--shape", "x:1x3x48x320", "--shape", "x:1x3x48x160", "--budget", "4", timeout=300))
     memory = next(f for f in report["findings"] if f["rule_id"] == "PD-MEM-001")["verification"]
-    assert memory["status"] == "measured" and memory["extra"]["shapes"] == 12
+    assert memory["status"] == "measured" and memory["onednn_cache"]["shapes"] == 12
 
 
 def test_grown_shapes_keep_every_input_s_batch_the_same():

@@ -64,18 +64,18 @@ def shared_cnn(models):
 def test_a_shared_predictor_without_a_lock_is_never_measured_or_recommended(shared_cnn):
     result, _ = shared_cnn
     assert result.status == "measured", result.reason
-    assert result.extra["recommended_layout"]["layout"] != "shared"
+    assert result.layouts.recommended_layout.layout != "shared"
     assert all(arm.config["layout"] in ("lock", "clone", "pool", "processes") for arm in result.arms)
     assert result.arms[0].label.startswith("service: one predictor shared without a lock") and "measured behind a lock" in result.arms[0].label
-    assert any("without a lock" in e["layout"] and "not thread-safe" in e["reason"] for e in result.extra["excluded"])
-    if result.extra["recommended"] == result.arms[0].label:
-        assert "with a lock: without one it is not thread-safe" in result.extra["why"]
+    assert any("without a lock" in e.layout and "not thread-safe" in e.reason for e in result.layouts.excluded)
+    if result.layouts.recommended == result.arms[0].label:
+        assert "with a lock: without one it is not thread-safe" in result.layouts.why
 
 
 def test_the_experiment_stops_at_its_budget(shared_cnn):
     result, _ = shared_cnn
-    assert result.extra["budget_s"] == 5.0
-    assert result.extra["stopped"] == "budget" and 2 <= result.extra["rounds"] < 40
+    assert result.layouts.budget_s == 5.0
+    assert result.layouts.stopped == "budget" and 2 <= result.layouts.rounds < 40
 
 
 def test_results_carry_throughput_latency_and_confidence_intervals(shared_cnn):
@@ -85,7 +85,7 @@ def test_results_carry_throughput_latency_and_confidence_intervals(shared_cnn):
     assert len(result.comparisons) == len(result.arms) - 1
     for comparison in result.comparisons:
         assert comparison.ci_low < comparison.ratio < comparison.ci_high
-        assert comparison.confidence in (0.95, 0.99) and comparison.rounds == result.extra["rounds"]
+        assert comparison.confidence in (0.95, 0.99) and comparison.rounds == result.layouts.rounds
 
 
 def test_the_workers_are_gone_after_the_experiment(shared_cnn):
@@ -141,7 +141,7 @@ def test_the_oversubscribed_layout_loses_to_one_that_fits_the_budget(oversubscri
     skip_unless(conditions, cpus=2)
     ratios = {c["candidate"]: c for c in layouts["comparisons"]}
     assert ratios["2 processes x 1 thread"]["ratio"] > 1
-    recommended = next(arm for arm in layouts["arms"] if arm["label"] == layouts["extra"]["recommended"])
+    recommended = next(arm for arm in layouts["arms"] if arm["label"] == layouts["layouts"]["recommended"])
     assert recommended["config"]["fits_budget"] and recommended["config"]["total_threads"] <= 2
     assert found["PD-LOAD-001"]["status"] == "pass"
     if found["PD-LOAD-002"]["status"] == "fail":

@@ -4,6 +4,8 @@ error finding with its reason and time, and the rest of the report is still prod
 import textwrap
 import time
 
+import pytest
+
 from conftest import report_json, run_doctor, statuses
 from factories import make_facts, recorded_baseline, run_check
 from paddle_doctor.findings import Finding, Status
@@ -86,6 +88,19 @@ def test_a_broken_third_party_entry_point_is_reported_and_the_report_goes_on(tmp
     assert "needs a module" in report["check_errors"][0]["reason"]
     assert statuses(report)["PD-CPU-001"] in ("pass", "fail", "warn", "skip")
     assert result.returncode == 1
+
+
+@pytest.mark.parametrize("args, named", [
+    (("--no-paddle",), "check could not be loaded: thirdparty = thirdparty_check:CHECK: "),
+    (("--no-paddle", "--format", "junit"), 'name="thirdparty = thirdparty_check:CHECK"'),
+    (("--no-paddle", "--format", "sarif"), '"text": "check could not be loaded: thirdparty = thirdparty_check:CHECK: '),
+    (("healthcheck", "--json"), '"entry_point": "thirdparty = thirdparty_check:CHECK"'),
+])
+def test_a_broken_third_party_entry_point_is_named_in_every_output(tmp_path, args, named):
+    install_plugin(tmp_path, "raise ImportError('needs a module that is not here')\n")
+    result = run_doctor(*args, env={"PYTHONPATH": str(tmp_path), "COLUMNS": "250"})
+    assert result.returncode == 1, result.stderr[-500:]
+    assert named in result.stdout and "needs a module that is not here" in result.stdout, result.stdout[-2000:]
 
 
 

@@ -5,7 +5,9 @@ import random
 
 import pytest
 
+from paddle_doctor.facts import ComparisonResult
 from paddle_doctor.verify import stats
+from paddle_doctor.vocabulary import Effect
 
 
 def blocks(center: float, rounds: int, noise: float, seed: int, size: int = 10) -> list[list[float]]:
@@ -32,11 +34,11 @@ def test_summary_reports_cv():
 @pytest.mark.parametrize(
     "baseline, candidate, noise, verdict",
     [
-        (10.0, 5.0, 0.05, stats.IMPROVED),
-        (5.0, 10.0, 0.05, stats.REGRESSED),
-        (10.0, 10.0, 0.05, stats.NO_EFFECT),
-        (10.0, 9.8, 0.01, stats.NO_EFFECT),  # 2% is below the 3% minimum effect
-        (10.0, 9.8, 0.05, stats.UNDECIDED),  # ... but with this much noise equivalence is not shown
+        (10.0, 5.0, 0.05, Effect.IMPROVED),
+        (5.0, 10.0, 0.05, Effect.REGRESSED),
+        (10.0, 10.0, 0.05, Effect.NO_EFFECT),
+        (10.0, 9.8, 0.01, Effect.NO_EFFECT),  # 2% is below the 3% minimum effect
+        (10.0, 9.8, 0.05, Effect.UNDECIDED),  # ... but with this much noise equivalence is not shown
     ],
 )
 def test_verdicts(baseline, candidate, noise, verdict):
@@ -46,13 +48,21 @@ def test_verdicts(baseline, candidate, noise, verdict):
     assert result.ratio == pytest.approx(baseline / candidate, rel=0.05)
 
 
+def test_a_comparison_is_the_one_the_facts_record_under_the_arms_names():
+    result = stats.compare(blocks(10, 8, 0.01, 1), blocks(5, 8, 0.01, 2), names=("threads=8", "threads=2"), confidence=0.99)
+    assert isinstance(result, ComparisonResult) and isinstance(result.verdict, Effect)
+    assert (result.baseline, result.candidate, result.rounds, result.confidence) == ("threads=8", "threads=2", 8, 0.99)
+    one_round = stats.compare(blocks(10, 1, 0.01, 1), blocks(5, 1, 0.01, 2))
+    assert (one_round.baseline, one_round.candidate, one_round.verdict) == ("baseline", "candidate", Effect.UNDECIDED)
+
+
 def test_too_few_rounds_is_undecided():
-    assert stats.compare(blocks(10, 3, 0.01, 1), blocks(5, 3, 0.01, 2)).verdict == stats.UNDECIDED
+    assert stats.compare(blocks(10, 3, 0.01, 1), blocks(5, 3, 0.01, 2)).verdict == Effect.UNDECIDED
 
 
 def test_noise_keeps_a_small_effect_undecided():
     result = stats.compare(blocks(10.0, 6, 0.6, 3), blocks(9.5, 6, 0.6, 4))
-    assert result.verdict == stats.UNDECIDED
+    assert result.verdict == Effect.UNDECIDED
     assert result.ci_high - result.ci_low > 0.1
 
 
@@ -61,7 +71,7 @@ def test_pairing_cancels_drift():
     drift = [[10.0 * (1 + 0.1 * r)] * 5 for r in range(10)]
     faster = [[v / 1.5 for v in block] for block in drift]
     result = stats.compare(drift, faster)
-    assert result.verdict == stats.IMPROVED and result.ratio == pytest.approx(1.5)
+    assert result.verdict == Effect.IMPROVED and result.ratio == pytest.approx(1.5)
     assert result.ci_high - result.ci_low < 1e-9
 
 

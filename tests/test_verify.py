@@ -10,7 +10,8 @@ import pytest
 
 from conftest import report_json, run_doctor
 from paddle_doctor.facts import Facts
-from paddle_doctor.verify import experiments, stats
+from paddle_doctor.verify import experiments
+from paddle_doctor.vocabulary import Effect
 from paddle_doctor.verify.arms import baseline_arm, config_calls, snippet, vary
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.run import VerifyOptions, run_verification
@@ -47,10 +48,10 @@ def test_every_verdict_path_is_reachable(cnn_worker):
         improved, = measurer.race(("baseline", onednn_off), [("oneDNN on", BASE)], budget_s=10, what="t")
         regressed, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=10, what="t")
     undecided, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t")
-    assert undecided.verdict == stats.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
+    assert undecided.verdict == Effect.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
     skip_unless(machine.conditions, onednn=True)
-    assert improved.verdict == stats.IMPROVED and improved.ratio > 2
-    assert regressed.verdict == stats.REGRESSED and regressed.ratio < 0.5
+    assert improved.verdict == Effect.IMPROVED and improved.ratio > 2
+    assert regressed.verdict == Effect.REGRESSED and regressed.ratio < 0.5
 
 
 def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
@@ -63,7 +64,7 @@ def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
     finally:
         session.close()
     skip_unless(machine.conditions)
-    assert same.verdict == stats.NO_EFFECT, same
+    assert same.verdict == Effect.NO_EFFECT, same
     assert same.ci_low >= 1 / 1.03 and same.ci_high <= 1.03
 
 
@@ -119,6 +120,29 @@ def misconfigured_cnn(models):
         result = run_doctor("--json", "--model", str(models["cnn-pir"]), "--threads", "8", "--no-onednn", "--budget", "20",
                             timeout=300)
     return result, report_json(result), machine.conditions
+
+
+def test_output_drift_is_measured_on_the_same_inputs_and_judged(models):
+    """Two FP32 configurations compute the same outputs: no drift, so the comparison keeps its outputs."""
+    from paddle_doctor.facts import ComparisonResult, ExperimentResult, OutputDrift
+
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    measurer = Measurer(session, min_effect=0.03)
+    other = vary(BASE, threads=2)
+    result = ExperimentResult("bf16", "measured", comparisons=[ComparisonResult("baseline", "threads=2", 1.0, 0.9, 1.1,
+                                                                                Effect.NO_EFFECT, 6)])
+    try:
+        measurer.load(BASE)
+        measurer.load(other)
+        ctx = experiments.Context(make_facts(), measurer, BASE, {}, max_drift=0.01, new_session=None)
+        experiments.attach_drift(ctx, result, BASE, other)
+    finally:
+        session.close()
+    (comparison,) = result.comparisons
+    assert isinstance(comparison.drift, OutputDrift) and comparison.changes_outputs is False
+    assert comparison.drift.max_abs_diff < 1e-3 and comparison.drift.cosine > 0.9999 and comparison.drift.top1_agreement == 1.0
+    assert experiments.changes_outputs(OutputDrift(0.02, 0.999, 1.0), max_drift=0.01)
+    assert experiments.changes_outputs(OutputDrift(0.0, 1.0, 0.5), max_drift=0.01)
 
 
 def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfigured_cnn, report_schema):
@@ -197,8 +221,8 @@ def test_unbounded_onednn_cache_is_measured(models, tmp_path):
                                     timeout=300))
     experiment = next(e for e in report["findings"] if e["rule_id"] == "PD-MEM-001")
     assert experiment["status"] == "fail"
-    rss = experiment["verification"]["extra"]["rss"]
-    assert len(rss["service"]["after_each_shape_mb"]) == 12 and "growth_mb" in rss["bounded"]
+    memory = experiment["verification"]["onednn_cache"]
+    assert len(memory["service"]["after_each_shape_mb"]) == 12 and "growth_mb" in memory["bounded"]
 
 
 # ------------------------------------------------------------------ bad input

@@ -31,8 +31,9 @@ if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ be
 
 SCHEMA_VERSION = 1
 MEASURED_SECTIONS = {
-    "verification": ("ArmResult", "ComparisonResult", "ExperimentResult", "Recommendation", "ModelFacts", "ModelInput",
-                     "ModelLoadFailure", "VerificationFacts"),
+    "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
+                     "ShapeCacheResult", "LayoutChoice", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
+                     "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),
 }

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
+
 
 @dataclass
 class ArmResult:
@@ -29,33 +31,143 @@ class ArmResult:
 
 
 @dataclass
+class OutputDrift:
+    """How far a candidate's outputs are from the reference's on the same inputs; ``top1_agreement``
+    (the share of rows whose arg-max agrees) only for outputs with classes on their last axis."""
+
+    max_abs_diff: float
+    cosine: float
+    top1_agreement: float | None = None
+
+
+@dataclass
 class ComparisonResult:
-    """Candidate against baseline: ratio > 1 means the candidate is faster."""
+    """Candidate against baseline: ratio > 1 means the candidate is faster (for the layouts: serves
+    more requests per second), with its confidence interval over ``rounds`` paired rounds."""
 
     baseline: str
     candidate: str
     ratio: float
     ci_low: float
     ci_high: float
-    verdict: str
+    verdict: Effect
     rounds: int
     confidence: float = 0.95
-    drift: dict[str, Any] | None = None
+    drift: OutputDrift | None = None
     changes_outputs: bool | None = None
 
 
 @dataclass
+class WarmupResult:
+    """The first request after the predictor is created, against the warmed-up p50."""
+
+    first_ms: float
+    steady_p50_ms: float
+    first_over_steady: float | None
+
+
+@dataclass
+class ColdStartResult:
+    """Median cold start (creation and first request) rebuilding the optimised graph and loading it from a cache."""
+
+    rebuild_graph_ms: float
+    optimised_cache_ms: float
+
+
+@dataclass
+class MemoryGrowth:
+    """Resident memory of one predictor's worker before the input shapes and after each of them."""
+
+    start_mb: float
+    after_each_shape_mb: list[float]
+    growth_mb: float
+
+
+@dataclass
+class ShapeCacheResult:
+    """Memory growth over ``shapes`` input shapes with the service's unbounded oneDNN cache and a bounded one."""
+
+    shapes: int
+    service: MemoryGrowth
+    bounded: MemoryGrowth
+
+
+@dataclass
+class LayoutChoice:
+    layout: Layout
+    instances: int
+    threads: int
+
+
+@dataclass
+class ExcludedLayout:
+    """A layout not measured, and why."""
+
+    layout: str
+    reason: str
+
+
+@dataclass
+class Throttling:
+    """The cgroup's CPU quota periods while one layout was measured, and those throttled."""
+
+    periods: int
+    throttled_periods: int
+    throttled_us: int
+
+
+@dataclass
+class LayoutsResult:
+    """How the serving layouts were raced and the one recommended (by its arm label), with why;
+    ``throttling`` by arm label where cpu.stat has counters."""
+
+    concurrency: int
+    budget_cpus: float
+    budget_s: float
+    window_s: float
+    rounds: int
+    stopped: RaceEnd
+    recommended: str
+    recommended_layout: LayoutChoice
+    why: str
+    excluded: list[ExcludedLayout] = field(default_factory=list)
+    throttling: dict[str, Throttling] = field(default_factory=dict)
+
+
+# the experiments that measure more than arms and comparisons: each one's result has a field of its name
+RESULT_FIELDS = ("warmup", "optim_cache", "onednn_cache", "layouts")
+
+
+@dataclass
 class ExperimentResult:
-    """``status``: measured, skipped (cannot run here: reason says why) or error (reason says why)."""
+    """``status``: measured, skipped (cannot run here: reason says why) or error (reason says why).
+
+    The experiments named in RESULT_FIELDS measure more than latency arms: a measured one carries
+    its own typed result in the field of its name, and no other experiment's.
+    """
 
     name: str
-    status: str
+    status: ExperimentStatus
     reason: str | None = None
     seconds: float = 0.0
     arms: list[ArmResult] = field(default_factory=list)
     comparisons: list[ComparisonResult] = field(default_factory=list)
     noisy: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    warmup: WarmupResult | None = None
+    optim_cache: ColdStartResult | None = None
+    onednn_cache: ShapeCacheResult | None = None
+    layouts: LayoutsResult | None = None
+
+    def __post_init__(self) -> None:
+        for name in RESULT_FIELDS:
+            if getattr(self, name) is not None and name != self.name:
+                raise ValueError(f"a {name} result on experiment {self.name!r}; only experiment {name!r} carries one")
+        if self.name in RESULT_FIELDS and self.status == ExperimentStatus.MEASURED and getattr(self, self.name) is None:
+            raise ValueError(f"experiment {self.name!r} is measured but has no {self.name} result")
+
+    @property
+    def measured(self) -> bool:
+        return self.status == ExperimentStatus.MEASURED
 
 
 @dataclass

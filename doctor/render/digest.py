@@ -5,14 +5,17 @@ the model's inputs as measured."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ..findings import Status
 from ..report import Report, ReportFinding
 from ..verify.stats import speed_words
+from ..vocabulary import Effect, Status
+
+if TYPE_CHECKING:
+    from ..facts.verification import ComparisonResult, ExperimentResult, ModelFacts, ModelInput, Recommendation
 
 TOP_PROBLEMS = 5
-STATUS_LABEL = {"fail": "✗ FAIL", "warn": "! WARN", "error": "? ERROR", "pass": "✓ pass", "skip": "- skip"}
+STATUS_LABEL = {Status.FAIL: "✗ FAIL", Status.WARN: "! WARN", Status.ERROR: "? ERROR", Status.PASS: "✓ pass", Status.SKIP: "- skip"}
 ENFORCED_WHY = "moved there whatever the measurement said"
 
 
@@ -68,12 +71,11 @@ class Digest:
 
 
 def digest(report: Report) -> Digest:
-    problems = [_problem(f) for f in report.findings if Status(f.status).is_problem]
+    problems = [_problem(f) for f in report.findings if f.status.is_problem]
     problems.sort(key=lambda p: (p.gain is None, -(p.gain or 0.0), _severity_order(p.finding.severity), p.finding.rule_id))
-    verification = report.verification or {}
-    recommendation = verification.get("recommendation")
-    model = verification.get("model")
-    inputs = [_input_view(item) for item in model["inputs"].values()] if model else []
+    recommendation = report.verification.recommendation if report.verification else None
+    model = report.verification.model if report.verification else None
+    inputs = [_input_view(item) for item in model.inputs.values()] if model else []
     return Digest(verdict_line(report), problems, _recommendation_view(recommendation) if recommendation else None,
                   inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
@@ -87,90 +89,89 @@ def verdict_line(report: Report) -> str:
     return f"{', '.join(words)}{ignored} — {verdict} at or above '{report.fail_on}' (exit {report.exit_code})"
 
 
-def best_comparison(measurement: dict[str, Any] | None) -> dict[str, Any] | None:
+def best_comparison(finding: ReportFinding) -> ComparisonResult | None:
     """The comparison that says most for a finding: the recommendation's, else the fastest candidate of its experiment."""
-    if not measurement:
+    if finding.recommendation:
+        return finding.recommendation.comparison
+    experiment = finding.experiment_result
+    if experiment is None or not experiment.measured or not experiment.comparisons:
         return None
-    if "snippet" in measurement:
-        return measurement["comparison"]
-    if measurement.get("status") != "measured" or not measurement["comparisons"]:
-        return None
-    return max(measurement["comparisons"], key=lambda c: c["ratio"])
+    return max(experiment.comparisons, key=lambda c: c.ratio)
 
 
 def _problem(finding: ReportFinding) -> Problem:
-    comparison = best_comparison(finding.verification)
+    comparison = best_comparison(finding)
     verdict = f" ({finding.verdict})" if finding.verdict else ""
     if comparison is None:
         reason = "not measured" if not finding.experiment else f"not measured (experiment '{finding.experiment}')"
         return Problem(finding, None, f"{finding.title}: {reason}")
-    ratio = comparison["ratio"]
-    if comparison["verdict"] == "improved":
+    ratio = comparison.ratio
+    if comparison.verdict == Effect.IMPROVED:
         return Problem(finding, ratio, f"{finding.title}: {speed_words(1 / ratio)} than fixed, measured{verdict}")
-    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison['candidate']}: {speed_words(ratio)}, "
-                                  f"{finding.verdict or comparison['verdict']})")
+    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison.candidate}: {speed_words(ratio)}, "
+                                  f"{finding.verdict or comparison.verdict})")
 
 
 def _severity_order(severity: str) -> int:
     return {"error": 0, "warning": 1, "info": 2}.get(severity, 3)
 
 
-def _recommendation_view(recommendation: dict[str, Any]) -> RecommendationView:
-    comparison = recommendation["comparison"]
+def _recommendation_view(recommendation: Recommendation) -> RecommendationView:
+    comparison = recommendation.comparison
     if comparison:
-        headline = (f"{speed_words(comparison['ratio'])} than the service's configuration, measured as a whole "
-                    f"({comparison['confidence']:.0%} CI {comparison['ci_low']:.2f}-{comparison['ci_high']:.2f}; "
-                    f"p50 {recommendation['recommended']['p50']:.2f} vs {recommendation['baseline']['p50']:.2f} ms) — "
-                    f"{comparison['verdict']}")
+        headline = (f"{speed_words(comparison.ratio)} than the service's configuration, measured as a whole "
+                    f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}; "
+                    f"p50 {recommendation.recommended.p50:.2f} vs {recommendation.baseline.p50:.2f} ms) — "
+                    f"{comparison.verdict}")
     else:
         headline = "not measured as a whole"
-    return RecommendationView(headline, recommendation["snippet"], recommendation["steps"], recommendation.get("enforced", []))
+    return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced)
 
 
 def dims(shape: list[int]) -> str:
     return "x".join("?" if dim == -1 else str(dim) for dim in shape) or "scalar"
 
 
-def _input_view(item: dict[str, Any]) -> InputView:
-    declared = dims(item["declared"])
-    dynamic = [str(axis) for axis, dim in enumerate(item["declared"]) if dim == -1]
+def _input_view(item: ModelInput) -> InputView:
+    declared = dims(item.declared)
+    dynamic = [str(axis) for axis in item.dynamic_axes]
     if dynamic:
         declared += f" (dynamic: dim {', '.join(dynamic)})"
-    shapes = [dims(shape) for shape in item["shapes"]]
-    how = f"--shape {item['name']}:DIMS (repeat it for a set of shapes) or --inputs FILE.npz|FOLDER"
-    return InputView(item["name"], item["dtype"], declared, shapes, item["chosen_by"], how)
+    shapes = [dims(shape) for shape in item.shapes]
+    how = f"--shape {item.name}:DIMS (repeat it for a set of shapes) or --inputs FILE.npz|FOLDER"
+    return InputView(item.name, item.dtype, declared, shapes, item.chosen_by, how)
 
 
-def shape_latencies(model: dict[str, Any], recommendation: dict[str, Any]) -> list[ShapeLatency]:
+def shape_latencies(model: ModelFacts, recommendation: Recommendation) -> list[ShapeLatency]:
     """With several samples: each sample's shapes with the p50 the baseline and the recommendation
     measured on it (``sample_p50[i]`` belongs to ``shapes[i]`` of every input)."""
-    arms = {arm["label"]: arm for arm in (recommendation["baseline"], recommendation["recommended"])}
-    count = max((len(arm["sample_p50"] or []) for arm in arms.values()), default=0)
+    arms = {arm.label: arm for arm in (recommendation.baseline, recommendation.recommended)}
+    count = max((len(arm.sample_p50 or []) for arm in arms.values()), default=0)
     if count < 2:
         return []
     rows = []
     for index in range(count):
-        shapes = ", ".join(f"{name} {dims(item['shapes'][index])}" for name, item in model["inputs"].items()
-                           if index < len(item["shapes"]))
-        rows.append(ShapeLatency(shapes, {label: (arm["sample_p50"] or [None] * count)[index] for label, arm in arms.items()}))
+        shapes = ", ".join(f"{name} {dims(item.shapes[index])}" for name, item in model.inputs.items()
+                           if index < len(item.shapes))
+        rows.append(ShapeLatency(shapes, {label: (arm.sample_p50 or [None] * count)[index] for label, arm in arms.items()}))
     return rows
 
 
-def measured_experiments(report: Report) -> list[dict[str, Any]]:
+def measured_experiments(report: Report) -> list[ExperimentResult]:
     """Every experiment that measured something, once each, in the order the findings name them."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, ExperimentResult] = {}
     for finding in report.findings:
-        measurement = finding.verification
-        if measurement and measurement.get("status") == "measured" and measurement["arms"]:
-            found.setdefault(measurement["name"], measurement)
+        experiment = finding.experiment_result
+        if experiment and experiment.measured and experiment.arms:
+            found.setdefault(experiment.name, experiment)
     return list(found.values())
 
 
-def collapsed_areas(report: Report) -> list[tuple[str, dict[str, list[str]]]]:
+def collapsed_areas(report: Report) -> list[tuple[str, dict[Status, list[str]]]]:
     """Each area's title with the rule ids that passed and were skipped there."""
     areas = []
     for area in dict.fromkeys(f.area for f in report.findings):
-        ids = {status: [f.rule_id for f in report.findings if f.area == area and f.status == status] for status in ("pass", "skip")}
+        ids = {status: [f.rule_id for f in report.findings if f.area == area and f.status == status] for status in (Status.PASS, Status.SKIP)}
         if any(ids.values()):
             areas.append((report.areas.get(area, area), ids))
     return areas

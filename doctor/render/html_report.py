@@ -4,13 +4,17 @@ copy buttons, and charts drawn from the measurements (inline SVG: nothing is fet
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
+from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
 from .svg import Bar, Point, RangeRow, bar_chart, range_chart, scatter_chart
 from .text import measurement_lines
+
+if TYPE_CHECKING:
+    from ..facts.verification import ArmResult, ExperimentResult
 
 STYLE = ("pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre}.code{position:relative}"
          ".copy{position:absolute;top:.3em;right:.3em}.fail{color:#b00}.warn{color:#a60}.error{color:#909}"
@@ -23,7 +27,7 @@ COPY_SCRIPT = ("document.querySelectorAll('button.copy').forEach(function(button
 
 def render_html(report: Report) -> str:
     summary = digest(report)
-    title = f"paddle-doctor {report.tool['version']}"
+    title = f"paddle-doctor {report.tool.version}"
     body = [f"<h1>{html.escape(title)}</h1>", f"<p><strong>{html.escape(summary.verdict)}</strong></p>"]
     if summary.problems:
         body += _table(problem_table(summary))
@@ -66,12 +70,12 @@ def _finding(finding: ReportFinding) -> str:
     verdict = f" [{finding.verdict}]" if finding.verdict else ""
     parts = [f'<h3 class="{finding.status}">{html.escape(f"{label} {finding.rule_id}: {finding.title}{verdict}")}</h3>',
              f"<p>{html.escape(finding.message)}</p>"]
-    if finding.status != "error":
+    if finding.status != Status.ERROR:
         parts.append(f"<p><strong>Fix:</strong> {html.escape(finding.fix.text)}</p>")
         for change in finding.fix.changes:
-            parts += [f"<p>{html.escape(change['kind'])}:</p>", code_block(change["code"])]
-    if finding.verification and "arms" in finding.verification:
-        parts += [f"<p>{html.escape(line.plain)}</p>" for line in measurement_lines(finding.verification)]
+            parts += [f"<p>{html.escape(change.kind)}:</p>", code_block(change.code)]
+    if finding.experiment_result:
+        parts += [f"<p>{html.escape(line.plain)}</p>" for line in measurement_lines(finding.experiment_result)]
     if finding.docs_link:
         parts.append(f'<p>More: <code>{html.escape(finding.explain)}</code> · '
                      f'<a href="{html.escape(finding.docs_link)}">{html.escape(finding.docs_link)}</a></p>')
@@ -86,46 +90,46 @@ def _charts(report: Report) -> list[str]:
     """Latency (p50 dot, p90 tick, whisker to p99) and speed-ratio CIs of every measured experiment and
     the recommendation; the threads sweep; the fusion coverage; the serving layouts."""
     figures = []
-    recommendation = (report.verification or {}).get("recommendation")
+    recommendation = report.verification.recommendation if report.verification else None
     if recommendation:
-        arms = [recommendation["baseline"], recommendation["recommended"]]
-        figures.append(_figure(range_chart("recommendation latency", [_latency_row(arm) for arm in arms if arm["p50"]], "ms"),
+        arms = [recommendation.baseline, recommendation.recommended]
+        figures.append(_figure(range_chart("recommendation latency", [_latency_row(arm) for arm in arms if arm.p50], "ms"),
                                "Latency of the service's configuration and the recommended one: dot p50, tick p90, whisker to p99"))
     for experiment in measured_experiments(report):
-        if experiment["name"] == "layouts":
+        if experiment.name == "layouts":
             figures.append(_layouts_figure(experiment))
             continue
-        rows = [_latency_row(arm) for arm in experiment["arms"] if arm["p50"]]
+        rows = [_latency_row(arm) for arm in experiment.arms if arm.p50]
         if rows:
-            figures.append(_figure(range_chart(f"{experiment['name']} latency", rows, "ms"),
-                                   f"{experiment['name']}: latency per arm, measured in interleaved rounds "
+            figures.append(_figure(range_chart(f"{experiment.name} latency", rows, "ms"),
+                                   f"{experiment.name}: latency per arm, measured in interleaved rounds "
                                    f"(dot p50, tick p90, whisker to p99)"))
-        if experiment["comparisons"]:
-            ratios = [RangeRow(c["candidate"], c["ci_low"], c["ratio"], c["ci_high"],
-                               note=f"{c['ratio']:.2f} ({c['ci_low']:.2f}-{c['ci_high']:.2f}), {c['rounds']} rounds, {c['verdict']}")
-                      for c in experiment["comparisons"]]
-            figures.append(_figure(range_chart(f"{experiment['name']} speed ratio", ratios, "x", reference=1.0),
-                                   f"{experiment['name']}: speed ratio over the baseline with its confidence interval "
+        if experiment.comparisons:
+            ratios = [RangeRow(c.candidate, c.ci_low, c.ratio, c.ci_high,
+                               note=f"{c.ratio:.2f} ({c.ci_low:.2f}-{c.ci_high:.2f}), {c.rounds} rounds, {c.verdict}")
+                      for c in experiment.comparisons]
+            figures.append(_figure(range_chart(f"{experiment.name} speed ratio", ratios, "x", reference=1.0),
+                                   f"{experiment.name}: speed ratio over the baseline with its confidence interval "
                                    f"(right of the dashed line is faster)"))
-        if experiment["name"] == "threads":
-            bars = [Bar(f"{arm['config'].get('threads')} threads ({arm['label']})", arm["p50"], f"{arm['p50']:.2f} ms")
-                    for arm in experiment["arms"] if arm["p50"]]
+        if experiment.name == "threads":
+            bars = [Bar(f"{arm.config.get('threads')} threads ({arm.label})", arm.p50, f"{arm.p50:.2f} ms")
+                    for arm in experiment.arms if arm.p50]
             figures.append(_figure(bar_chart("threads sweep", bars, "ms"), "Threads sweep: p50 latency per thread count"))
     graph = report.graph
-    if graph and graph.get("coverage"):
-        bars = [Bar(row["title"], (row["coverage"] or 0.0) * 100, f"{row['fused']}/{row['fusible']} fused") for row in graph["coverage"]]
+    if graph and graph.coverage:
+        bars = [Bar(row.title, (row.coverage or 0.0) * 100, f"{row.fused}/{row.fusible} fused") for row in graph.coverage]
         figures.append(_figure(bar_chart("fusion coverage", bars, "%", top=100.0), "Fusion coverage per pattern"))
     return ["<h2>Measurements</h2>", *figures] if figures else []
 
 
-def _latency_row(arm: dict[str, Any]) -> RangeRow:
-    p90, p99 = arm["p90"] or arm["p50"], arm["p99"] or arm["p50"]
-    return RangeRow(arm["label"], arm["p50"], arm["p50"], p99, [p90],
-                    note=f"p50 {arm['p50']:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm['runs']} runs")
+def _latency_row(arm: ArmResult) -> RangeRow:
+    p90, p99 = arm.p90 or arm.p50, arm.p99 or arm.p50
+    return RangeRow(arm.label, arm.p50, arm.p50, p99, [p90],
+                    note=f"p50 {arm.p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm.runs} runs")
 
 
-def _layouts_figure(experiment: dict[str, Any]) -> str:
-    points = [Point(arm["label"], arm["throughput_rps"], arm["p99"]) for arm in experiment["arms"]
-              if arm["throughput_rps"] is not None and arm["p99"] is not None]
+def _layouts_figure(experiment: ExperimentResult) -> str:
+    points = [Point(arm.label, arm.throughput_rps, arm.p99) for arm in experiment.arms
+              if arm.throughput_rps is not None and arm.p99 is not None]
     return _figure(scatter_chart("serving layouts", points, "req/s", "p99 ms"),
                    "Serving layouts under load: throughput (right is better) against p99 latency (lower is better)")

@@ -16,6 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..report import Report, ReportFinding, counts_against
+from ..vocabulary import Status
 
 NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -30,9 +31,9 @@ def render_junit(report: Report) -> str:
     if report.check_errors:
         suite = _suite(root, "Checks that could not be loaded")
         for failure in report.check_errors:
-            case = ET.SubElement(suite, "testcase", name=_clean(failure["entry_point"]), classname="paddle-doctor.registry")
-            ET.SubElement(case, "error", message=_clean(failure["reason"]), type="check-load-error").text = _clean(
-                f"{failure['entry_point']}: {failure['reason']}"
+            case = ET.SubElement(suite, "testcase", name=_clean(failure.entry_point), classname="paddle-doctor.registry")
+            ET.SubElement(case, "error", message=_clean(failure.reason), type="check-load-error").text = _clean(
+                f"{failure.entry_point}: {failure.reason}"
             )
         _count(suite)
     _count(root)
@@ -48,11 +49,11 @@ def _testcase(suite: ET.Element, finding: ReportFinding, fail_on: str) -> None:
     case = ET.SubElement(suite, "testcase", name=_clean(f"{finding.rule_id} {finding.title}"),
                          classname=f"paddle-doctor.{finding.check}")
     if counts_against(finding, fail_on):
-        tag = "error" if finding.status == "error" else "failure"
+        tag = "error" if finding.status == Status.ERROR else "failure"
         ET.SubElement(case, tag, message=_clean(finding.message), type=finding.rule_id).text = _clean(_details(finding))
         return
-    if finding.status in ("pass", "skip"):
-        if finding.status == "skip":
+    if not finding.status.is_problem:
+        if finding.status == Status.SKIP:
             ET.SubElement(case, "skipped", message=_clean(finding.message))
         note = f"{finding.status}: {finding.message}" + (f"\ndocs: {finding.docs_link}" if finding.docs_link else "")
     else:
@@ -66,10 +67,10 @@ def _details(finding: ReportFinding) -> str:
         lines.append(f"observed: {finding.observed}")
     if finding.expected:
         lines.append(f"expected: {finding.expected}")
-    if finding.status != "error":
+    if finding.status != Status.ERROR:
         lines.append(f"cause: {finding.cause}")
         lines.append(f"fix: {finding.fix.text}")
-        lines.extend(f"  {change['kind']}: {change['code']}" for change in finding.fix.changes)
+        lines.extend(f"  {change.kind}: {change.code}" for change in finding.fix.changes)
     lines.append(f"more: {finding.explain}")
     if finding.docs_link:
         lines.append(f"docs: {finding.docs_link}")

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 
 from ..report import Report
+from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, problem_table
 from .page import markdown_table
 
 def render_markdown(report: Report) -> str:
     summary = digest(report)
-    lines = [f"# paddle-doctor {report.tool['version']}", "", f"**{summary.verdict}**", ""]
+    lines = [f"# paddle-doctor {report.tool.version}", "", f"**{summary.verdict}**", ""]
     if summary.problems:
         lines += _table(problem_table(summary))
     if summary.recommendation:
@@ -26,10 +27,10 @@ def render_markdown(report: Report) -> str:
     for problem in summary.problems:
         finding = problem.finding
         lines += [f"### {STATUS_LABEL[finding.status]} {finding.rule_id}: {finding.title}", "", finding.message, ""]
-        if finding.status != "error":
+        if finding.status != Status.ERROR:
             lines += [f"**Fix:** {finding.fix.text}", ""]
             for change in finding.fix.changes:
-                lines += [*fenced(change["code"], change["kind"]), ""]
+                lines += [*fenced(change.code, change.kind), ""]
         if finding.docs_link:
             lines += [f"More: `{finding.explain}` · [{finding.rule_id}]({finding.docs_link})", ""]
     areas = collapsed_areas(report)

@@ -20,6 +20,8 @@ from ..docs import FENCE_LANGUAGE, docs_link, is_absolute_url
 from ..facts import SourceLocation
 from ..report import Report, ReportFinding
 from ..rules import AREAS, Rule, Rulebook
+from ..serde import to_data
+from ..vocabulary import Status
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -32,18 +34,18 @@ def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:
     run: dict[str, Any] = {
         "tool": {
             "driver": {
-                "name": report.tool["name"],
-                "version": report.tool["version"],
+                "name": report.tool.name,
+                "version": report.tool.version,
                 "rules": [_descriptor(rule, page) for rule in rules],
             }
         },
-        "results": [_result(finding, index) for finding in report.findings if finding.status in ("fail", "warn", "error")],
+        "results": [_result(finding, index) for finding in report.findings if finding.status.is_problem],
         "invocations": [
             {
                 "executionSuccessful": not report.check_errors,
                 "exitCode": report.exit_code,
                 "toolExecutionNotifications": [
-                    {"level": "error", "message": {"text": f"check could not be loaded: {failure['entry_point']}: {failure['reason']}"}}
+                    {"level": "error", "message": {"text": f"check could not be loaded: {failure.entry_point}: {failure.reason}"}}
                     for failure in report.check_errors
                 ],
             }
@@ -91,14 +93,14 @@ def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
         text += f" (observed: {finding.observed or '?'}; expected: {finding.expected or '?'})"
     result: dict[str, Any] = {
         "ruleId": finding.rule_id,
-        "kind": "review" if finding.status == "error" else "fail",
-        "level": "none" if finding.status == "error" else LEVEL[finding.severity],
+        "kind": "review" if finding.status == Status.ERROR else "fail",
+        "level": "none" if finding.status == Status.ERROR else LEVEL[finding.severity],
         "message": {"text": text},
         "properties": {
             "status": finding.status,
             "severity": finding.severity,
             "check": finding.check,
-            "fix": finding.fix.changes,
+            "fix": to_data(finding.fix.changes),
             "docs": finding.docs_link,
         },
     }

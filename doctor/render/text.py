@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from ..facts import paddle_status_words
-from ..report import Report, ReportFinding, ServiceSummary
+from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.stats import speed_words
+from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
+
+if TYPE_CHECKING:
+    from ..facts.graph import FusionInstance
+    from ..facts.verification import ExperimentResult
+    from ..report_measured import GraphSummary, VerificationSummary
 
 STATUS_STYLE = {status: (label, style) for (status, label), style in
                 zip(STATUS_LABEL.items(), ("bold red", "bold yellow", "bold magenta", "green", "dim"))}
@@ -36,7 +44,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     clean = []
     for area in dict.fromkeys(f.area for f in report.findings):
         findings = [f for f in report.findings if f.area == area]
-        shown = [f for f in findings if detail == "full" or f.status not in ("pass", "skip")]
+        shown = [f for f in findings if detail == "full" or f.status.is_problem]
         collapsed = [] if detail == "full" else _collapsed(findings)
         if not shown:
             clean.append(Text.assemble((f"{report.areas.get(area, area)}: ", "bold"), *collapsed))
@@ -58,13 +66,13 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
         _render_verification(report.verification, summary, console, detail)
         _render_layouts(report, console)
     for failure in report.check_errors:
-        console.print(Text(f"check could not be loaded: {failure['entry_point']}: {failure['reason']}", style="bold magenta"))
+        console.print(Text(f"check could not be loaded: {failure.entry_point}: {failure.reason}", style="bold magenta"))
     console.print()
     console.print(Text(summary.verdict, style="bold"))
 
 
 def _render_summary(report: Report, summary: Digest, console: Console) -> None:
-    console.print(Text.assemble((f"paddle-doctor {report.tool['version']}: ", "bold"), summary.verdict))
+    console.print(Text.assemble((f"paddle-doctor {report.tool.version}: ", "bold"), summary.verdict))
     if summary.problems:
         console.print(Text("Problems, ranked by measured gain", style="bold underline"))
         for problem in summary.top:
@@ -96,7 +104,7 @@ def print_code(console: Console, code: str) -> None:
 def _collapsed(findings: list[ReportFinding]) -> list[Text]:
     """The passes and skips of one area, as one line's parts: their rule ids after the status."""
     parts = []
-    for status in ("pass", "skip"):
+    for status in (Status.PASS, Status.SKIP):
         ids = [f.rule_id for f in findings if f.status == status]
         if ids:
             label, style = STATUS_STYLE[status]
@@ -122,18 +130,18 @@ def _render_finding(finding: ReportFinding, console: Console, detail: str) -> No
     verdict = f" [{finding.verdict}]" if finding.verdict else ""
     console.print(Text.assemble((f"{label:<7} ", style), (finding.rule_id, "bold"), " ",
                                 (finding.severity, SEVERITY_STYLE.get(finding.severity, "")), " ",
-                                (finding.title if finding.status not in ("pass", "skip") else finding.message,
-                                 "bold" if finding.status not in ("pass", "skip") else "dim"),
+                                (finding.title if finding.status.is_problem else finding.message,
+                                 "bold" if finding.status.is_problem else "dim"),
                                 (verdict, VERDICT_STYLE.get(finding.verdict, ""))))
-    if finding.status in ("pass", "skip"):
+    if not finding.status.is_problem:
         return
     for line in _body(finding, detail):
         console.print(Padding(line, (0, 0, 0, 2)))
-    if finding.experiment == "recommend" and detail != "full":
+    if finding.experiment == RECOMMEND and detail != "full":
         return  # its code is the recommended configuration, printed in full at the top
-    for change in finding.fix.changes if finding.status != "error" else ():
-        console.print(Text(f"  {change['kind']}:", style="dim"))
-        print_code(console, change["code"])
+    for change in finding.fix.changes if finding.status != Status.ERROR else ():
+        console.print(Text(f"  {change.kind}:", style="dim"))
+        print_code(console, change.code)
 
 
 def _host_table(report: Report) -> Table:
@@ -141,29 +149,29 @@ def _host_table(report: Report) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column(overflow="fold")  # a long path breaks across lines, never cut
-    flags = ", ".join(host["cpu_flags"]) or "none of avx/avx2/avx512"
-    table.add_row("CPU", f"{host['cpu_model'] or 'unknown'} ({host['cpu_arch'] or '?'}); {flags}")
-    if host["cpu_budget"] is not None:
-        table.add_row("CPU budget", f"{host['cpu_budget']:g} CPUs, from {host['cpu_budget_limited_by']} ({host['cpu_budget_file'] or '?'})")
-    table.add_row("Memory", f"limit {_bytes(host['memory_limit_bytes'])}; /dev/shm {_bytes(host['shm_bytes'])}")
-    table.add_row("Container", str(host["container"]))
-    if host["paddle_version"]:
-        paddle = f"{host['paddle_distribution']} {host['paddle_version']} ({host['paddle_status']})"
+    flags = ", ".join(host.cpu_flags) or "none of avx/avx2/avx512"
+    table.add_row("CPU", f"{host.cpu_model or 'unknown'} ({host.cpu_arch or '?'}); {flags}")
+    if host.cpu_budget is not None:
+        table.add_row("CPU budget", f"{host.cpu_budget:g} CPUs, from {host.cpu_budget_limited_by} ({host.cpu_budget_file or '?'})")
+    table.add_row("Memory", f"limit {_bytes(host.memory_limit_bytes)}; /dev/shm {_bytes(host.shm_bytes)}")
+    table.add_row("Container", host.container)
+    if host.paddle_version:
+        paddle = f"{host.paddle_distribution} {host.paddle_version} ({host.paddle_status})"
     else:
-        paddle = paddle_status_words(host["paddle_status"])
-    table.add_row("Paddle", f"{paddle}; python {host['python'] or '?'}")
-    if host["gpu"]:
-        table.add_row("GPU", host["gpu"])
+        paddle = paddle_status_words(host.paddle_status)
+    table.add_row("Paddle", f"{paddle}; python {host.python or '?'}")
+    if host.gpu:
+        table.add_row("GPU", host.gpu)
     return table
 
 
 def _host_line(report: Report) -> Text:
     host = report.host
-    budget = (f"{host['cpu_budget']:g} CPUs ({host['cpu_budget_limited_by']}, {host['cpu_budget_file'] or '?'})"
-              if host["cpu_budget"] is not None else "no CPU limit")
-    paddle = f"{host['paddle_distribution']} {host['paddle_version']}" if host["paddle_version"] else paddle_status_words(host["paddle_status"])
-    return Text.assemble(("host ", "bold"), f"{host['cpu_model'] or 'unknown CPU'}, {', '.join(host['cpu_flags']) or 'no AVX'}; "
-                         f"budget {budget}; container {host['container']}; {paddle}; GPU {host['gpu'] or 'none'} (-v for more)")
+    budget = (f"{host.cpu_budget:g} CPUs ({host.cpu_budget_limited_by}, {host.cpu_budget_file or '?'})"
+              if host.cpu_budget is not None else "no CPU limit")
+    paddle = f"{host.paddle_distribution} {host.paddle_version}" if host.paddle_version else paddle_status_words(host.paddle_status)
+    return Text.assemble(("host ", "bold"), f"{host.cpu_model or 'unknown CPU'}, {', '.join(host.cpu_flags) or 'no AVX'}; "
+                         f"budget {budget}; container {host.container}; {paddle}; GPU {host.gpu or 'none'} (-v for more)")
 
 
 def _render_service(service: ServiceSummary, console: Console) -> None:
@@ -203,18 +211,19 @@ def _body(finding: ReportFinding, detail: str) -> list[Text]:
         parts.append(Text.assemble(("observed ", "bold"), finding.observed))
     if finding.expected and detail == "full":
         parts.append(Text.assemble(("expected ", "bold"), finding.expected))
-    if finding.status != "error":
+    if finding.status != Status.ERROR:
         if detail == "full":
             parts.append(Text.assemble(("cause    ", "bold"), finding.cause))
         parts.append(Text.assemble(("fix      ", "bold"), finding.fix.text, (f" ({_more(finding, detail)})", "dim")))
-    if finding.verification and finding.experiment == "layouts" and finding.verification["status"] == "measured":
+    experiment = finding.experiment_result
+    if experiment and experiment.layouts:
         parts.append(Text("measured (layouts): see 'Serving layouts under load' below", style="dim"))
-    elif finding.verification and finding.experiment != "recommend":
+    elif experiment:
         if detail == "full":  # else the summary says what it measured, and the message how it was reconciled
-            parts.extend(measurement_lines(finding.verification))
-    elif finding.experiment and finding.experiment != "recommend" and finding.status != "error":
+            parts.extend(measurement_lines(experiment))
+    elif finding.experiment and finding.experiment != RECOMMEND and finding.status != Status.ERROR:
         parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
-    if finding.status == "error":
+    if finding.status == Status.ERROR:
         parts.append(Text(_more(finding, detail), style="dim"))
     return parts
 
@@ -225,77 +234,90 @@ def _more(finding: ReportFinding, detail: str) -> str:
     return "more: " + " · ".join(links + ([finding.docs_link] if finding.docs_link else []))
 
 
-def measurement_lines(experiment: dict) -> list[Text]:
-    """One line per comparison of an experiment, with the p50 of both arms."""
-    name = experiment["name"]
-    if experiment["status"] != "measured":
-        return [Text(f"not measured ({name}): {experiment['reason']}", style="dim")]
-    p50 = {arm["label"]: arm["p50"] for arm in experiment["arms"]}
+def measurement_lines(experiment: ExperimentResult) -> list[Text]:
+    """One line per comparison of an experiment, with the p50 of both arms, then what else it measured."""
+    name = experiment.name
+    if not experiment.measured:
+        return [Text(f"not measured ({name}): {experiment.reason}", style="dim")]
+    p50 = {arm.label: arm.p50 for arm in experiment.arms}
     lines = []
-    for c in experiment["comparisons"]:
-        style = {"improved": "bold green", "regressed": "bold red"}.get(c["verdict"], "yellow")
-        line = Text.assemble((f"measured ({name}) ", "bold"), f"{c['candidate']} vs {c['baseline']}: ",
-                             (speed_words(c["ratio"]), style),
-                             f" ({c['confidence']:.0%} CI {c['ci_low']:.2f}-{c['ci_high']:.2f}, {c['rounds']} rounds)")
-        if p50.get(c["candidate"]) and p50.get(c["baseline"]):
-            line.append(f", p50 {p50[c['candidate']]:.2f} vs {p50[c['baseline']]:.2f} ms")
-        verdict = "faster but changes outputs" if c.get("changes_outputs") and c["verdict"] == "improved" else c["verdict"]
+    for c in experiment.comparisons:
+        style = {Effect.IMPROVED: "bold green", Effect.REGRESSED: "bold red"}.get(c.verdict, "yellow")
+        line = Text.assemble((f"measured ({name}) ", "bold"), f"{c.candidate} vs {c.baseline}: ",
+                             (speed_words(c.ratio), style),
+                             f" ({c.confidence:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, {c.rounds} rounds)")
+        if p50.get(c.candidate) and p50.get(c.baseline):
+            line.append(f", p50 {p50[c.candidate]:.2f} vs {p50[c.baseline]:.2f} ms")
+        verdict = "faster but changes outputs" if c.changes_outputs and c.verdict == Effect.IMPROVED else str(c.verdict)
         line.append(f" — {verdict}", style=style)
-        if c.get("drift"):
-            drift = c["drift"]
-            line.append(f"; output drift max {drift['max_abs_diff']:.2g}, cosine {drift['cosine']:.5f}")
+        if c.drift:
+            line.append(f"; output drift max {c.drift.max_abs_diff:.2g}, cosine {c.drift.cosine:.5f}")
         lines.append(line)
-    if experiment.get("noisy"):
+    if experiment.noisy:
         lines.append(Text("the machine was too noisy to decide within the budget; raise --budget or measure on a quiet machine", style="yellow"))
-    for key, value in experiment.get("extra", {}).items():
-        if isinstance(value, (int, float)):
-            lines.append(Text(f"  {key}: {value:.2f}", style="dim"))
+    lines.extend(Text(f"  {line}", style="dim") for line in _result_lines(experiment))
     return lines
 
 
-def _render_graph(graph: dict, console: Console) -> None:
+def _result_lines(experiment: ExperimentResult) -> list[str]:
+    """What an experiment measured besides latency arms (the layouts have their own section)."""
+    if experiment.warmup:
+        warmup = experiment.warmup
+        ratio = f" ({warmup.first_over_steady:.1f}x)" if warmup.first_over_steady is not None else ""
+        return [f"first request {warmup.first_ms:.2f} ms, steady-state p50 {warmup.steady_p50_ms:.2f} ms{ratio}"]
+    if experiment.optim_cache:
+        cold = experiment.optim_cache
+        return [f"cold start {cold.rebuild_graph_ms:.0f} ms rebuilding the graph, {cold.optimised_cache_ms:.0f} ms from the cache"]
+    if experiment.onednn_cache:
+        memory = experiment.onednn_cache
+        return [f"RSS grew {memory.service.growth_mb:.0f} MB over {memory.shapes} input shapes with the service's cache, "
+                f"{memory.bounded.growth_mb:.0f} MB with a bounded one"]
+    return []
+
+
+def _render_graph(graph: GraphSummary, console: Console) -> None:
     console.print()
     console.print(Text("Graph fusion coverage", style="bold underline"))
-    if graph["error"]:
-        console.print(Text(graph["error"], style="bold magenta"))
+    if graph.error:
+        console.print(Text(graph.error, style="bold magenta"))
         return
-    version = f" version {graph['version']}" if graph["version"] is not None else ""
-    console.print(f"program {graph['program']} ({graph['format']}{version}, {graph['ops']} ops; "
-                  f"feed/fetch {_counts(graph['feed_fetch'])})", highlight=False)
-    optimised = graph["optimised"]
-    if optimised and optimised["status"] == "read":
-        console.print(f"optimised for {optimised['pipeline']}: {optimised['ops']} ops, {len(optimised['passes'] or [])} passes ran; "
-                      f"removed {_counts(optimised['removed'])}; added {_counts(optimised['added'])}", highlight=False)
+    version = f" version {graph.version}" if graph.version is not None else ""
+    console.print(f"program {graph.program} ({graph.format}{version}, {graph.ops} ops; "
+                  f"feed/fetch {_counts(graph.feed_fetch)})", highlight=False)
+    optimised = graph.optimised
+    if optimised and optimised.status == "read":
+        console.print(f"optimised for {optimised.pipeline}: {optimised.ops} ops, {len(optimised.passes or [])} passes ran; "
+                      f"removed {_counts(optimised.removed)}; added {_counts(optimised.added)}", highlight=False)
     elif optimised:
-        console.print(Text(f"optimised program {optimised['status']}: {optimised['reason']}", style="dim"))
+        console.print(Text(f"optimised program {optimised.status}: {optimised.reason}", style="dim"))
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for column in ("pattern", "fusible", "fused", "partly", "not fused", "coverage"):
         table.add_column(column, justify="left" if column == "pattern" else "right")
-    for row in graph["coverage"] + ([graph["total"]] if graph["total"] else []):
-        cells = [row["title"], *(str(row[k]) for k in ("fusible", "fused", "partial", "unfused")),
-                 f"{row['coverage']:.0%}" if row["coverage"] is not None else "-"]
-        table.add_row(*cells, style="bold" if row["pattern"] == "total" else None)
+    for row in graph.coverage + ([graph.total] if graph.total else []):
+        cells = [row.title, *(str(count) for count in (row.fusible, row.fused, row.partial, row.unfused)),
+                 f"{row.coverage:.0%}" if row.coverage is not None else "-"]
+        table.add_row(*cells, style="bold" if row.pattern == "total" else None)
     console.print(table)
-    groups: dict[tuple, list[dict]] = {}
-    for instance in graph["instances"]:
-        if instance["status"] != "fused":
-            groups.setdefault((instance["pattern"], instance["status"], instance["reason"]), []).append(instance)
+    groups: dict[tuple, list[FusionInstance]] = {}
+    for instance in graph.instances:
+        if instance.status != "fused":
+            groups.setdefault((instance.pattern, instance.status, instance.reason), []).append(instance)
     for (_, status, reason), instances in groups.items():
         first = instances[0]
-        params = f" [{', '.join(first['params'][:2])}]" if first["params"] else ""
+        params = f" [{', '.join(first.params[:2])}]" if first.params else ""
         alike = f" and {len(instances) - 1} more like it" if len(instances) > 1 else ""
-        became = f" -> {' + '.join(first['became'])}" if first["became"] else ""
-        console.print(Text.assemble((f"  {status:8} ", "yellow"), " -> ".join(first["ops"]), params, alike, became,
+        became = f" -> {' + '.join(first.became)}" if first.became else ""
+        console.print(Text.assemble((f"  {status:8} ", "yellow"), " -> ".join(first.ops), params, alike, became,
                                     (f": {reason}", "dim")))
-    if graph["dropout"]:
-        left = "unknown" if graph["dropout_left"] is None else graph["dropout_left"]
-        console.print(f"dropout: {len(graph['dropout'])} ops in the program, {left} left after optimisation", highlight=False)
-    share = optimised.get("tensorrt") if optimised else None
+    if graph.dropout:
+        left = "unknown" if graph.dropout_left is None else graph.dropout_left
+        console.print(f"dropout: {len(graph.dropout)} ops in the program, {left} left after optimisation", highlight=False)
+    share = optimised.tensorrt if optimised else None
     if share:
-        console.print(f"TensorRT: {share['ops_inside']} of {share['ops_inside'] + share['ops_outside']} ops inside "
-                      f"{share['engines']} engines; outside {_counts(share['outside'])}", highlight=False)
-    if graph["ir_optim_experiment"]:
-        for line in measurement_lines(graph["ir_optim_experiment"]):
+        console.print(f"TensorRT: {share.ops_inside} of {share.ops_inside + share.ops_outside} ops inside "
+                      f"{share.engines} engines; outside {_counts(share.outside)}", highlight=False)
+    if graph.ir_optim_experiment:
+        for line in measurement_lines(graph.ir_optim_experiment):
             console.print(line)
 
 
@@ -305,69 +327,68 @@ def _counts(counts: dict[str, int], shown: int = 6) -> str:
     return text + (f" and {len(items) - shown} more" if len(items) > shown else "")
 
 
-def _render_verification(verification: dict, summary: Digest, console: Console, detail: str) -> None:
+def _render_verification(verification: VerificationSummary, summary: Digest, console: Console, detail: str) -> None:
     console.print()
-    model = verification["model"]
+    model = verification.model
     console.print(Text("Verification on the real predictor", style="bold underline"))
-    console.print(f"model {model['path']} ({model['format']}); measured {verification['seconds']:.1f} s "
-                  f"of a {verification['budget_s']:g} s budget; minimum effect {verification['min_effect']:.0%}", highlight=False)
-    if verification["error"]:
-        console.print(Text(verification["error"], style="bold magenta"))
-    if verification["over_budget"] and verification["over_budget"] != verification["error"]:
-        console.print(Text(f"over the budget: {verification['over_budget']}", style="yellow"))
-    not_measured = [e for e in verification["experiments"] if e["status"] != "measured"]
+    console.print(f"model {model.path} ({model.format}); measured {verification.seconds:.1f} s "
+                  f"of a {verification.budget_s:g} s budget; minimum effect {verification.min_effect:.0%}", highlight=False)
+    if verification.error:
+        console.print(Text(verification.error, style="bold magenta"))
+    if verification.over_budget and verification.over_budget != verification.error:
+        console.print(Text(f"over the budget: {verification.over_budget}", style="yellow"))
+    not_measured = [e for e in verification.experiments if e.status != ExperimentStatus.MEASURED]
     if detail == "full":
         for experiment in not_measured:
-            console.print(Text(f"  {experiment['name']}: {experiment['status']} — {experiment['reason']}", style="dim"))
+            console.print(Text(f"  {experiment.name}: {experiment.status} — {experiment.reason}", style="dim"))
     elif not_measured:
-        console.print(Text(f"  not measured: {', '.join(e['name'] for e in not_measured)} (-v says why)", style="dim"))
+        console.print(Text(f"  not measured: {', '.join(e.name for e in not_measured)} (-v says why)", style="dim"))
     for row in summary.shape_latencies:
         p50 = "; ".join(f"{label} {_number(ms)} ms" for label, ms in row.p50_ms.items())
         console.print(f"  p50 on {row.shapes}: {p50}", highlight=False)
-    recommendation = verification["recommendation"]
+    recommendation = verification.recommendation
     if recommendation and summary.shape_latencies:
-        console.print(f"  p50 over the mix: baseline {_number(recommendation['baseline']['p50'])} ms; "
-                      f"recommended {_number(recommendation['recommended']['p50'])} ms", highlight=False)
+        console.print(f"  p50 over the mix: baseline {_number(recommendation.baseline.p50)} ms; "
+                      f"recommended {_number(recommendation.recommended.p50)} ms", highlight=False)
     if recommendation and detail == "full":
         console.print(Text("how the recommended configuration was found:", style="bold"))
-        for step in recommendation["steps"]:
+        for step in recommendation.steps:
             console.print(f"  • {step}", highlight=False)
 
 
 def _render_layouts(report: Report, console: Console) -> None:
     """The layouts experiment, once: every layout's throughput and latency under load."""
-    experiment = next((f.verification for f in report.findings if f.experiment == "layouts" and f.verification
-                       and f.verification["status"] == "measured"), None)
+    experiment = next((f.experiment_result for f in report.findings if f.experiment_result and f.experiment_result.layouts), None)
     if experiment is None:
         return
-    extra = experiment["extra"]
+    measured = experiment.layouts
     console.print()
     console.print(Text("Serving layouts under load", style="bold underline"))
-    console.print(f"{extra['concurrency']} concurrent clients, CPU budget {extra['budget_cpus']:g}; {extra['rounds']} rounds "
-                  f"of {extra['window_s']:.2f} s windows, interleaved (stopped: {extra['stopped']})", highlight=False)
-    ratios = {c["candidate"]: c for c in experiment["comparisons"]}
+    console.print(f"{measured.concurrency} concurrent clients, CPU budget {measured.budget_cpus:g}; {measured.rounds} rounds "
+                  f"of {measured.window_s:.2f} s windows, interleaved (stopped: {measured.stopped})", highlight=False)
+    ratios = {c.candidate: c for c in experiment.comparisons}
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for column in ("layout", "threads", "req/s", "p50 ms", "p90 ms", "p99 ms", "vs service"):
         table.add_column(column, justify="left" if column == "layout" else "right")
-    for arm in experiment["arms"]:
-        config, versus = arm["config"], ratios.get(arm["label"])
+    for arm in experiment.arms:
+        config, versus = arm.config, ratios.get(arm.label)
         fits = "" if config["fits_budget"] else " (over budget)"
-        table.add_row(("→ " if arm["label"] == extra["recommended"] else "  ") + arm["label"],
-                      f"{config['total_threads']}{fits}", _number(arm["throughput_rps"]), _number(arm["p50"]),
-                      _number(arm["p90"]), _number(arm["p99"]),
-                      f"{versus['ratio']:.2f}x [{versus['ci_low']:.2f}-{versus['ci_high']:.2f}] {versus['verdict']}" if versus else "")
+        table.add_row(("→ " if arm.label == measured.recommended else "  ") + arm.label,
+                      f"{config['total_threads']}{fits}", _number(arm.throughput_rps), _number(arm.p50),
+                      _number(arm.p90), _number(arm.p99),
+                      f"{versus.ratio:.2f}x [{versus.ci_low:.2f}-{versus.ci_high:.2f}] {versus.verdict}" if versus else "")
     console.print(table)
-    throttled = {name: t for name, t in extra.get("throttling", {}).items() if t["throttled_periods"]}
+    throttled = {name: t for name, t in measured.throttling.items() if t.throttled_periods}
     for name, counts in throttled.items():
-        console.print(f"  throttled in {counts['throttled_periods']} of {counts['periods']} quota periods "
-                      f"({counts['throttled_us'] / 1e6:.2f} s) while measuring {name}", highlight=False)
-    if extra.get("throttling") and not throttled:
-        periods = sum(t["periods"] for t in extra["throttling"].values())
+        console.print(f"  throttled in {counts.throttled_periods} of {counts.periods} quota periods "
+                      f"({counts.throttled_us / 1e6:.2f} s) while measuring {name}", highlight=False)
+    if measured.throttling and not throttled:
+        periods = sum(t.periods for t in measured.throttling.values())
         console.print(f"  cpu.stat: no throttled period in {periods} quota periods while measuring" if periods
                       else "  cpu.stat: no CPU quota periods elapsed (no quota), so nothing was throttled", style="dim")
-    console.print(f"→ {extra['recommended']}: {extra['why']}", highlight=False)
-    for excluded in extra["excluded"]:
-        console.print(Text(f"  not measured: {excluded['layout']} — {excluded['reason']}", style="dim"))
+    console.print(f"→ {measured.recommended}: {measured.why}", highlight=False)
+    for excluded in measured.excluded:
+        console.print(Text(f"  not measured: {excluded.layout} — {excluded.reason}", style="dim"))
 
 
 def _number(value: float | None) -> str:

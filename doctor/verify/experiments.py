@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..budget import cpu_budget
-from ..facts import ExperimentResult, Facts, ModelInput
+from ..facts import (ColdStartResult, ExperimentResult, Facts, MemoryGrowth, ModelInput, OutputDrift, ShapeCacheResult,
+                     WarmupResult)
+from ..vocabulary import Effect, ExperimentStatus
 from . import stats
 from .arms import Arm, config_calls, label, vary
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
-from .measure import Measurer, compared, config_key
+from .measure import Measurer, config_key
 from .session import WorkerDied
 
 COLD_START_ROUNDS = 6
@@ -45,7 +47,7 @@ class Context:
 
 
 def skipped(name: str, reason: str) -> ExperimentResult:
-    return ExperimentResult(name=name, status="skipped", reason=reason)
+    return ExperimentResult(name=name, status=ExperimentStatus.SKIPPED, reason=reason)
 
 
 def race(ctx: Context, name: str, candidates: list[Arm], budget_s: float, base: Arm | None = None) -> ExperimentResult:
@@ -53,8 +55,8 @@ def race(ctx: Context, name: str, candidates: list[Arm], budget_s: float, base: 
     labelled = [(label(c, base), c) for c in candidates]
     comparisons = ctx.measurer.race(("baseline", base), labelled, budget_s, name)
     arms = [ctx.measurer.arm_result("baseline", base)] + [ctx.measurer.arm_result(l, c) for l, c in labelled]
-    noisy = any(c.verdict == stats.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
-    return ExperimentResult(name=name, status="measured", arms=arms, comparisons=comparisons, noisy=noisy)
+    noisy = any(c.verdict == Effect.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
+    return ExperimentResult(name=name, status=ExperimentStatus.MEASURED, arms=arms, comparisons=comparisons, noisy=noisy)
 
 
 def thread_limit(facts: Facts) -> int | None:
@@ -119,16 +121,21 @@ def bf16_unavailable(facts: Facts) -> str | None:
 
 def attach_drift(ctx: Context, result: ExperimentResult, reference: Arm, candidate: Arm) -> None:
     """Output drift of a precision change against FP32 on the same inputs."""
-    drift = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {label(candidate)}",
+    reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {label(candidate)}",
                                           cmd="drift", a=config_key(reference), b=config_key(candidate))
-    drift.pop("ok", None)
+    drift = drift_of(reply)
     for comparison in result.comparisons:
         comparison.drift = drift
         comparison.changes_outputs = changes_outputs(drift, ctx.max_drift)
 
 
-def changes_outputs(drift: dict, max_drift: float) -> bool:
-    return drift["max_abs_diff"] > max_drift or (drift.get("top1_agreement") is not None and drift["top1_agreement"] < 1.0)
+def drift_of(reply: dict) -> OutputDrift:
+    """The worker's answer to ``drift``."""
+    return OutputDrift(reply["max_abs_diff"], reply["cosine"], reply["top1_agreement"])
+
+
+def changes_outputs(drift: OutputDrift, max_drift: float) -> bool:
+    return drift.max_abs_diff > max_drift or (drift.top1_agreement is not None and drift.top1_agreement < 1.0)
 
 
 def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
@@ -138,9 +145,8 @@ def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
     loaded = ctx.measurer.load(ctx.baseline)
     measured = ctx.measurer.arm_result("baseline", ctx.baseline)
     steady, first = measured.p50 or loaded["warm_ms"], loaded["first_ms"]
-    result = ExperimentResult(name="warmup", status="measured", arms=[measured])
-    result.extra = {"first_ms": first, "steady_p50_ms": steady, "first_over_steady": first / steady if steady else None}
-    return result
+    return ExperimentResult(name="warmup", status=ExperimentStatus.MEASURED, arms=[measured],
+                            warmup=WarmupResult(first, steady, first / steady if steady else None))
 
 
 def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
@@ -163,11 +169,10 @@ def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
                 deadline.request(session, "dropping a predictor", cmd="drop", arm=f"cold-{name}")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    comparison = compared("rebuild graph", "optimised model cache", samples["rebuild graph"],
-                          samples["optimised model cache"], ctx.measurer.min_effect)
-    medians = {name: statistics.median(v[0] for v in values) for name, values in samples.items()}
-    return ExperimentResult(name="optim_cache", status="measured", comparisons=[comparison],
-                            extra={"cold_start_ms": medians})
+    rebuild, cached = samples["rebuild graph"], samples["optimised model cache"]
+    comparison = stats.compare(rebuild, cached, ctx.measurer.min_effect, names=("rebuild graph", "optimised model cache"))
+    medians = ColdStartResult(*(statistics.median(block[0] for block in blocks) for blocks in (rebuild, cached)))
+    return ExperimentResult(name="optim_cache", status=ExperimentStatus.MEASURED, comparisons=[comparison], optim_cache=medians)
 
 
 def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
@@ -192,8 +197,9 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
                                      arm=name, shapes=shapes)["rss_mb"]
         finally:
             session.close()
-        growth[name] = {"start_mb": before, "after_each_shape_mb": after, "growth_mb": after[-1] - before}
-    return ExperimentResult(name="onednn_cache", status="measured", extra={"rss": growth, "shapes": len(shapes)})
+        growth[name] = MemoryGrowth(before, after, after[-1] - before)
+    return ExperimentResult(name="onednn_cache", status=ExperimentStatus.MEASURED,
+                            onednn_cache=ShapeCacheResult(len(shapes), growth["service"], growth["bounded"]))
 
 
 def varying_shapes(inputs: dict[str, ModelInput]) -> list[dict[str, list[int]]]:
@@ -238,12 +244,12 @@ def layouts(ctx: Context, budget_s: float) -> ExperimentResult:
     try:
         hosts = start_hosts(ctx.new_session, ctx.load.hosts)
     except WorkerDied as exc:
-        return ExperimentResult(name="layouts", status="error", reason=f"the load workers could not start: {exc}")
+        return ExperimentResult(name="layouts", status=ExperimentStatus.ERROR, reason=f"the load workers could not start: {exc}")
     try:
         return measure_layouts(LoadRunner(hosts, ctx.load, ctx.baseline, ctx.measurer.deadline), started, budget_s,
                                ctx.measurer.min_effect, ctx.measurer.progress)
     except LayoutFailed as exc:
-        return ExperimentResult(name="layouts", status="error", reason=str(exc))
+        return ExperimentResult(name="layouts", status=ExperimentStatus.ERROR, reason=str(exc))
     finally:
         close_hosts(hosts)
 

@@ -22,18 +22,20 @@ from __future__ import annotations
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable
 
 from ..context import ProbeContext
-from ..facts import ArmResult, ComparisonResult, ExperimentResult
+from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutChoice, LayoutsResult,
+                     Throttling)
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
+from ..vocabulary import Effect, ExperimentStatus, RaceEnd
 from . import stats
 from .arms import Arm, config_calls, vary
 from .layouts import Layout, LoadPlan
 from .deadline import Deadline
-from .measure import compared
 from .session import WorkerDied, WorkerError, WorkerSession
 
 SETTLE_S, LEAD_S = 0.22, 0.05
@@ -125,6 +127,16 @@ def read_throttling() -> tuple[int, int, int] | None:
     return group.nr_periods, group.nr_throttled, group.throttled_usec or 0
 
 
+@dataclass
+class Race:
+    """How the rounds went: the window length, the rounds run, why they stopped and the budget they had."""
+
+    window_s: float
+    rounds: int
+    stopped: RaceEnd
+    budget_s: float
+
+
 class Tally:
     """What one layout measured: per-round ms per request, latencies, requests, seconds, throttling."""
 
@@ -154,7 +166,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
         for tally, create_ms in zip(tallies, runner.setup(arms)):
             tally.create_ms = create_ms
         window_s = window_length(runner, arms)
-        round_s, stopped, comparisons = len(arms) * (window_s + SETTLE_S + LEAD_S), "max rounds", []
+        round_s, stopped, comparisons = len(arms) * (window_s + SETTLE_S + LEAD_S), RaceEnd.MAX_ROUNDS, []
         for round_index in range(MAX_ROUNDS):
             round_started = time.monotonic()
             run_round(runner, arms, tallies, window_s, reverse=round_index % 2 == 1)
@@ -165,15 +177,14 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
             confidence = 0.95 if out_of_time or round_index == MAX_ROUNDS - 1 else 0.99
             comparisons = compare_all(arms, tallies, plan, min_effect, confidence)
             if round_index >= 1 and decided(arms, tallies, plan, comparisons, min_effect, confidence):
-                stopped = "decided"
+                stopped = RaceEnd.DECIDED
                 break
             if round_index >= 1 and out_of_time:
-                stopped = "budget"
+                stopped = RaceEnd.BUDGET
                 break
     except (WorkerDied, WorkerError) as exc:
         raise LayoutFailed(labels(plan, arms)[runner.current], exc) from exc
-    return result(plan, arms, tallies, comparisons, {"window_s": round(window_s, 3), "rounds": len(tallies[0].blocks),
-                                                     "stopped": stopped, "budget_s": round(budget_s, 3)})
+    return result(plan, arms, tallies, comparisons, Race(round(window_s, 3), len(tallies[0].blocks), stopped, round(budget_s, 3)))
 
 
 def window_length(runner: LoadRunner, arms: list[Layout]) -> float:
@@ -208,7 +219,7 @@ def compare_all(arms, tallies, plan, min_effect, confidence) -> list[ComparisonR
     names = labels(plan, arms)
     found = []
     for index in range(1, len(arms)):
-        found.append(compared(names[0], names[index], tallies[0].blocks, tallies[index].blocks, min_effect, confidence))
+        found.append(stats.compare(tallies[0].blocks, tallies[index].blocks, min_effect, confidence, names=(names[0], names[index])))
     return found
 
 
@@ -222,13 +233,13 @@ def leader(arms, plan, comparisons) -> int:
 def decided(arms, tallies, plan, comparisons, min_effect, confidence) -> bool:
     """Every comparison with the service is decided, and the leader is measurably ahead of, or
     level with, every other layout that fits the budget."""
-    if any(c.verdict == stats.UNDECIDED for c in comparisons):
+    if any(c.verdict == Effect.UNDECIDED for c in comparisons):
         return False
     best = leader(arms, plan, comparisons)
     for index, layout in enumerate(arms):
         if index != best and plan.fits(layout):
             verdict = stats.compare(tallies[index].blocks, tallies[best].blocks, min_effect, confidence).verdict
-            if verdict not in (stats.IMPROVED, stats.NO_EFFECT):
+            if verdict not in (Effect.IMPROVED, Effect.NO_EFFECT):
                 return False
     return True
 
@@ -250,14 +261,14 @@ def _choice(arms, plan, comparisons) -> tuple[int, str]:
         return 0, ("the service's layout is the fastest measured that fits the CPU budget" if plan.fits(arms[0])
                    else "no layout that fits the CPU budget could be measured")
     verdict = comparisons[best - 1].verdict
-    if verdict == stats.IMPROVED:
+    if verdict == Effect.IMPROVED:
         return best, "measurably more throughput than the service's layout, within the CPU budget"
-    if verdict != stats.REGRESSED and not plan.fits(arms[0]):
+    if verdict != Effect.REGRESSED and not plan.fits(arms[0]):
         return best, f"the fastest layout that fits the CPU budget, which the service's exceeds ({verdict} against it)"
     return 0, f"no layout that fits the CPU budget measured more throughput than the service's ({verdict})"
 
 
-def result(plan, arms, tallies, comparisons, extra) -> ExperimentResult:
+def result(plan, arms, tallies, comparisons, race: Race) -> ExperimentResult:
     names = labels(plan, arms)
     results = []
     for name, layout, tally in zip(names, arms, tallies):
@@ -271,16 +282,15 @@ def result(plan, arms, tallies, comparisons, extra) -> ExperimentResult:
             arm.throughput_rps = len(tally.latencies) / tally.seconds if tally.seconds else None
         results.append(arm)
     best, why = recommended(arms, plan, comparisons)
-    extra.update({
-        "concurrency": plan.concurrency, "budget_cpus": plan.budget_cpus,
-        "recommended": names[best], "recommended_layout": {"layout": arms[best].kind, "instances": arms[best].instances,
-                                                           "threads": arms[best].threads},
-        "why": why,
-        "excluded": [{"layout": layout, "reason": reason} for layout, reason in plan.excluded],
-        "throttling": {name: dict(zip(("periods", "throttled_periods", "throttled_us"), tally.throttling))
-                       for name, tally in zip(names, tallies) if tally.throttling is not None},
-    })
-    noisy = extra["stopped"] == "budget" and any(c.verdict == stats.UNDECIDED for c in comparisons) and any(
+    measured = LayoutsResult(
+        concurrency=plan.concurrency, budget_cpus=float(plan.budget_cpus), budget_s=race.budget_s, window_s=race.window_s,
+        rounds=race.rounds, stopped=race.stopped, recommended=names[best],
+        recommended_layout=LayoutChoice(arms[best].kind, arms[best].instances, arms[best].threads), why=why,
+        excluded=[ExcludedLayout(layout, reason) for layout, reason in plan.excluded],
+        throttling={name: Throttling(*tally.throttling) for name, tally in zip(names, tallies) if tally.throttling is not None},
+    )
+    noisy = race.stopped == RaceEnd.BUDGET and any(c.verdict == Effect.UNDECIDED for c in comparisons) and any(
         statistics.pstdev(b[0] for b in t.blocks) / statistics.fmean(b[0] for b in t.blocks) > stats.NOISY_CV
         for t in tallies if len(t.blocks) > 1)
-    return ExperimentResult(name="layouts", status="measured", arms=results, comparisons=comparisons, noisy=noisy, extra=extra)
+    return ExperimentResult(name="layouts", status=ExperimentStatus.MEASURED, arms=results, comparisons=comparisons, noisy=noisy,
+                            layouts=measured)

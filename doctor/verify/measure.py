@@ -18,6 +18,7 @@ import time
 from typing import Any, Callable
 
 from ..facts import ArmResult, ComparisonResult
+from ..vocabulary import Effect
 from . import stats
 from .arms import config_calls, label
 from .deadline import Deadline
@@ -29,14 +30,6 @@ WARMUP_RUNS, MAX_WARMUP_RUNS, WARMUP_MS = 3, 30, 300.0
 MAX_ROUNDS = 60
 
 Progress = Callable[[str, float], None]
-
-
-def compared(baseline: str, candidate: str, baseline_blocks: list[list[float]], candidate_blocks: list[list[float]],
-             min_effect: float, confidence: float = 0.95) -> ComparisonResult:
-    """``stats.compare`` of two arms' blocks, as the facts record it under the arms' names."""
-    result = stats.compare(baseline_blocks, candidate_blocks, min_effect, confidence)
-    return ComparisonResult(baseline, candidate, result.ratio, result.ci_low, result.ci_high, result.verdict,
-                            result.rounds, confidence=result.confidence)
 
 
 def config_key(config: dict[str, Any]) -> str:
@@ -139,7 +132,7 @@ class Measurer:
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
                            for i, candidate in enumerate(candidates)]
-            if round_index >= 1 and (final or all(c.verdict != stats.UNDECIDED for c in comparisons)):
+            if round_index >= 1 and (final or all(c.verdict != Effect.UNDECIDED for c in comparisons)):
                 break
         return comparisons
 
@@ -150,4 +143,4 @@ class Measurer:
         return reply["ms"], reply["samples"]
 
     def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
-        return compared(baseline[0], candidate[0], baseline_blocks, candidate_blocks, self.min_effect, confidence)
+        return stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence, names=(baseline[0], candidate[0]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from ..facts import ComparisonResult, ExperimentResult, Recommendation
+from ..vocabulary import Effect
 from . import stats
 from .arms import Arm, label, snippet, vary
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
@@ -40,7 +41,7 @@ def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonRe
     """The fastest candidate measured faster, not changing outputs, and not moving threads above the limit."""
     configs = {arm.label: arm.config for arm in result.arms}
     base_threads = configs["baseline"]["threads"]
-    winners = [c for c in result.comparisons if c.verdict == stats.IMPROVED and not c.changes_outputs
+    winners = [c for c in result.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs
                and (configs[c.candidate]["threads"] <= limit or configs[c.candidate]["threads"] == base_threads)]
     if not winners:
         return None
@@ -78,9 +79,9 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     started = time.monotonic()
     baseline = ctx.baseline
     limit = thread_limit(ctx.facts) or UNBOUNDED
-    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.status == "measured"}, limit)
+    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured}, limit)
     steps: list[str] = [forced] if forced else []
-    dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].status == "measured"]
+    dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].measured]
     search_until = started + budget_s * (1 - FINAL_SHARE)
     tried: set[tuple[str, str]] = set()
     decided: set[str] = set()  # dimensions already judged, in context or (out of time) at the service's configuration
@@ -137,4 +138,4 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
 
 def _speed(comparison: ComparisonResult) -> str:
     speed = stats.speed_words(comparison.ratio)
-    return speed if comparison.verdict == stats.IMPROVED else f"{speed} ({comparison.verdict})"
+    return speed if comparison.verdict == Effect.IMPROVED else f"{speed} ({comparison.verdict})"

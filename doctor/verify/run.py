@@ -10,6 +10,7 @@ from typing import Callable
 from .. import children
 from ..children import Interrupted
 from ..facts import ExperimentResult, Facts, ModelFacts, ModelLoadFailure, VerificationFacts
+from ..vocabulary import ExperimentStatus
 from .arms import baseline_arm, label
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
@@ -133,7 +134,7 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
             verification.error = (f"{_stop_reason(deadline)}: measuring stopped during {name}"
                                   + (f"; not run: {', '.join(not_run)} and the recommendation" if not_run else ""))
             return False
-        if result.status == "error" and ctx.measurer.session.proc.poll() is not None:
+        if result.status == ExperimentStatus.ERROR and ctx.measurer.session.proc.poll() is not None:
             try:
                 ctx.measurer = Measurer(ctx.new_session(), options.min_effect, ctx.measurer.progress, deadline, ctx.measurer.sample_count)
             except (WorkerError, WorkerDied, Interrupted) as exc:
@@ -157,7 +158,7 @@ def _failure(exc: BaseException) -> str:
 def _failed(name: str, exc: BaseException, ctx: Context) -> ExperimentResult:
     config = ctx.measurer.last_config
     where = f" (configuration: {label(config)})" if config else ""
-    return ExperimentResult(name=name, status="error", reason=f"{_failure(exc)}{where}")
+    return ExperimentResult(name=name, status=ExperimentStatus.ERROR, reason=f"{_failure(exc)}{where}")
 
 
 def over_budget(deadline: Deadline, seconds: float) -> str | None:

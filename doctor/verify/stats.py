@@ -22,12 +22,15 @@ import math
 import statistics
 from dataclasses import dataclass
 
-IMPROVED, REGRESSED, NO_EFFECT, UNDECIDED = "improved", "regressed", "no measurable effect", "undecided"
+from ..facts.verification import ComparisonResult
+from ..vocabulary import Effect
 
 
 def speed_words(ratio: float) -> str:
     """A speed ratio (candidate over baseline) for people: ``1.31x faster``, ``1.25x slower``."""
     return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+
+
 MIN_ROUNDS = 6
 TRIM = 0.2
 NOISY_CV = 0.25
@@ -51,16 +54,6 @@ class Summary:
     p99: float
     mean: float
     cv: float
-
-
-@dataclass
-class Comparison:
-    ratio: float
-    ci_low: float
-    ci_high: float
-    verdict: str
-    rounds: int
-    confidence: float = 0.95
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -88,18 +81,19 @@ def t_quantile(df: int, confidence: float = 0.95) -> float:
 
 
 def compare(
-    baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03, confidence: float = 0.95
-) -> Comparison:
-    """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks."""
+    baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03, confidence: float = 0.95,
+    names: tuple[str, str] = ("baseline", "candidate"),
+) -> ComparisonResult:
+    """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks, under the arms' ``names``."""
     logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in zip(baseline_blocks, candidate_blocks)]
     rounds = len(logs)
     if rounds < 2:
         center = logs[0] if logs else 0.0
-        return Comparison(math.exp(center), 0.0, math.inf, UNDECIDED, rounds, confidence)
+        return ComparisonResult(*names, math.exp(center), 0.0, math.inf, Effect.UNDECIDED, rounds, confidence)
     center, half = trimmed_mean_interval(logs, confidence)
     low, high = math.exp(center - half), math.exp(center + half)
     ratio = math.exp(center)
-    return Comparison(ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, confidence)
+    return ComparisonResult(*names, ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, confidence)
 
 
 def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: float = TRIM) -> tuple[float, float]:
@@ -118,14 +112,14 @@ def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: f
     return statistics.fmean(kept), half
 
 
-def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float) -> str:
+def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float) -> Effect:
     if rounds < MIN_ROUNDS:
-        return UNDECIDED
+        return Effect.UNDECIDED
     upper, lower = 1.0 + min_effect, 1.0 / (1.0 + min_effect)
     if low > 1.0 and ratio >= upper:
-        return IMPROVED
+        return Effect.IMPROVED
     if high < 1.0 and ratio <= lower:
-        return REGRESSED
+        return Effect.REGRESSED
     if low >= lower and high <= upper:
-        return NO_EFFECT
-    return UNDECIDED
+        return Effect.NO_EFFECT
+    return Effect.UNDECIDED
