@@ -12,6 +12,7 @@ from .docs import docs_link, docs_page
 from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
 from .findings import Finding, Status, Verdict
 from .gpu import summary as gpu_summary
+from .lazy import lazy_names
 from .profile import Profile, build_profile
 from .registry import LoadFailure
 from .rules import AREAS, Change, Rule, Rulebook
@@ -22,6 +23,9 @@ from .vocabulary import Severity
 if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
     from .facts.verification import ExperimentResult, Recommendation
     from .report_measured import GraphSummary, VerificationSummary
+
+__getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "Recommendation": ".facts.verification",
+                                    "GraphSummary": ".report_measured", "VerificationSummary": ".report_measured"})
 
 SCHEMA_VERSION = 1
 RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration

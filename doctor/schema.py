@@ -21,6 +21,7 @@ from .serde import field_types
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
+SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # TensorRTShare: tensor_rt_share
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +103,7 @@ class _Builder:
 
     def define(self, cls: type) -> str:
         if cls not in self.names:
-            name = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+            name = SNAKE.sub("_", cls.__name__).lower()
             if name in self.defs:
                 raise TypeError(f"two dataclasses named {cls.__name__} in one document")
             self.names[cls] = name

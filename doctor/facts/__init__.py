@@ -13,12 +13,12 @@ attributes, as ``paddle_doctor.serde`` does; ``typing.get_type_hints(Facts)`` al
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..lazy import lazy_names
 from ..schema import version_field
 from ..serde import decode_document, load_json_file, to_data
 from ..vocabulary import (CacheStatus, Device, GpuStatus, Layout, LibraryKind, Origin, PaddleStatus, Precision, ProcessStatus,
@@ -37,17 +37,7 @@ MEASURED_SECTIONS = {
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),
 }
-_SECTION_OF = {name: section for section, names in MEASURED_SECTIONS.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    """The measured sections' classes, imported when first asked for (PEP 562)."""
-    section = _SECTION_OF.get(name)
-    if section is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{section}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, {name: f".{section}" for section, names in MEASURED_SECTIONS.items() for name in names})
 
 
 PADDLE_STATUS_WORDS = {"not_probed": "Paddle not probed", "missing": "Paddle not installed", "crashed": "Paddle crashes on import",
