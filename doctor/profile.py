@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .baseline import cache_record
 from .budget import service_threads
+from .schema import Positive
 from .facts import Facts
 from .gpu import dotted, trt_runtime, wheel_label
 
@@ -16,8 +17,8 @@ class Profile:
     """Threads per predictor x instances, the Paddle build, the GPU driver with its CUDA, the TensorRT
     the service loads, and the optimisation / engine cache; None where this container has none."""
 
-    threads: int
-    instances: int
+    threads: Positive
+    instances: Positive
     paddle_build: str
     gpu_driver: str | None
     cuda_driver: str | None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import __version__
 from .budget import cpu_budget
@@ -18,7 +18,8 @@ from .registry import LoadFailure
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
 from .settings import Settings
-from .vocabulary import Severity
+from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
+from .vocabulary import PaddleStatus, Severity
 
 if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
     from .facts.verification import ExperimentResult, Recommendation
@@ -48,13 +49,13 @@ class Fix:
 class ReportFinding:
     """A finding with its rule: what the report shows for one rule."""
 
-    rule_id: str
+    rule_id: RuleId
     slug: str
     title: str
     area: str
     check: str
     status: Status
-    severity: str
+    severity: Severity
     message: str
     observed: str | None
     expected: str | None
@@ -62,8 +63,8 @@ class ReportFinding:
     symptom: str
     cause: str
     fix: Fix
-    docs: list[str]
-    docs_link: str | None
+    docs: list[Url]
+    docs_link: UrlReference | None
     explain: str
     experiment: str | None
     verification: ExperimentResult | Recommendation | None = None
@@ -83,7 +84,7 @@ class ReportFinding:
 
 @dataclass
 class Tool:
-    name: str
+    name: Literal["paddle-doctor"]
     version: str
 
 
@@ -101,9 +102,9 @@ class HostSummary:
     cpu_budget: float | None
     cpu_budget_limited_by: str | None
     cpu_budget_file: str | None
-    memory_limit_bytes: int | None
-    shm_bytes: int | None
-    paddle_status: str
+    memory_limit_bytes: Count | None
+    shm_bytes: Count | None
+    paddle_status: PaddleStatus
     paddle_version: str | None
     paddle_distribution: str | None
     python: str | None
@@ -122,9 +123,9 @@ class CheckError:
 class Summary:
     """Findings counted by status, how many count against the exit code, and the rules ignored."""
 
-    counts: dict[str, int]
-    problems: int
-    ignored: list[str]
+    counts: dict[str, Count]
+    problems: Count
+    ignored: list[RuleId]
 
 
 @dataclass
@@ -141,14 +142,14 @@ class ServiceSummary:
 class Report:
     """Everything a renderer needs: findings with their rules, check errors, summary and exit code."""
 
-    schema_version: int
+    schema_version: int = version_field(SCHEMA_VERSION, default=False)
     tool: Tool
     host: HostSummary
-    fail_on: str
+    fail_on: Severity
     findings: list[ReportFinding]
     check_errors: list[CheckError]
     summary: Summary
-    exit_code: int = EXIT_OK
+    exit_code: ExitCode = field(default=EXIT_OK, metadata={"schema": {"description": "What the doctor exits with: 0 nothing at or above fail_on, 1 findings at or above it, 2 stopped by SIGTERM/SIGINT (the report is partial)"}})
     areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
     verification: VerificationSummary | None = None
     graph: GraphSummary | None = None

@@ -38,13 +38,19 @@ class Constraint:
 
 
 Count = Annotated[int, Constraint(minimum=0)]
+Positive = Annotated[int, Constraint(minimum=1)]
 NonNegative = Annotated[float, Constraint(minimum=0)]
 RuleId = Annotated[str, Constraint(pattern=r"^PD-[A-Z]+-[0-9]{3}$")]
+Url = Annotated[str, Constraint(format="uri")]
+UrlReference = Annotated[str, Constraint(format="uri-reference")]
+ExitCode = Annotated[int, Constraint(enum=[0, 1, 2])]
 
 
-def version_field(version: int) -> Any:
-    """A document's ``schema_version``: this version, and the schema admits no other."""
-    return dataclasses.field(default=version, metadata={"schema": {"const": version}})
+def version_field(version: int, default: bool = True) -> Any:
+    """A document's ``schema_version``: this version (the default, unless the field must come
+    without one), and the schema admits no other."""
+    metadata = {"schema": {"const": version}}
+    return dataclasses.field(default=version, metadata=metadata) if default else dataclasses.field(metadata=metadata)
 
 
 def generate(root: type, schema_id: str, title: str, description: str) -> dict[str, Any]:
@@ -150,12 +156,13 @@ class Document:
 
         module, _, name = self.root.partition(":")
         cls = getattr(importlib.import_module(f"paddle_doctor.{module}"), name)
-        version = next(f.default for f in dataclasses.fields(cls) if f.name == "schema_version")
+        version = next(f.metadata["schema"]["const"] for f in dataclasses.fields(cls) if f.name == "schema_version")
         schema_id = f"https://paddle-doctor.invalid/schemas/{self.file.removesuffix('.schema.json')}-{version}.schema.json"
         return generate(cls, schema_id, self.title, self.description.format(version=version))
 
 
 DOCUMENTS = (
+    Document("report.schema.json", "report:Report", "paddle-doctor report", "Output of `paddle-doctor --json` (schema_version {version})."),
     Document("facts.schema.json", "facts:Facts", "paddle-doctor facts",
              "Output of `paddle-doctor facts` and input of `check --facts` (schema_version {version})."),
 )
@@ -169,4 +176,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from paddle_doctor.schema import main as main_of_the_module  # the types carry that module's Constraint, not __main__'s
+
+    main_of_the_module()

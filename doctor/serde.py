@@ -54,6 +54,12 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
             except DecodeError as exc:
                 errors.append(str(exc))
         raise DecodeError(errors[0] if len(errors) == 1 else f"{where}: {data!r} fits none of {tp}")
+    if origin is typing.Literal:
+        if data in typing.get_args(tp) and type(data) in {type(arg) for arg in typing.get_args(tp)}:
+            return data
+        raise DecodeError(f"{where}: is {data!r}; expected {' or '.join(map(repr, typing.get_args(tp)))}")
+    if origin is typing.Annotated:
+        return _decode(typing.get_args(tp)[0], data, where)
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(data, list):

@@ -158,6 +158,15 @@ class ProcessStatus(Word):
     NO_PERMISSION = "no_permission"
 
 
+class ModelFormat(Word):
+    """How a model's program is stored: a PIR ``.json`` program (Paddle 3), a ``.pdmodel``
+    ProgramDesc, or a legacy folder of ``__model__`` and parameter files."""
+
+    PIR = "pir"
+    PDMODEL = "pdmodel"
+    LEGACY = "legacy"
+
+
 class ProgramStatus(Word):
     """What became of reading the optimised program: ``skipped`` cannot be produced here (the reason
     says why); ``error``: Paddle failed (the reason says how)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..lazy import lazy_names
-from ..schema import version_field
+from ..schema import Count, version_field
 from ..serde import decode_document, load_json_file, to_data
 from ..vocabulary import (CacheStatus, Device, GpuStatus, Layout, LibraryKind, Origin, PaddleStatus, Precision, ProcessStatus,
                           SourcePatternKind, SourceStatus)
@@ -317,7 +317,7 @@ class SourceLocation:
     """A line of the service's source: ``app.py:42``."""
 
     file: str
-    line: int
+    line: Count
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..vocabulary import BreakerKind, FusionStatus, ProgramStatus
+from ..schema import Count, NonNegative
+from ..vocabulary import BreakerKind, FusionStatus, ModelFormat, ProgramStatus
 
 
 @dataclass
@@ -30,7 +31,7 @@ class FusionInstance:
 
     pattern: str
     status: FusionStatus
-    ops: list[str]
+    ops: list[str] = field(metadata={"schema": {"minItems": 2}})
     variables: list[str]
     params: list[str] = field(default_factory=list)
     became: list[str] = field(default_factory=list)
@@ -44,12 +45,12 @@ class PatternCoverage:
 
     pattern: str
     title: str
-    fusible: int
-    fused: int
-    partial: int
-    unfused: int
-    unknown: int = 0
-    coverage: float | None = None
+    fusible: Count
+    fused: Count
+    partial: Count
+    unfused: Count
+    unknown: Count = 0
+    coverage: NonNegative | None = None
 
 
 @dataclass
@@ -63,11 +64,11 @@ class PassRejection:
 
 @dataclass
 class TensorRTShare:
-    engines: int
-    ops_inside: int
-    ops_outside: int
-    share: float | None
-    outside: dict[str, int] = field(default_factory=dict)
+    engines: Count
+    ops_inside: Count
+    ops_outside: Count
+    share: NonNegative | None
+    outside: dict[str, Count] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,14 +80,14 @@ class OptimisedProgram:
     reason: str | None = None
     pipeline: str | None = None
     config: list[str] = field(default_factory=list)
-    format: str | None = None
-    ops: int = 0
-    histogram: dict[str, int] = field(default_factory=dict)
-    removed: dict[str, int] = field(default_factory=dict)
-    added: dict[str, int] = field(default_factory=dict)
+    format: ModelFormat | None = None
+    ops: Count = 0
+    histogram: dict[str, Count] = field(default_factory=dict)
+    removed: dict[str, Count] = field(default_factory=dict)
+    added: dict[str, Count] = field(default_factory=dict)
     passes: list[str] | None = None
     rejections: list[PassRejection] = field(default_factory=list)
-    create_ms: float | None = None
+    create_ms: NonNegative | None = None
     tensorrt: TensorRTShare | None = None
 
 
@@ -96,16 +97,16 @@ class GraphFacts:
     cannot be read (names the file, and the version when known); nothing else is filled then."""
 
     program: str
-    format: str | None = None
+    format: ModelFormat | None = None
     version: int | None = None
     error: str | None = None
-    ops: int = 0
-    histogram: dict[str, int] = field(default_factory=dict)
-    feed_fetch: dict[str, int] = field(default_factory=dict)
+    ops: Count = 0
+    histogram: dict[str, Count] = field(default_factory=dict)
+    feed_fetch: dict[str, Count] = field(default_factory=dict)
     optimised: OptimisedProgram | None = None
     instances: list[FusionInstance] = field(default_factory=list)
     coverage: list[PatternCoverage] = field(default_factory=list)
     total: PatternCoverage | None = None
     dropout: list[str] = field(default_factory=list)
-    dropout_left: int | None = None
+    dropout_left: Count | None = None
     seconds: float = 0.0
