@@ -163,6 +163,9 @@ class Document:
 
 DOCUMENTS = (
     Document("report.schema.json", "report:Report", "paddle-doctor report", "Output of `paddle-doctor --json` (schema_version {version})."),
+    Document("fleet.schema.json", "fleet.grouping:FleetReport", "paddle-doctor fleet report",
+             "Output of `paddle-doctor fleet --json` (schema_version {version}): pods grouped by findings and facts, "
+             "the first group the usual one."),
     Document("facts.schema.json", "facts:Facts", "paddle-doctor facts",
              "Output of `paddle-doctor facts` and input of `check --facts` (schema_version {version})."),
 )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from .. import __version__
 from ..findings import Status
-from ..report import EXIT_FINDINGS, EXIT_OK, counts_against
+from ..report import EXIT_FINDINGS, EXIT_OK, Tool, counts_against
+from ..schema import Count, version_field
+from ..vocabulary import Severity
 from .reports import PodFacts, PodFinding, PodReport, Unreached
 
 SCHEMA_VERSION = 1
@@ -27,12 +30,12 @@ class Difference:
 class Group:
     """Pods with the same facts and findings; ``findings`` lists its problems (fail, warn, error)."""
 
-    pods: list[str]
+    pods: list[str] = field(metadata={"schema": {"minItems": 1}})
     nodes: list[str]
     usual: bool
     facts: PodFacts
     findings: list[PodFinding]
-    problems: int
+    problems: Count
     differences: list[Difference]
 
 
@@ -40,14 +43,14 @@ class Group:
 class FleetReport:
     """The groups, largest first (the first is the usual one), the pods not diagnosed and the exit code."""
 
-    schema_version: int
-    tool: dict[str, str]
-    fail_on: str
-    pods: int
+    schema_version: int = version_field(SCHEMA_VERSION, default=False)
+    tool: Tool
+    fail_on: Severity
+    pods: Count
     groups: list[Group]
     unreached: list[Unreached]
     problem_pods: list[str]
-    exit_code: int
+    exit_code: Literal[0, 1]
 
     @property
     def outliers(self) -> list[Group]:
@@ -74,7 +77,7 @@ def build_fleet(reports: list[PodReport], unreached: list[Unreached], fail_on: s
     problem_pods = sorted(pod for group in groups if group.problems for pod in group.pods)
     failed = problem_pods or unreached
     return FleetReport(
-        schema_version=SCHEMA_VERSION, tool={"name": "paddle-doctor", "version": __version__}, fail_on=fail_on,
+        schema_version=SCHEMA_VERSION, tool=Tool("paddle-doctor", __version__), fail_on=fail_on,
         pods=len(reports) + len(unreached), groups=groups, unreached=sorted(unreached, key=lambda u: u.pod),
         problem_pods=problem_pods, exit_code=EXIT_FINDINGS if failed else EXIT_OK,
     )

@@ -10,7 +10,9 @@ from typing import Any
 
 from ..profile import Profile
 from ..report import SCHEMA_VERSION
+from ..schema import RuleId
 from ..serde import DecodeError, from_data, load_json_file
+from ..vocabulary import Severity, Status
 
 EXPECTED = "expected the output of 'paddle-doctor --json'"
 
@@ -48,9 +50,9 @@ class PodFacts:
 class PodFinding:
     """One finding of one pod; pods agree on a finding when rule, status and severity agree."""
 
-    rule_id: str
-    status: str
-    severity: str
+    rule_id: RuleId
+    status: Status
+    severity: Severity
     title: str
     message: str
 
@@ -91,7 +93,7 @@ def pod_report(data: Any, pod: str, source: str, node: str | None = None) -> Pod
     try:
         host = data["host"]
         profile = from_data(Profile, data["profile"], "profile") if data.get("profile") is not None else None
-        findings = [PodFinding(f["rule_id"], f["status"], f["severity"], f["title"], f["message"]) for f in data["findings"]]
+        findings = [PodFinding(f["rule_id"], Status(f["status"]), Severity(f["severity"]), f["title"], f["message"]) for f in data["findings"]]
         facts = pod_facts(host, profile)
     except (KeyError, TypeError, AttributeError, ValueError, DecodeError) as exc:
         what = f"missing {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
