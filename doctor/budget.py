@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .facts import Facts
+from .facts.predictor import math_threads
 from .probes.common import format_cpu_list
-
-PADDLE_DEFAULT_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,7 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
 
 def service_threads(facts: Facts) -> tuple[int, str]:
     """Math threads per predictor and where that number comes from."""
+    threads = math_threads(facts.service)
     if facts.service.threads is not None:
-        return facts.service.threads, facts.said_by("threads") or "the service's setting"
-    return PADDLE_DEFAULT_THREADS, "Paddle's default (set_cpu_math_library_num_threads not called)"
+        return threads, facts.said_by("threads") or "the service's setting"
+    return threads, "Paddle's default (set_cpu_math_library_num_threads not called)"

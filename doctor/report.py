@@ -193,7 +193,7 @@ def verification_summary(facts: Facts) -> dict[str, Any] | None:
         "seconds": verification.seconds,
         "min_effect": verification.min_effect,
         "max_drift": verification.max_drift,
-        "baseline": verification.baseline,
+        "baseline": to_data(verification.baseline),
         "error": verification.error,
         "over_budget": verification.over_budget,
         "experiments": [{"name": e.name, "status": e.status, "reason": e.reason, "seconds": e.seconds}

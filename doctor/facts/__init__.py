@@ -28,8 +28,9 @@ if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ be
 
 SCHEMA_VERSION = 1
 MEASURED_SECTIONS = {
-    "verification": ("ArmResult", "ComparisonResult", "ExperimentResult", "Recommendation", "ModelFacts", "ModelInput",
-                     "ModelLoadFailure", "VerificationFacts"),
+    "verification": ("ArmResult", "ComparisonResult", "ExperimentResult", "LayoutArm", "Recommendation", "ModelFacts",
+                     "ModelInput", "ModelLoadFailure", "VerificationFacts"),
+    "predictor": ("PredictorConfig",),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),
 }
