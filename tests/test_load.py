@@ -138,7 +138,7 @@ def test_the_oversubscribed_layout_loses_to_one_that_fits_the_budget(oversubscri
     ratios = {c["candidate"]: c for c in layouts["comparisons"]}
     assert ratios["2 processes x 1 thread"]["ratio"] > 1
     recommended = next(arm for arm in layouts["arms"] if arm["label"] == layouts["extra"]["recommended"])
-    assert recommended["config"]["fits_budget"] and recommended["config"]["total_threads"] <= 2
+    assert recommended["layout"]["fits_budget"] and recommended["layout"]["total_threads"] <= 2
     assert found["PD-LOAD-001"]["status"] == "pass"
     if found["PD-LOAD-002"]["status"] == "fail":
         code = found["PD-LOAD-002"]["fix"]["changes"][0]["code"]
