@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .facts import Facts
-from .facts.predictor import math_threads
 from .probes.common import format_cpu_list
 
 
@@ -69,7 +68,7 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
 
 def service_threads(facts: Facts) -> tuple[int, str]:
     """Math threads per predictor and where that number comes from."""
-    threads = math_threads(facts.service)
+    threads = facts.service.math_threads
     if facts.service.threads is not None:
         return threads, facts.said_by("threads") or "the service's setting"
     return threads, "Paddle's default (set_cpu_math_library_num_threads not called)"

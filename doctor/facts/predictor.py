@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ..vocabulary import Device, Precision
 
 if TYPE_CHECKING:
-    from . import Facts, ServiceFacts
+    from . import Facts
 
-PADDLE_DEFAULT_THREADS = 1  # what a predictor runs when set_cpu_math_library_num_threads is not called
 MEASURED_PRECISIONS = (Precision.FP32, Precision.BF16)  # what a CPU predictor runs; other precisions are measured as fp32
 TENSORRT_PRECISIONS = {Precision.FP32: "Float32", Precision.FP16: "Half", Precision.INT8: "Int8", Precision.BF16: "Bfloat16"}
 SWITCHES = {"onednn": "oneDNN", "ir_optim": "IR optim", "feed_fetch": "feed/fetch ops", "memory_optim": "memory optim"}
@@ -29,11 +28,6 @@ DEVICE_NEUTRAL_CALLS = ("switch_ir_optim", "switch_use_feed_fetch_ops", "enable_
                         "set_optim_cache_dir", "enable_save_optim_model", "use_optimized_model")
 
 Call = tuple[str, list[Any]]
-
-
-def math_threads(service: ServiceFacts) -> int:
-    """Math threads per predictor: the service's setting, else Paddle's default."""
-    return service.threads if service.threads is not None else PADDLE_DEFAULT_THREADS
 
 
 @dataclass(frozen=True)
@@ -63,7 +57,7 @@ class PredictorConfig:
         service = facts.service
         onednn_default = facts.paddle.mkldnn_default_on if facts.paddle.mkldnn_default_on is not None else True
         return cls(
-            threads=math_threads(service),
+            threads=service.math_threads,
             onednn=onednn_default if service.onednn is None else service.onednn,
             precision=service.precision if service.precision in MEASURED_PRECISIONS else Precision.FP32,
             ir_optim=True if service.ir_optim is None else service.ir_optim,

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..budget import cpu_budget
 from ..facts import Facts
-from ..facts.predictor import math_threads
 from ..service import serving_layout
 from .model import ModelFiles
 
@@ -132,7 +131,7 @@ def service_layout(facts: Facts) -> tuple[Layout, str]:
     """The service's layout as measured, and its label (a shared predictor is measured behind a lock)."""
     service = facts.service
     kind = serving_layout(service)
-    threads = math_threads(service)
+    threads = service.math_threads
     if kind == "shared":
         layout = Layout("lock", 1, threads)
         return layout, f"service: one predictor shared without a lock x {threads} thread{'s' if threads != 1 else ''} (measured behind a lock)"
