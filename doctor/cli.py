@@ -185,10 +185,10 @@ def _collect(params: dict[str, Any], measure: bool = True):
         if run is not None:
             from .graph.probe import probe_graph
 
-            with run:  # graph coverage first: it needs Paddle's log, which measuring turns off
-                if not children.received():  # stopped: report what was probed, now
-                    facts.graph = probe_graph(facts, run)  # an unreadable program is a finding; the rest of the report still comes out
-                if run.program is not None and not children.received():
+            with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
+                if not children.received():  # an unreadable program is a finding; the rest of the report still comes out
+                    facts.graph = probe_graph(facts, run)
+                if run.program is not None and not children.received():  # stopped: report what was probed, now
                     facts.verification = _verify(facts, run, params)
     return facts
 
