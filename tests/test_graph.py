@@ -136,6 +136,18 @@ def test_graph_coverage_and_verification_share_one_worker(models):
     assert shared.proc.poll() is not None
 
 
+def test_the_command_line_builds_the_graph_before_it_measures(models):
+    """``--model`` from the command line: the graph is built in the shared worker while Paddle's
+    log is still on (its refusals are named), then the same model is measured."""
+    recorded = run_doctor("facts", "--model", str(models["cnn-pdmodel"]), "--onednn", "--threads", "1", "--budget", "3",
+                          timeout=300)
+    assert recorded.returncode == 0, recorded.stderr
+    facts = json.loads(recorded.stdout)
+    assert any(r["pass_name"] == "conv_eltwiseadd_bn_fuse_pass" for r in facts["graph"]["optimised"]["rejections"])
+    assert facts["verification"]["error"] is None and facts["verification"]["baseline"]["threads"] == 1
+    assert facts["verification"]["model"]["program"] == facts["graph"]["program"]
+
+
 def test_both_formats_give_the_same_coverage_with_ir_optimisation_off(models):
     graphs = [probe(models[name], ir_optim=False) for name in ("cnn-pir", "cnn-pdmodel")]
     assert [by_pattern(g) for g in graphs] == [{"conv_bn_act": (0, 0, 4, 4), "fc": (0, 0, 1, 1)}] * 2
