@@ -22,11 +22,11 @@ from pathlib import Path
 
 from paddle_doctor.facts import OptimisedProgram, ServiceFacts
 from paddle_doctor.graph.coverage import analyse
-from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph, service_calls
+from paddle_doctor.facts.predictor import service_calls
+from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.program import read_program
-from paddle_doctor.verify.model import locate_model
-from paddle_doctor.verify.session import WorkerSession
+from paddle_doctor.verify.model import ModelRun
 
 TARGET = 3.0
 
@@ -38,13 +38,12 @@ def facts_for(model: str):
                  paddle=PaddleFacts(status="ok", python=sys.executable, mkldnn_default_on=True))
 
 
-def create_times(facts, files, repeat: int, optimised_dir: str) -> list[float]:
+def create_times(facts, model: str, repeat: int, optimised_dir: str) -> list[float]:
     """Predictor creation in the worker; the first creation also writes the optimised program."""
-    calls = service_calls(facts)
-    with WorkerSession(sys.executable) as session:
-        session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
-        session.request(300, cmd="create", calls=calls + [("set_optim_cache_dir", [optimised_dir]), ("enable_save_optim_model", [True])])
-        return [session.request(300, cmd="create", calls=calls)["create_ms"] for _ in range(repeat)]
+    with ModelRun(model) as run:
+        session = run.start_worker(sys.executable)
+        session.request(300, cmd="create", calls=service_calls(facts, optim_cache_dir=optimised_dir, save_optim_model=True))
+        return [session.request(300, cmd="create", calls=service_calls(facts))["create_ms"] for _ in range(repeat)]
 
 
 def read_and_diff_ms(program: str, optimised: str) -> float:
@@ -61,16 +60,17 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="fusion-bench-"))
     try:
         model = args.model or str(build_model("encoder", "pir", workdir / "encoder"))
-        files = locate_model(model)
         facts = facts_for(model)
         optimised_dir = workdir / "optimised"
         optimised_dir.mkdir()
-        create = create_times(facts, files, args.repeat, str(optimised_dir))
+        create = create_times(facts, model, args.repeat, str(optimised_dir))
         optimised = next(str(optimised_dir / n) for n in OPTIMISED_FILES if (optimised_dir / n).is_file())
-        diff = [read_and_diff_ms(files.program, optimised) for _ in range(args.repeat)]
         start = time.perf_counter()
-        graph = probe_graph(facts, model)
+        with ModelRun(model) as run:
+            files = run.files
+            graph = probe_graph(facts, run)
         probe_s = time.perf_counter() - start
+        diff = [read_and_diff_ms(files.program, optimised) for _ in range(args.repeat)]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     read_diff, created = statistics.median(diff), statistics.median(create)

@@ -36,6 +36,7 @@ from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.layouts import KINDS, Layout, LoadPlan, service_layout
 from paddle_doctor.verify.load import LoadRunner, close_hosts, measure_layouts, start_hosts
 from paddle_doctor.verify.model import worker_samples
+from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
 
@@ -63,7 +64,8 @@ def main() -> None:
         facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
         print(f"before: {load_average()}")
         started = time.monotonic()
-        verification = run_verification(facts, VerifyOptions(model=str(model), budget_s=DEFAULT_LOAD_BUDGET_S))
+        with ModelRun(model) as run:
+            verification = run_verification(facts, run, VerifyOptions(budget_s=DEFAULT_LOAD_BUDGET_S))
         whole = time.monotonic() - started
         layouts = verification.experiment("layouts")
         if not layouts.measured:

@@ -29,15 +29,15 @@ from pathlib import Path
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceFacts
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
-from paddle_doctor.verify.arms import baseline_arm, label, vary
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
-from paddle_doctor.verify.measure import Measurer, config_key
-from paddle_doctor.verify.model import worker_samples
+from paddle_doctor.verify.measure import Measurer
+from paddle_doctor.verify.model import ModelRun, worker_samples
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.vocabulary import Effect, Precision
 
 MISCONFIGURED = {"threads": 8, "onednn": False}
 # kind, format, the service's settings, --shape
@@ -49,29 +49,28 @@ MODELS = {
 }
 
 
-def open_session(verification) -> WorkerSession:
-    model = verification.model
-    session = WorkerSession(sys.executable)
-    session.request(60, cmd="model", files={"program": model.program, "params": model.params, "dir": str(Path(model.program).parent)})
-    session.request(60, cmd="feeds", samples=worker_samples(model.inputs))
+def open_session(run: ModelRun, verification) -> WorkerSession:
+    """A fresh worker of the run, given the inputs verification measured."""
+    session = run.start_worker(sys.executable)
+    session.request(60, cmd="feeds", samples=worker_samples(verification.model.inputs))
     return session
 
 
 def sweep_space(facts, baseline):
     budget = cpu_budget(facts)
-    precisions = ["fp32", "bf16"] if any(f in facts.cpu.flags for f in BF16_FLAGS) else ["fp32"]
+    precisions = [Precision.FP32, Precision.BF16] if any(f in facts.cpu.flags for f in BF16_FLAGS) else ["fp32"]
     for threads, onednn, ir, precision in itertools.product(range(1, budget.whole_cpus + 1), (True, False), (True, False), precisions):
-        if precision == "bf16" and not onednn:
+        if precision == Precision.BF16 and not onednn:
             continue
-        yield vary(baseline, threads=threads, onednn=onednn, ir_optim=ir, precision=precision)
+        yield baseline.vary(threads=threads, onednn=onednn, ir_optim=ir, precision=precision)
 
 
-def changes_outputs_of(session: WorkerSession, config: dict, max_drift: float) -> bool:
+def changes_outputs_of(session: WorkerSession, config: PredictorConfig, max_drift: float) -> bool:
     """A bf16 configuration whose outputs drift from its FP32 twin beyond --max-drift is never
     recommended (the doctor's own rule), so it is no candidate for "best" either."""
-    if config["precision"] != "bf16":
+    if config.precision != Precision.BF16:
         return False
-    drift = session.request(60, cmd="drift", a=config_key(vary(config, precision="fp32")), b=config_key(config))
+    drift = session.request(60, cmd="drift", a=config.vary(precision=Precision.FP32).key(), b=config.key())
     return changes_outputs(drift_of(drift), max_drift)
 
 
@@ -79,30 +78,28 @@ def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], work
     model = build_model(kind, fmt, workdir / f"{kind}-{fmt}")
     service = ServiceFacts(model=str(model), **service_settings)
     facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
-    started = time.monotonic()
-    verification = run_verification(facts, VerifyOptions(model=str(model), shapes=shapes, budget_s=budget))
-    cost = time.monotonic() - started
-    recommended = verification.recommendation.config
-    baseline = verification.baseline
-    arms = {config_key(c): c for c in [baseline, recommended, *sweep_space(facts, baseline)]}
-    session = open_session(verification)
-    try:
+    with ModelRun(model) as run:
+        started = time.monotonic()
+        verification = run_verification(facts, run, VerifyOptions(shapes=shapes, budget_s=budget))
+        cost = time.monotonic() - started
+        recommended = verification.recommendation.config
+        baseline = verification.baseline
+        arms = {c.key(): c for c in [baseline, recommended, *sweep_space(facts, baseline)]}
+        session = open_session(run, verification)
         measurer = Measurer(session, 0.03)
         configs = list(arms.values())
-        measurer.race(("baseline", configs[0]), [(label(c, configs[0]), c) for c in configs[1:]], budget_s=60, what="sweep")
+        measurer.race(("baseline", configs[0]), [(c.label(configs[0]), c) for c in configs[1:]], budget_s=60, what="sweep")
         p50 = {key: measurer.arm_result("", c).p50 for key, c in arms.items()}
-        admissible = [config_key(c) for c in sweep_space(facts, baseline) if not changes_outputs_of(session, c, verification.max_drift)]
-    finally:
-        session.close()
+        admissible = [c.key() for c in sweep_space(facts, baseline) if not changes_outputs_of(session, c, verification.max_drift)]
     best_key = min(admissible, key=lambda k: p50[k])
     limit = cpu_budget(facts).threads_per_instance(1)
-    fits = recommended["threads"] <= limit
+    fits = recommended.threads <= limit
     shown = {name: model_input.shapes for name, model_input in verification.model.inputs.items()}
     print(f"  {kind:8s} measured at {shown}")
-    print(f"  {kind:8s} recommended: {label(recommended)} (threads {'within' if fits else 'OVER'} the budget of {limit})")
-    print(f"  {kind:8s} best of sweep: {label(arms[best_key])}")
-    q = p50[config_key(recommended)] / p50[best_key]
-    gain = p50[config_key(baseline)] / p50[config_key(recommended)]
+    print(f"  {kind:8s} recommended: {recommended.label()} (threads {'within' if fits else 'OVER'} the budget of {limit})")
+    print(f"  {kind:8s} best of sweep: {arms[best_key].label()}")
+    q = p50[recommended.key()] / p50[best_key]
+    gain = p50[baseline.key()] / p50[recommended.key()]
     print(f"  {kind:8s} p50 recommended/best {q:.3f} (target <= 1.05) {'OK' if q <= 1.05 else 'OVER'}; "
           f"baseline/recommended {gain:.2f}x; verification took {cost:.1f} s (target <= 60) {'OK' if cost <= 60 else 'OVER'}")
     return q, gain, cost
@@ -111,17 +108,14 @@ def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], work
 def calibration(workdir: Path, runs: int, budget: float) -> None:
     model = build_model("cnn", "pir", workdir / "calibration")
     facts = collect_facts(ProbeContext("/"), ServiceFacts(model=str(model)), sys.executable, 120)
-    verification = run_verification(facts, VerifyOptions(model=str(model), budget_s=4))
-    session = open_session(verification)
     verdicts = []
-    try:
-        measurer = Measurer(session, 0.03)
-        base = baseline_arm(facts)
+    with ModelRun(model) as run:
+        verification = run_verification(facts, run, VerifyOptions(budget_s=4))
+        measurer = Measurer(open_session(run, verification), 0.03)
+        base = PredictorConfig.of_service(facts)
         for _ in range(runs):
-            (result,) = measurer.race(("baseline", base), [("no-op", vary(base, threads=base["threads"]))], budget, "A/A")
+            (result,) = measurer.race(("baseline", base), [("no-op", base.vary(threads=base.threads))], budget, "A/A")
             verdicts.append(result.verdict)
-    finally:
-        session.close()
     others = sum(v != Effect.NO_EFFECT for v in verdicts)
     counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
     print(f"  {runs} A/A runs ({budget:g} s budget each): {counts}; other than 'no measurable effect': {others} "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import Precision
 
 RULE = "PD-PREC-001"
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -23,7 +24,7 @@ def check(facts: Facts) -> list[Finding]:
     if not units:
         return [passed(RULE, "the CPU has no bf16 units (avx512_bf16 / amx_bf16)")]
     precision = facts.service.precision
-    if precision != "fp32":
+    if precision != Precision.FP32:
         return [passed(RULE, f"the service runs {precision}")]
     if facts.service.onednn is False:
         return [skipped(RULE, "bf16 needs oneDNN, which the service turns off; see PD-CPU-004")]
@@ -31,7 +32,7 @@ def check(facts: Facts) -> list[Finding]:
                     observed=f"precision fp32; CPU flags include {', '.join(units)}",
                     expected="bf16 tried and measured (experiment 'bf16')",
                     evidence={"bf16_flags": units, "paddle_supports_bfloat16": facts.paddle.supports.get("bfloat16")},
-                    proposal=Proposal("precision", ("bf16",)))]
+                    proposal=Proposal("precision", (Precision.BF16,)))]
 
 
 CHECK = Check(name="bf16_unused", rules=(RULE,), run=check)

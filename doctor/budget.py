@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from .facts import Facts
 from .probes.common import format_cpu_list
 
-PADDLE_DEFAULT_THREADS = 1
-
 
 @dataclass(frozen=True)
 class Limit:
@@ -70,6 +68,7 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
 
 def service_threads(facts: Facts) -> tuple[int, str]:
     """Math threads per predictor and where that number comes from."""
+    threads = facts.service.math_threads
     if facts.service.threads is not None:
-        return facts.service.threads, facts.said_by("threads") or "the service's setting"
-    return PADDLE_DEFAULT_THREADS, "Paddle's default (set_cpu_math_library_num_threads not called)"
+        return threads, facts.said_by("threads") or "the service's setting"
+    return threads, "Paddle's default (set_cpu_math_library_num_threads not called)"

@@ -149,10 +149,11 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .probes.process import service_interpreter
     from .service_sources import attach_patient, service_from_options
 
+    run = None
     if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
-        from .verify.model import locate_model
+        from .verify.model import ModelRun
 
-        locate_model(params["model"])
+        run = ModelRun(params["model"])
     ctx = ProbeContext(params["root"])
     process, sample, source = _patient(params, ctx)
     python = params["python"]
@@ -170,27 +171,27 @@ def _collect(params: dict[str, Any], measure: bool = True):
                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
         _finish_process(process, sample)
         attach_patient(facts, process, source, origins)
-        if measure and params["model"]:
-            from .graph.probe import probe_graph, unreadable_program
+        if run is not None:
+            from .graph.probe import probe_graph
 
-            facts.graph = unreadable_program(service.model)
-            if facts.graph is None:  # an unreadable program is a finding; the rest of the report still comes out
-                facts.verification = _verify(facts, params)
-                if not children.received():  # stopped while measuring: report what was measured, now
-                    facts.graph = probe_graph(facts, service.model)
+            with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
+                if not children.received():  # an unreadable program is a finding; the rest of the report still comes out
+                    facts.graph = probe_graph(facts, run)
+                if run.program is not None and not children.received():  # stopped: report what was probed, now
+                    facts.verification = _verify(facts, run, params)
     return facts
 
 
-def _verify(facts, params: dict[str, Any]):
+def _verify(facts, run, params: dict[str, Any]):
     from .verify.run import VerifyOptions, run_verification
 
     budget = params["budget"] or (DEFAULT_LOAD_BUDGET_S if (facts.service.concurrency or 1) > 1 else DEFAULT_BUDGET_S)
     options = VerifyOptions(
-        model=facts.service.model, shapes=list(params["shapes"]), inputs=params["inputs"],
+        shapes=list(params["shapes"]), inputs=params["inputs"],
         budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],
     )
     if not params.get("progress", True) or not sys.stderr.isatty():
-        return run_verification(facts, options)
+        return run_verification(facts, run, options)
     import time
 
     from rich.progress import BarColumn, Progress, TextColumn
@@ -205,7 +206,7 @@ def _verify(facts, params: dict[str, Any]):
             bar.update(task, description=f"measuring {what} ({done:.0%})", completed=min(spent, budget),
                        left=budget_left(spent, budget))
 
-        return run_verification(facts, options, show)
+        return run_verification(facts, run, options, show)
 
 
 def budget_left(spent: float, budget: float) -> str:

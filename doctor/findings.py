@@ -17,7 +17,7 @@ from .vocabulary import Status, Verdict
 class Proposal:
     """The setting a finding's fix changes, and the values that carry the fix out.
 
-    ``setting`` is a key of a measured predictor configuration (threads, onednn, ir_optim,
+    ``setting`` is a field of the measured PredictorConfig (threads, onednn, ir_optim,
     feed_fetch, precision); ``binding`` marks a limit the doctor enforces (threads within the CPU
     budget): a measurement informs it but never overturns it.
     """

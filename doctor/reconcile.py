@@ -40,7 +40,8 @@ def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
     if proposal is None or finding.status not in (Status.FAIL, Status.WARN) or experiment is None or not experiment.measured:
         return finding
     configs = {arm.label: arm.config for arm in experiment.arms}
-    tested = [c for c in experiment.comparisons if configs.get(c.candidate, {}).get(proposal.setting) in proposal.values]
+    tested = [c for c in experiment.comparisons
+              if c.candidate in configs and getattr(configs[c.candidate], proposal.setting) in proposal.values]
     if not tested:
         return finding
     usable = [c for c in tested if c.verdict == Effect.IMPROVED and not c.changes_outputs]

@@ -4,9 +4,9 @@ the graph's fusion coverage. They load when a report has them, as their facts do
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .facts.graph import GraphFacts
+from .facts.predictor import PredictorConfig
 from .facts.verification import ExperimentResult, ModelFacts, Recommendation, VerificationFacts
 from .vocabulary import ExperimentStatus
 
@@ -31,7 +31,7 @@ class VerificationSummary:
     seconds: float
     min_effect: float
     max_drift: float
-    baseline: dict[str, Any]
+    baseline: PredictorConfig
     error: str | None
     over_budget: str | None
     experiments: list[ExperimentOutline]

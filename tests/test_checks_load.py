@@ -5,11 +5,12 @@ import pytest
 
 from factories import make_facts
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
-from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutChoice, LayoutsResult, MemoryFacts, ModelFacts,
-                                 VerificationFacts)
+from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutArm, LayoutChoice, LayoutsResult, MemoryFacts,
+                                 ModelFacts, VerificationFacts)
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify.layouts import Layout, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
 from paddle_doctor.verify.model import ModelFiles
-from paddle_doctor.vocabulary import Layout as LayoutKind, RaceEnd
+from paddle_doctor.vocabulary import Layout as Serving, RaceEnd
 
 
 @pytest.mark.parametrize(
@@ -56,13 +57,13 @@ def test_idle_instances_fix_sizes_the_pool_to_the_concurrency():
 
 
 def layouts_experiment(verdict="improved", ratio=1.7, recommended="2 processes x 1 thread", status="measured", reason=None):
-    service = ArmResult("service: 2 processes x 8 threads", {"layout": "processes", "instances": 2, "threads": 8,
-                                                             "fits_budget": False}, p50=80.0, p99=400.0, throughput_rps=30.0)
-    best = ArmResult("2 processes x 1 thread", {"layout": "processes", "instances": 2, "threads": 1, "fits_budget": True},
-                     p50=50.0, p99=190.0, throughput_rps=30.0 * ratio)
+    service = ArmResult("service: 2 processes x 8 threads", PredictorConfig(threads=8, onednn=True), p50=80.0, p99=400.0,
+                        throughput_rps=30.0, layout=LayoutArm(Serving.PROCESSES, 2, 8, 2, 16, False))
+    best = ArmResult("2 processes x 1 thread", PredictorConfig(threads=1, onednn=True), p50=50.0, p99=190.0,
+                     throughput_rps=30.0 * ratio, layout=LayoutArm(Serving.PROCESSES, 2, 1, 2, 2, True))
     comparison = ComparisonResult(service.label, best.label, ratio, ratio * 0.8, ratio * 1.25, verdict, 9)
     measured = LayoutsResult(concurrency=4, budget_cpus=2, budget_s=40, window_s=0.5, rounds=9, stopped=RaceEnd.DECIDED,
-                             recommended=recommended, recommended_layout=LayoutChoice(LayoutKind.PROCESSES, 2, 1), why="because")
+                             recommended=recommended, recommended_layout=LayoutChoice(Serving.PROCESSES, 2, 1), why="because")
     return ExperimentResult("layouts", status, reason=reason, arms=[service, best], comparisons=[comparison],
                             layouts=measured if status == "measured" else None)
 

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import ROOTS, facts_from_root
 from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, VerificationFacts
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.findings import Status, Verdict
 from paddle_doctor.registry import discover_checks
 from paddle_doctor.rules import load_rules
@@ -28,7 +29,7 @@ from paddle_doctor.runner import run_checks
 SERVICES = [{}, {"threads": 1}, {"threads": 8, "onednn": False}, {"threads": 2, "instances": 2}, {"threads": 4, "ir_optim": False,
             "feed_fetch_ops": True}]
 VERDICTS = ["improved", "regressed", "no measurable effect", "undecided", None]  # None: nothing measured
-BASE = {"threads": 8, "onednn": False, "precision": "fp32", "ir_optim": True, "feed_fetch": False}
+BASE = PredictorConfig(threads=8, onednn=False)
 CANDIDATES = {  # experiment -> candidate configurations it races against the baseline
     "onednn": {"oneDNN on": {"onednn": True}},
     "threads": {f"threads={n}": {"threads": n} for n in (1, 2, 3, 4)},
@@ -46,7 +47,7 @@ def measured(verdict: str | None, cv: float) -> VerificationFacts | None:
     verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", "m/inference.pdiparams", {}), 20, 0.03, 0.01)
     for name, candidates in CANDIDATES.items():
         arms = [ArmResult("baseline", BASE, runs=40, p50=2.0, p90=2.4, p99=3.0, mean=2.1, cv=cv)]
-        arms += [ArmResult(label, {**BASE, **changes}, runs=40, p50=2.0 / RATIO[verdict]) for label, changes in candidates.items()]
+        arms += [ArmResult(label, BASE.vary(**changes), runs=40, p50=2.0 / RATIO[verdict]) for label, changes in candidates.items()]
         comparisons = [ComparisonResult("baseline", label, RATIO[verdict], RATIO[verdict] * 0.9, RATIO[verdict] * 1.1, verdict, 12)
                        for label in candidates]
         verification.experiments.append(ExperimentResult(name, "measured", arms=arms, comparisons=comparisons,

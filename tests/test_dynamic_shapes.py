@@ -163,14 +163,16 @@ def test_the_recommendation_fits_the_budget_the_doctor_enforces(recognizer_repor
 
 def test_run_to_run_variation_is_judged_within_each_shape():
     """Two widths 2x apart are the mix, not variation: cv compares each run with its own shape's median."""
-    from paddle_doctor.verify.measure import Measurer, config_key
+    from paddle_doctor.facts.predictor import PredictorConfig
+    from paddle_doctor.verify.measure import Measurer
 
     measurer = Measurer(None, 0.03, sample_count=2)
-    key = config_key({"threads": 1})
+    config = PredictorConfig(threads=1, onednn=True)
+    key = config.key()
     measurer.loaded[key] = {"create_ms": 10.0, "first_ms": 20.0, "warm_ms": 3.0}
     measurer.samples[key] = [4.0, 2.0, 4.1, 2.05, 3.9, 1.95] * 5
     measurer.sample_of_run[key] = [0, 1] * 15
-    arm = measurer.arm_result("baseline", {"threads": 1})
+    arm = measurer.arm_result("baseline", config)
     assert arm.sample_p50 == [4.0, 2.0]
     assert arm.cv < 0.03  # over the mix it would be about 0.35
     assert arm.p50 == pytest.approx(3.0, abs=1.0)

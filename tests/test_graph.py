@@ -18,11 +18,14 @@ from paddle_doctor.graph.coverage import IR_OFF, analyse, tensorrt_share
 from paddle_doctor.graph.flow import Flow
 from paddle_doctor.graph.probe import probe_graph, unreadable_program
 from paddle_doctor.program import Op, Program, Var, read_program
+from paddle_doctor.verify.model import ModelRun
+from paddle_doctor.verify.run import VerifyOptions, run_verification
 
 
 def probe(model_dir, **service):
     facts = make_facts(paddle=paddle_ok(python=sys.executable), **service)
-    return probe_graph(facts, str(model_dir))
+    with ModelRun(model_dir) as run:
+        return probe_graph(facts, run)
 
 
 def by_pattern(graph):
@@ -117,6 +120,34 @@ def test_pdmodel_and_pir_have_the_same_fusible_instances(models, cnn_onednn):
                                             "rejected it: the Attr(axis) of elementwise_add failed the pass's compatibility check")
 
 
+def test_graph_coverage_and_verification_share_one_worker(models):
+    """One run, one worker: the graph is built in it (the passes' refusals still logged), then the
+    service's configuration is measured in it; closing the run ends it."""
+    facts = make_facts(flags=["avx", "avx2"], online=2, paddle=paddle_ok(python=sys.executable), threads=1, onednn=True)
+    with ModelRun(models["cnn-pdmodel"]) as run:
+        graph = probe_graph(facts, run)
+        assert run.workers_started == 1 and graph.optimised.status == "read"
+        assert any(r.pass_name == "conv_eltwiseadd_bn_fuse_pass" for r in graph.optimised.rejections)
+        shared = run.shared
+        verification = run_verification(facts, run, VerifyOptions(budget_s=3))
+        assert verification.error is None and verification.load_failure is None
+        assert verification.experiment("onednn").status == "measured"
+        assert run.workers_started == 1 and run.shared is shared and shared.proc.poll() is None
+    assert shared.proc.poll() is not None
+
+
+def test_the_command_line_builds_the_graph_before_it_measures(models):
+    """``--model`` from the command line: the graph is built in the shared worker while Paddle's
+    log is still on (its refusals are named), then the same model is measured."""
+    recorded = run_doctor("facts", "--model", str(models["cnn-pdmodel"]), "--onednn", "--threads", "1", "--budget", "3",
+                          timeout=300)
+    assert recorded.returncode == 0, recorded.stderr
+    facts = json.loads(recorded.stdout)
+    assert any(r["pass_name"] == "conv_eltwiseadd_bn_fuse_pass" for r in facts["graph"]["optimised"]["rejections"])
+    assert facts["verification"]["error"] is None and facts["verification"]["baseline"]["threads"] == 1
+    assert facts["verification"]["model"]["program"] == facts["graph"]["program"]
+
+
 def test_both_formats_give_the_same_coverage_with_ir_optimisation_off(models):
     graphs = [probe(models[name], ir_optim=False) for name in ("cnn-pir", "cnn-pdmodel")]
     assert [by_pattern(g) for g in graphs] == [{"conv_bn_act": (0, 0, 4, 4), "fc": (0, 0, 1, 1)}] * 2
@@ -160,7 +191,7 @@ def test_a_program_paddle_cannot_load_is_an_error_naming_file_and_version(models
 def test_unreadable_programs_are_facts_not_exceptions(tmp_path, content, message):
     (tmp_path / "inference.pdmodel").write_bytes(content)
     (tmp_path / "inference.pdiparams").write_bytes(b"x")
-    graph = unreadable_program(str(tmp_path))
+    graph = unreadable_program(ModelRun(tmp_path))
     assert graph.program == str(tmp_path / "inference.pdmodel") and message in graph.error
 
 
@@ -168,7 +199,7 @@ def test_unknown_pir_version_is_named():
     path = Path(tempfile.mkdtemp()) / "inference.json"
     path.write_text(json.dumps({"base_code": {"magic": "pir", "version": 99}, "program": {"regions": [{"blocks": []}]}}))
     path.with_suffix(".pdiparams").write_bytes(b"x")
-    assert "PIR program version 99" in unreadable_program(str(path.parent)).error
+    assert "PIR program version 99" in unreadable_program(ModelRun(path.parent)).error
 
 
 # ------------------------------------------------------------------ hand-written programs

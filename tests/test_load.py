@@ -15,7 +15,7 @@ from conftest import fixture_root, report_json, run_doctor, statuses
 from factories import make_facts, paddle_ok
 from machine import observed, skip_unless
 from paddle_doctor.verify import experiments
-from paddle_doctor.verify.arms import baseline_arm
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify.layouts import plan_load
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import input_specs, locate_model, plan_inputs, read_model_program, worker_samples
@@ -48,7 +48,7 @@ def load_context(model_dir, sessions, **service):
         session.request(60, cmd="feeds", samples=worker_samples(inputs))
         return session
 
-    return experiments.Context(facts, Measurer(None, 0.03), baseline_arm(facts), inputs, 0.01, new_session,
+    return experiments.Context(facts, Measurer(None, 0.03), PredictorConfig.of_service(facts), inputs, 0.01, new_session,
                                load=plan_load(facts, files))
 
 
@@ -65,7 +65,8 @@ def test_a_shared_predictor_without_a_lock_is_never_measured_or_recommended(shar
     result, _ = shared_cnn
     assert result.status == "measured", result.reason
     assert result.layouts.recommended_layout.layout != "shared"
-    assert all(arm.config["layout"] in ("lock", "clone", "pool", "processes") for arm in result.arms)
+    assert all(arm.layout.layout in ("lock", "clone", "pool", "processes") for arm in result.arms)
+    assert all(arm.config.threads == arm.layout.threads for arm in result.arms)  # each predictor runs the layout's threads
     assert result.arms[0].label.startswith("service: one predictor shared without a lock") and "measured behind a lock" in result.arms[0].label
     assert any("without a lock" in e.layout and "not thread-safe" in e.reason for e in result.layouts.excluded)
     if result.layouts.recommended == result.arms[0].label:
@@ -142,7 +143,7 @@ def test_the_oversubscribed_layout_loses_to_one_that_fits_the_budget(oversubscri
     ratios = {c["candidate"]: c for c in layouts["comparisons"]}
     assert ratios["2 processes x 1 thread"]["ratio"] > 1
     recommended = next(arm for arm in layouts["arms"] if arm["label"] == layouts["layouts"]["recommended"])
-    assert recommended["config"]["fits_budget"] and recommended["config"]["total_threads"] <= 2
+    assert recommended["layout"]["fits_budget"] and recommended["layout"]["total_threads"] <= 2
     assert found["PD-LOAD-001"]["status"] == "pass"
     if found["PD-LOAD-002"]["status"] == "fail":
         code = found["PD-LOAD-002"]["fix"]["changes"][0]["code"]

@@ -5,15 +5,16 @@ current setting, a limit the doctor enforces stands, undecided ones say so."""
 import pytest
 
 from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.findings import Finding, Proposal, Status, Verdict
 from paddle_doctor.reconcile import reconcile
 
-BASE = {"threads": 8, "onednn": False, "precision": "fp32", "ir_optim": True, "feed_fetch": False}
+BASE = PredictorConfig(threads=8, onednn=False)
 
 
 def experiment(name, *candidates):
     """``candidates``: (label, config changes, verdict, ratio[, changes_outputs])."""
-    arms = [ArmResult("baseline", BASE)] + [ArmResult(label, {**BASE, **changes}) for label, changes, *_ in candidates]
+    arms = [ArmResult("baseline", BASE)] + [ArmResult(label, BASE.vary(**changes)) for label, changes, *_ in candidates]
     comparisons = []
     for label, _, verdict, ratio, *outputs in candidates:
         comparison = ComparisonResult("baseline", label, ratio, ratio * 0.95, ratio * 1.05, verdict, 12)
@@ -73,7 +74,7 @@ def test_only_the_candidates_that_carry_out_the_fix_count():
     under = Finding("PD-CPU-011", Status.WARN, "1 compute threads use at most half of 4 CPUs",
                     proposal=Proposal("threads", (2, 3, 4)))
     measured = experiment("threads", ("threads=2", {"threads": 2}, "regressed", 0.9), ("threads=4", {"threads": 4}, "regressed", 0.8))
-    measured.arms[0].config = {**BASE, "threads": 1}
+    measured.arms[0].config = BASE.vary(threads=1)
     found = reconcile(under, measured)
     assert found.status is Status.PASS and "threads=2 regressed" in found.message
     unrelated = experiment("onednn", ("oneDNN on", {"onednn": True}, "improved", 3.0))

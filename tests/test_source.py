@@ -16,7 +16,7 @@ from paddle_doctor.registry import load_check
 from paddle_doctor.service import ServiceConfigError
 from paddle_doctor.service_sources import resolve_service
 from paddle_doctor.source import SourceInputError, read_source
-from paddle_doctor.verify.arms import baseline_arm
+from paddle_doctor.facts.predictor import PredictorConfig
 
 SERVICES = FIXTURES / "services"
 NO_PROBES = ("--no-paddle", "--no-gpu")
@@ -203,8 +203,8 @@ def test_flags_beat_config_which_beats_source(tmp_path):
 def test_the_verification_baseline_is_the_configuration_the_source_builds():
     facts = make_facts()
     facts.service, _ = resolve_service(None, None, {}, read_source([str(SERVICES / "env_helper.py")], {"INFER_THREADS": "4"}))
-    arm = baseline_arm(facts)
-    assert (arm["threads"], arm["onednn"]) == (4, False)
+    baseline = PredictorConfig.of_service(facts)
+    assert (baseline.threads, baseline.onednn) == (4, False)
 
 
 def test_a_setting_the_source_cannot_evaluate_keeps_the_default_and_says_where():

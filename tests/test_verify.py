@@ -11,9 +11,10 @@ import pytest
 from conftest import report_json, run_doctor
 from paddle_doctor.facts import Facts
 from paddle_doctor.verify import experiments
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.vocabulary import Effect
-from paddle_doctor.verify.arms import baseline_arm, config_calls, snippet, vary
 from paddle_doctor.verify.measure import Measurer
+from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerDied, WorkerSession
 from factories import make_facts, paddle_ok
@@ -30,8 +31,7 @@ def open_worker(model_dir, feeds):
 
 
 CNN_FEEDS = {"image": {"dtype": "float32", "shape": [1, 3, 224, 224]}}
-BASE = {"threads": 1, "onednn": True, "precision": "fp32", "ir_optim": True, "feed_fetch": False,
-        "onednn_cache_capacity": None, "memory_optim": False}
+BASE = PredictorConfig(threads=1, onednn=True)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def cnn_worker(models):
 
 def test_every_verdict_path_is_reachable(cnn_worker):
     measurer = Measurer(cnn_worker, min_effect=0.03)
-    onednn_off = vary(BASE, onednn=False)
+    onednn_off = BASE.vary(onednn=False)
     with observed() as machine:
         improved, = measurer.race(("baseline", onednn_off), [("oneDNN on", BASE)], budget_s=10, what="t")
         regressed, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=10, what="t")
@@ -60,7 +60,7 @@ def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
     measurer = Measurer(session, min_effect=0.03)
     try:
         with observed() as machine:
-            same, = measurer.race(("baseline", BASE), [("threads=1 again", vary(BASE, threads=1))], budget_s=40, what="A/A")
+            same, = measurer.race(("baseline", BASE), [("threads=1 again", BASE.vary(threads=1))], budget_s=40, what="A/A")
     finally:
         session.close()
     skip_unless(machine.conditions)
@@ -78,12 +78,13 @@ def test_a_worker_killed_by_a_signal_is_reported_and_leaves_no_process(models):
 
 def test_an_experiment_whose_worker_crashes_is_an_error_and_the_rest_still_run(models, monkeypatch):
     def crashing(ctx, budget_s):
-        ctx.measurer.load(vary(ctx.baseline, threads=2))
+        ctx.measurer.load(ctx.baseline.vary(threads=2))
         ctx.measurer.session.request(30, cmd="crash", signal="SIGABRT")
 
     monkeypatch.setitem(experiments.EXPERIMENTS, "ir_optim", (crashing, 1.0))
     facts = make_facts(flags=["avx", "avx2"], online=2, paddle=paddle_ok(python=sys.executable), threads=1)
-    result = run_verification(facts, VerifyOptions(model=str(models["cnn-pir"]), budget_s=6))
+    with ModelRun(models["cnn-pir"]) as run:
+        result = run_verification(facts, run, VerifyOptions(budget_s=6))
     by_name = {e.name: e for e in result.experiments}
     assert by_name["ir_optim"].status == "error"
     assert "SIGABRT" in by_name["ir_optim"].reason and "threads=2" in by_name["ir_optim"].reason
@@ -92,21 +93,22 @@ def test_an_experiment_whose_worker_crashes_is_an_error_and_the_rest_still_run(m
 
 
 def test_config_calls_are_what_the_snippet_prints():
-    arm = vary(BASE, threads=2, precision="bf16", onednn_cache_capacity=10)
-    calls = config_calls(arm)
+    arm = BASE.vary(threads=2, precision="bf16", onednn_cache_capacity=10)
+    calls = arm.config_calls()
     assert calls == [("disable_gpu", []), ("set_cpu_math_library_num_threads", [2]), ("enable_mkldnn", []),
                      ("set_mkldnn_cache_capacity", [10]), ("enable_mkldnn_bfloat16", []),
                      ("switch_ir_optim", [True]), ("switch_use_feed_fetch_ops", [False])]
-    code = snippet(arm, "m/inference.json", "m/inference.pdiparams")
+    code = arm.snippet("m/inference.json", "m/inference.pdiparams")
     assert "config.set_mkldnn_cache_capacity(10)" in code and "config.enable_mkldnn_bfloat16()" in code
     compile(code, "snippet", "exec")
 
 
 def test_baseline_follows_the_service_and_paddle_defaults():
     facts = make_facts(threads=8, onednn=False)
-    assert baseline_arm(facts)["threads"] == 8 and baseline_arm(facts)["onednn"] is False
+    baseline = PredictorConfig.of_service(facts)
+    assert baseline.threads == 8 and baseline.onednn is False
     facts = make_facts(paddle=paddle_ok(mkldnn_default_on=False))
-    assert baseline_arm(facts) == {**BASE, "onednn": False}
+    assert PredictorConfig.of_service(facts) == BASE.vary(onednn=False)
 
 
 # ------------------------------------------------------------------ the CLI, end to end
@@ -128,7 +130,7 @@ def test_output_drift_is_measured_on_the_same_inputs_and_judged(models):
 
     session = open_worker(models["cnn-pir"], CNN_FEEDS)
     measurer = Measurer(session, min_effect=0.03)
-    other = vary(BASE, threads=2)
+    other = BASE.vary(threads=2)
     result = ExperimentResult("bf16", "measured", comparisons=[ComparisonResult("baseline", "threads=2", 1.0, 0.9, 1.1,
                                                                                 Effect.NO_EFFECT, 6)])
     try:
@@ -283,7 +285,8 @@ def test_corrupt_program_is_a_finding_naming_the_file(tmp_path):
 
 def test_verification_without_paddle_is_reported_not_crashed(models):
     facts = Facts()
-    result = run_verification(facts, VerifyOptions(model=str(models["cnn-pir"])))
+    with ModelRun(models["cnn-pir"]) as run:
+        result = run_verification(facts, run, VerifyOptions())
     assert result.error and "cannot be imported" in result.error
 
 
@@ -296,8 +299,8 @@ def comparison(candidate, verdict, ratio):
 def threads_result(*comparisons):
     from paddle_doctor.facts import ArmResult, ExperimentResult
 
-    arms = [ArmResult("baseline", vary(BASE, threads=8))] + [
-        ArmResult(c.candidate, vary(BASE, threads=int(c.candidate.split("=")[1]))) for c in comparisons]
+    arms = [ArmResult("baseline", BASE.vary(threads=8))] + [
+        ArmResult(c.candidate, BASE.vary(threads=int(c.candidate.split("=")[1]))) for c in comparisons]
     return ExperimentResult("threads", "measured", arms=arms, comparisons=list(comparisons))
 
 
@@ -317,7 +320,7 @@ def test_recommended_threads(comparisons, limit, chosen):
     from paddle_doctor.verify.recommend import best_improvement
 
     found = best_improvement(threads_result(*comparisons), limit)
-    assert (found[1]["threads"] if found else None) == chosen
+    assert (found[1].threads if found else None) == chosen
 
 
 @pytest.mark.parametrize(
@@ -340,10 +343,10 @@ def test_search_starts_within_the_cpu_budget(comparisons, quota, start_threads):
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=quota, threads=8)
-    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=8), inputs={}, max_drift=0.01, new_session=None)
+    ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=8), inputs={}, max_drift=0.01, new_session=None)
     measured = {"threads": threads_result(*comparisons)} if comparisons else {}
     start, step = admissible_start(ctx, measured, thread_limit(facts))
-    assert start["threads"] == start_threads and start == vary(BASE, threads=start_threads)
+    assert start.threads == start_threads and start == BASE.vary(threads=start_threads)
     assert "exceed the CPU budget (PD-CPU-010)" in step
 
 
@@ -353,8 +356,8 @@ def test_search_starts_from_the_service_when_it_fits():
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=2, threads=2)
-    ctx = Context(facts, measurer=None, baseline=vary(BASE, threads=2), inputs={}, max_drift=0.01, new_session=None)
-    assert admissible_start(ctx, {}, thread_limit(facts)) == (vary(BASE, threads=2), None)
+    ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=2), inputs={}, max_drift=0.01, new_session=None)
+    assert admissible_start(ctx, {}, thread_limit(facts)) == (BASE.vary(threads=2), None)
 
 
 def test_outputs_changing_candidates_are_never_recommended():
@@ -363,7 +366,7 @@ def test_outputs_changing_candidates_are_never_recommended():
 
     faster = comparison("bf16", "improved", 2.2)
     faster.changes_outputs = True
-    result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", vary(BASE, precision="bf16"))],
+    result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", BASE.vary(precision="bf16"))],
                               comparisons=[faster])
     assert best_improvement(result, 8) is None
 
@@ -393,17 +396,17 @@ def test_with_no_time_left_the_search_adopts_what_was_measured_at_the_service_an
     from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import recommend
 
-    service = vary(BASE, threads=8, onednn=False)
+    service = BASE.vary(threads=8, onednn=False)
     facts = make_facts(quota=2, threads=8, onednn=False)
-    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", service), ArmResult("oneDNN on", vary(service, onednn=True))],
+    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", service), ArmResult("oneDNN on", service.vary(onednn=True))],
                               comparisons=[comparison("oneDNN on", "improved", 6.5)])
-    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service), ArmResult("threads=1", vary(service, threads=1)),
-                                                            ArmResult("threads=2", vary(service, threads=2))],
+    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service), ArmResult("threads=1", service.vary(threads=1)),
+                                                            ArmResult("threads=2", service.vary(threads=2))],
                                comparisons=[comparison("threads=1", "regressed", 0.8), comparison("threads=2", "undecided", 1.02)])
     measurer = RecordingMeasurer()
     ctx = Context(facts, measurer=measurer, baseline=service, inputs={}, max_drift=0.01, new_session=None)
     recommendation = recommend(ctx, {"onednn": onednn, "threads": threads}, 0.0, "m/inference.json", "m/inference.pdiparams")
-    assert recommendation.config == vary(service, threads=2, onednn=True)
+    assert recommendation.config == service.vary(threads=2, onednn=True)
     assert recommendation.enforced == ["PD-CPU-010"]
     assert any("oneDNN on" in step and "no time was left" in step for step in recommendation.steps)
     (_, base), [(_, final)] = measurer.raced[-1]

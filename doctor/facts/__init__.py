@@ -30,10 +30,12 @@ if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ be
     from .verification import VerificationFacts
 
 SCHEMA_VERSION = 1
+PADDLE_DEFAULT_THREADS = 1  # what a predictor runs when set_cpu_math_library_num_threads is not called
 MEASURED_SECTIONS = {
     "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
                      "ShapeCacheResult", "LayoutChoice", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
-                     "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
+                     "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
+    "predictor": ("PredictorConfig",),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),
 }
@@ -310,6 +312,11 @@ class ServiceFacts:
     gpu_memory_pool_mb: int | None = None
     delete_passes: list[str] = field(default_factory=list)
     tensorrt: TensorRTSettings = field(default_factory=TensorRTSettings)
+
+    @property
+    def math_threads(self) -> int:
+        """Math threads per predictor: ``threads`` when said, else Paddle's default."""
+        return self.threads if self.threads is not None else PADDLE_DEFAULT_THREADS
 
 
 @dataclass

@@ -4,9 +4,9 @@ experiments and the recommendation."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
+from .predictor import PredictorConfig
 
 
 @dataclass
@@ -14,10 +14,11 @@ class ArmResult:
     """One predictor configuration (or serving layout, under load) as measured: latency in
     milliseconds over every input sample; ``sample_p50`` per sample when there are several (and
     ``cv`` then compares each run with its own sample's median: the variation of one request);
-    ``throughput_rps`` (requests per second) for a layout under concurrent load."""
+    ``throughput_rps`` (requests per second) and ``layout`` for a serving layout under concurrent
+    load (``config`` is then the configuration each of its predictors runs)."""
 
     label: str
-    config: dict[str, Any]
+    config: PredictorConfig
     create_ms: float | None = None
     first_ms: float | None = None
     runs: int = 0
@@ -28,6 +29,20 @@ class ArmResult:
     cv: float | None = None
     throughput_rps: float | None = None
     sample_p50: list[float | None] | None = None
+    layout: LayoutArm | None = None
+
+
+@dataclass
+class LayoutArm:
+    """A serving layout measured under load: ``instances`` predictors of ``threads`` math threads
+    each, in ``processes`` worker processes; ``fits_budget`` when all its threads fit the CPU budget."""
+
+    layout: Layout
+    instances: int
+    threads: int
+    processes: int
+    total_threads: int
+    fits_budget: bool
 
 
 @dataclass
@@ -178,7 +193,7 @@ class Recommendation:
     the measurement said (threads within the CPU budget, PD-CPU-010).
     """
 
-    config: dict[str, Any]
+    config: PredictorConfig
     snippet: str
     steps: list[str]
     baseline: ArmResult
@@ -235,7 +250,7 @@ class VerificationFacts:
     min_effect: float
     max_drift: float
     seconds: float = 0.0
-    baseline: dict[str, Any] = field(default_factory=dict)
+    baseline: PredictorConfig | None = None
     experiments: list[ExperimentResult] = field(default_factory=list)
     recommendation: Recommendation | None = None
     error: str | None = None

@@ -4,7 +4,9 @@ program the service's configuration really runs, and returns the fusion coverage
 Paddle writes the optimised program when asked (``set_optim_cache_dir`` + ``enable_save_optim_model``:
 ``_optimized.json`` for PIR, ``_optimized.pdmodel`` for the old IR) into a temporary directory
 that is removed afterwards, so nothing is left behind. Its log, captured while the predictor is
-created, names the passes that ran and the ops they refused.
+created, names the passes that ran and the ops they refused. The predictor is created in the
+run's shared worker (``ModelRun.worker``), which verification then measures in, from the Config
+calls verification measures (``service_calls``).
 """
 
 from __future__ import annotations
@@ -15,40 +17,32 @@ import time
 from pathlib import Path
 
 from ..facts import Facts, GraphFacts, OptimisedProgram, PassRejection, ServiceFacts
+from ..facts.predictor import PredictorConfig, service_calls
 from ..program import Program, ProgramError, read_program
+from ..verify.model import ModelRun
+from ..verify.session import WorkerDied, WorkerError
 from ..vocabulary import ProgramStatus
-from ..verify.arms import baseline_arm, config_calls
-from ..verify.model import ModelFiles, locate_model
-from ..verify.session import WorkerDied, WorkerError, WorkerSession
 from .coverage import IR_OFF, analyse
 
 OPTIMISED_FILES = ("_optimized.json", "_optimized.pdmodel")
 CREATE_TIMEOUT = 300.0
-START_TIMEOUT = 120.0
 
 
-def unreadable_program(model: str) -> GraphFacts | None:
-    """GraphFacts naming the file (and its version) when the model's program cannot be read; else None.
-    A model path that does not exist is the user's error and raises ModelError."""
-    files = locate_model(model)
-    try:
-        read_program(files.program)
-    except ProgramError as exc:
-        return GraphFacts(program=files.program, format=files.format, error=str(exc))
-    return None
+def unreadable_program(run: ModelRun) -> GraphFacts | None:
+    """GraphFacts naming the file (and its version) when the model's program cannot be read; else None."""
+    if run.unreadable is None:
+        return None
+    return GraphFacts(program=run.files.program, format=run.files.format, error=run.unreadable)
 
 
-def probe_graph(facts: Facts, model: str) -> GraphFacts:
+def probe_graph(facts: Facts, run: ModelRun) -> GraphFacts:
     started = time.monotonic()
-    files = locate_model(model)
-    try:
-        original = read_program(files.program)
-    except ProgramError as exc:
-        return GraphFacts(program=files.program, format=files.format, error=str(exc))
+    if run.program is None:
+        return unreadable_program(run)
     service = facts.service
     tensorrt = service.device == "gpu" and service.tensorrt.enabled
-    optimised, program = optimised_program(facts, files, original)
-    graph = analyse(original, optimised, program, ir_optim=service.ir_optim is not False,
+    optimised, program = optimised_program(facts, run)
+    graph = analyse(run.program, optimised, program, ir_optim=service.ir_optim is not False,
                     deleted_passes=tuple(service.delete_passes), tensorrt=tensorrt)
     graph.seconds = round(time.monotonic() - started, 3)
     return graph
@@ -60,27 +54,10 @@ def device_label(service: ServiceFacts, onednn: bool) -> str:
     return "CPU with oneDNN" if onednn else "CPU without oneDNN"
 
 
-def service_calls(facts: Facts) -> list[tuple[str, list]]:
-    """The Config calls of the service's configuration, on the CPU or the GPU."""
-    arm = baseline_arm(facts)
-    calls = config_calls(arm)
-    service = facts.service
-    if service.device != "gpu":
-        return calls
-    gpu = [("enable_use_gpu", [service.gpu_memory_pool_mb or 256, service.gpu_device_id])]
-    trt = service.tensorrt
-    if trt.enabled:
-        precision = {"fp32": "Float32", "fp16": "Half", "int8": "Int8", "bf16": "Bfloat16"}[trt.precision]
-        gpu.append(("enable_tensorrt_engine", [trt.workspace_mb << 20, trt.max_batch_size, trt.min_subgraph_size,
-                                               precision, False, False]))
-    kept = [call for call in calls if call[0] in ("switch_ir_optim", "switch_use_feed_fetch_ops", "enable_memory_optim", "delete_pass")]
-    return gpu + kept
-
-
-def optimised_program(facts: Facts, files: ModelFiles, original: Program) -> tuple[OptimisedProgram, Program | None]:
-    service = facts.service
+def optimised_program(facts: Facts, run: ModelRun) -> tuple[OptimisedProgram, Program | None]:
+    service, files, original = facts.service, run.files, run.program
     calls = service_calls(facts)
-    device = device_label(service, baseline_arm(facts)["onednn"])
+    device = device_label(service, PredictorConfig.of_service(facts).onednn)
     ir = "PIR program" if files.format == "pir" else "old-IR program"
     result = OptimisedProgram(status=ProgramStatus.SKIPPED, pipeline=f"{ir}, {device}",
                               config=[f"{method}({', '.join(repr(a) for a in args)})" for method, args in calls])
@@ -98,11 +75,10 @@ def optimised_program(facts: Facts, files: ModelFiles, original: Program) -> tup
     directory = tempfile.mkdtemp(prefix="paddle-doctor-optim-")
     version = f"{original.format} version {original.version}" if original.version is not None else original.format
     try:
-        with WorkerSession(paddle.python, START_TIMEOUT, env={"GLOG_minloglevel": "0"}) as session:
-            session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
-            optim = [("set_optim_cache_dir", [directory]), ("enable_save_optim_model", [True])]
-            reply = session.request(CREATE_TIMEOUT, cmd="create", calls=calls + optim)
-            paddle_version = session.paddle_version
+        session = run.worker(paddle.python)
+        reply = session.request(CREATE_TIMEOUT, cmd="create",
+                                calls=service_calls(facts, optim_cache_dir=directory, save_optim_model=True))
+        paddle_version = session.paddle_version
         written = next((Path(directory) / name for name in OPTIMISED_FILES if (Path(directory) / name).is_file()), None)
         if written is None:
             result.status, result.reason = ProgramStatus.ERROR, f"Paddle {paddle_version} wrote no optimised program (expected {' or '.join(OPTIMISED_FILES)})"

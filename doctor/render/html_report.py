@@ -112,7 +112,7 @@ def _charts(report: Report) -> list[str]:
                                    f"{experiment.name}: speed ratio over the baseline with its confidence interval "
                                    f"(right of the dashed line is faster)"))
         if experiment.name == "threads":
-            bars = [Bar(f"{arm.config.get('threads')} threads ({arm.label})", arm.p50, f"{arm.p50:.2f} ms")
+            bars = [Bar(f"{arm.config.threads} threads ({arm.label})", arm.p50, f"{arm.p50:.2f} ms")
                     for arm in experiment.arms if arm.p50]
             figures.append(_figure(bar_chart("threads sweep", bars, "ms"), "Threads sweep: p50 latency per thread count"))
     graph = report.graph

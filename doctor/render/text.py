@@ -371,10 +371,10 @@ def _render_layouts(report: Report, console: Console) -> None:
     for column in ("layout", "threads", "req/s", "p50 ms", "p90 ms", "p99 ms", "vs service"):
         table.add_column(column, justify="left" if column == "layout" else "right")
     for arm in experiment.arms:
-        config, versus = arm.config, ratios.get(arm.label)
-        fits = "" if config["fits_budget"] else " (over budget)"
+        layout, versus = arm.layout, ratios.get(arm.label)
+        fits = "" if layout.fits_budget else " (over budget)"
         table.add_row(("→ " if arm.label == measured.recommended else "  ") + arm.label,
-                      f"{config['total_threads']}{fits}", _number(arm.throughput_rps), _number(arm.p50),
+                      f"{layout.total_threads}{fits}", _number(arm.throughput_rps), _number(arm.p50),
                       _number(arm.p90), _number(arm.p99),
                       f"{versus.ratio:.2f}x [{versus.ci_low:.2f}-{versus.ci_high:.2f}] {versus.verdict}" if versus else "")
     console.print(table)

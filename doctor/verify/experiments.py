@@ -17,12 +17,12 @@ from typing import Callable
 from ..budget import cpu_budget
 from ..facts import (ColdStartResult, ExperimentResult, Facts, MemoryGrowth, ModelInput, OutputDrift, ShapeCacheResult,
                      WarmupResult)
-from ..vocabulary import Effect, ExperimentStatus
+from ..facts.predictor import PredictorConfig
+from ..vocabulary import Effect, ExperimentStatus, Precision
 from . import stats
-from .arms import Arm, config_calls, label, vary
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
-from .measure import Measurer, config_key
+from .measure import Measurer
 from .session import WorkerDied
 
 COLD_START_ROUNDS = 6
@@ -38,7 +38,7 @@ LAYOUTS_SHARE = 7.0
 class Context:
     facts: Facts
     measurer: Measurer
-    baseline: Arm
+    baseline: PredictorConfig
     inputs: dict[str, ModelInput]
     max_drift: float
     new_session: Callable[[], object]
@@ -50,9 +50,10 @@ def skipped(name: str, reason: str) -> ExperimentResult:
     return ExperimentResult(name=name, status=ExperimentStatus.SKIPPED, reason=reason)
 
 
-def race(ctx: Context, name: str, candidates: list[Arm], budget_s: float, base: Arm | None = None) -> ExperimentResult:
+def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: float,
+         base: PredictorConfig | None = None) -> ExperimentResult:
     base = base or ctx.baseline
-    labelled = [(label(c, base), c) for c in candidates]
+    labelled = [(c.label(base), c) for c in candidates]
     comparisons = ctx.measurer.race(("baseline", base), labelled, budget_s, name)
     arms = [ctx.measurer.arm_result("baseline", base)] + [ctx.measurer.arm_result(l, c) for l, c in labelled]
     noisy = any(c.verdict == Effect.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
@@ -66,14 +67,14 @@ def thread_limit(facts: Facts) -> int | None:
     return budget.threads_per_instance(facts.service.instances) if budget else None
 
 
-def thread_counts(facts: Facts, baseline: Arm) -> list[int]:
+def thread_counts(facts: Facts, baseline: PredictorConfig) -> list[int]:
     """Thread counts within the budget, and the service's own (measured against them even when over it)."""
-    counts = set(range(1, min(thread_limit(facts) or 1, MAX_THREADS_TRIED) + 1)) | {baseline["threads"]}
+    counts = set(range(1, min(thread_limit(facts) or 1, MAX_THREADS_TRIED) + 1)) | {baseline.threads}
     return sorted(counts)
 
 
 def threads(ctx: Context, budget_s: float) -> ExperimentResult:
-    candidates = [vary(ctx.baseline, threads=n) for n in thread_counts(ctx.facts, ctx.baseline) if n != ctx.baseline["threads"]]
+    candidates = [ctx.baseline.vary(threads=n) for n in thread_counts(ctx.facts, ctx.baseline) if n != ctx.baseline.threads]
     if not candidates:
         return skipped("threads", "the CPU budget is 1 CPU and the service already uses 1 thread")
     return race(ctx, "threads", candidates, budget_s)
@@ -83,7 +84,7 @@ def onednn(ctx: Context, budget_s: float) -> ExperimentResult:
     reason = onednn_unavailable(ctx.facts)
     if reason:
         return skipped("onednn", reason)
-    return race(ctx, "onednn", [vary(ctx.baseline, onednn=not ctx.baseline["onednn"], precision="fp32")], budget_s)
+    return race(ctx, "onednn", [ctx.baseline.vary(onednn=not ctx.baseline.onednn, precision=Precision.FP32)], budget_s)
 
 
 def onednn_unavailable(facts: Facts) -> str | None:
@@ -95,21 +96,22 @@ def onednn_unavailable(facts: Facts) -> str | None:
 
 
 def ir_optim(ctx: Context, budget_s: float) -> ExperimentResult:
-    return race(ctx, "ir_optim", [vary(ctx.baseline, ir_optim=not ctx.baseline["ir_optim"])], budget_s)
+    return race(ctx, "ir_optim", [ctx.baseline.vary(ir_optim=not ctx.baseline.ir_optim)], budget_s)
 
 
 def feed_fetch(ctx: Context, budget_s: float) -> ExperimentResult:
-    return race(ctx, "feed_fetch", [vary(ctx.baseline, feed_fetch=not ctx.baseline["feed_fetch"])], budget_s)
+    return race(ctx, "feed_fetch", [ctx.baseline.vary(feed_fetch=not ctx.baseline.feed_fetch)], budget_s)
 
 
 def bf16(ctx: Context, budget_s: float) -> ExperimentResult:
     reason = bf16_unavailable(ctx.facts)
     if reason:
         return skipped("bf16", reason)
-    if ctx.baseline["precision"] == "bf16":
+    if ctx.baseline.precision == Precision.BF16:
         return skipped("bf16", "the service already runs bf16")
-    result = race(ctx, "bf16", [vary(ctx.baseline, precision="bf16")], budget_s)
-    attach_drift(ctx, result, ctx.baseline, vary(ctx.baseline, precision="bf16"))
+    candidate = ctx.baseline.vary(precision=Precision.BF16)
+    result = race(ctx, "bf16", [candidate], budget_s)
+    attach_drift(ctx, result, ctx.baseline, candidate)
     return result
 
 
@@ -119,10 +121,10 @@ def bf16_unavailable(facts: Facts) -> str | None:
     return onednn_unavailable(facts)
 
 
-def attach_drift(ctx: Context, result: ExperimentResult, reference: Arm, candidate: Arm) -> None:
+def attach_drift(ctx: Context, result: ExperimentResult, reference: PredictorConfig, candidate: PredictorConfig) -> None:
     """Output drift of a precision change against FP32 on the same inputs."""
-    reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {label(candidate)}",
-                                          cmd="drift", a=config_key(reference), b=config_key(candidate))
+    reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {candidate.label()}",
+                                          cmd="drift", a=reference.key(), b=candidate.key())
     drift = drift_of(reply)
     for comparison in result.comparisons:
         comparison.drift = drift
@@ -154,17 +156,17 @@ def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     cache = tempfile.mkdtemp(prefix="paddle-doctor-optim-")
     session, deadline = ctx.measurer.session, ctx.measurer.deadline
     try:
-        base = vary(ctx.baseline, ir_optim=True)
+        base = ctx.baseline.vary(ir_optim=True)
         deadline.request(session, "saving the optimised model", creates=True, cmd="load", arm="save",
-                         calls=config_calls({**base, "optim_cache_dir": cache, "save_optim_model": True}))
+                         calls=base.vary(optim_cache_dir=cache, save_optim_model=True).config_calls())
         deadline.request(session, "dropping a predictor", cmd="drop", arm="save")
-        arms = {"rebuild graph": base, "optimised model cache": {**base, "optim_cache_dir": cache, "use_optimized_model": True}}
+        arms = {"rebuild graph": base, "optimised model cache": base.vary(optim_cache_dir=cache, use_optimized_model=True)}
         samples: dict[str, list[list[float]]] = {name: [] for name in arms}
         for index in range(COLD_START_ROUNDS):
             order = list(arms.items()) if index % 2 == 0 else list(reversed(arms.items()))
             for name, arm in order:
                 reply = deadline.request(session, f"a cold start ({name})", creates=True, cmd="load", arm=f"cold-{name}",
-                                         calls=config_calls(arm))
+                                         calls=arm.config_calls())
                 samples[name].append([reply["create_ms"] + reply["first_ms"]])
                 deadline.request(session, "dropping a predictor", cmd="drop", arm=f"cold-{name}")
     finally:
@@ -180,20 +182,20 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     capacity = ctx.facts.service.onednn_cache_capacity
     if capacity is None or capacity > 0:
         return skipped("onednn_cache", "the service keeps oneDNN's shape cache bounded (default 10)")
-    if not ctx.baseline["onednn"]:
+    if not ctx.baseline.onednn:
         return skipped("onednn_cache", "oneDNN is off, so it keeps no shape cache")
     shapes = varying_shapes(ctx.inputs)
     if not shapes:
         return skipped("onednn_cache", "the model's inputs have no dynamic dimension to vary")
     growth, deadline = {}, ctx.measurer.deadline
-    for name, arm in (("service", ctx.baseline), ("bounded", vary(ctx.baseline, onednn_cache_capacity=10))):
+    for name, arm in (("service", ctx.baseline), ("bounded", ctx.baseline.vary(onednn_cache_capacity=10))):
         session = ctx.new_session()
         try:
-            deadline.request(session, f"creating the predictor for {label(arm)}", creates=True, cmd="load", arm=name,
-                             calls=config_calls(arm))
+            deadline.request(session, f"creating the predictor for {arm.label()}", creates=True, cmd="load", arm=name,
+                             calls=arm.config_calls())
             before = deadline.request(session, "reading the memory in use", cmd="rss")["rss_mb"]
             # every new shape creates oneDNN primitives: creation, with its grace
-            after = deadline.request(session, f"{len(shapes)} input shapes on {label(arm)}", creates=True, cmd="shapes",
+            after = deadline.request(session, f"{len(shapes)} input shapes on {arm.label()}", creates=True, cmd="shapes",
                                      arm=name, shapes=shapes)["rss_mb"]
         finally:
             session.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..budget import PADDLE_DEFAULT_THREADS, cpu_budget
+from ..budget import cpu_budget
 from ..facts import Facts
 from ..service import serving_layout
 from .model import ModelFiles
@@ -131,7 +131,7 @@ def service_layout(facts: Facts) -> tuple[Layout, str]:
     """The service's layout as measured, and its label (a shared predictor is measured behind a lock)."""
     service = facts.service
     kind = serving_layout(service)
-    threads = service.threads or PADDLE_DEFAULT_THREADS
+    threads = service.math_threads
     if kind == "shared":
         layout = Layout("lock", 1, threads)
         return layout, f"service: one predictor shared without a lock x {threads} thread{'s' if threads != 1 else ''} (measured behind a lock)"

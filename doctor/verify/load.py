@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..context import ProbeContext
-from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutChoice, LayoutsResult,
+from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm, LayoutChoice, LayoutsResult,
                      Throttling)
+from ..facts.predictor import PredictorConfig
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
 from ..vocabulary import Effect, ExperimentStatus, RaceEnd
 from . import stats
-from .arms import Arm, config_calls, vary
 from .layouts import Layout, LoadPlan
 from .deadline import Deadline
 from .session import WorkerDied, WorkerError, WorkerSession
@@ -55,17 +55,21 @@ class LayoutFailed(RuntimeError):
 class LoadRunner:
     """Sets up layouts in worker processes and loads them, one window at a time."""
 
-    def __init__(self, hosts: list[WorkerSession], plan: LoadPlan, base: Arm, deadline: Deadline | None = None):
+    def __init__(self, hosts: list[WorkerSession], plan: LoadPlan, base: PredictorConfig, deadline: Deadline | None = None):
         self.hosts, self.plan, self.base, self.deadline = hosts, plan, base, deadline or Deadline()
         self.current = 0  # the layout being set up or loaded, named when a worker fails
         self.last: Layout | None = None
+
+    def config(self, layout: Layout) -> PredictorConfig:
+        """The configuration each predictor of ``layout`` runs: the service's, with the layout's threads."""
+        return self.base.vary(threads=layout.threads)
 
     def setup(self, arms: list[Layout]) -> list[float]:
         """Creates every layout's predictors and client threads, the worker processes side by
         side; returns each layout's slowest creation in ms."""
         pending: list[tuple[int, int]] = []
         for index, layout in enumerate(arms):
-            calls = config_calls(vary(self.base, threads=layout.threads))
+            calls = self.config(layout).config_calls()
             for host, kind, instances, clients in layout.parts(self.plan.concurrency):
                 self.hosts[host].send(cmd="layout", name=str(index), kind=kind, instances=instances, calls=calls, clients=clients)
                 pending.append((host, index))
@@ -184,7 +188,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
                 break
     except (WorkerDied, WorkerError) as exc:
         raise LayoutFailed(labels(plan, arms)[runner.current], exc) from exc
-    return result(plan, arms, tallies, comparisons, Race(round(window_s, 3), len(tallies[0].blocks), stopped, round(budget_s, 3)))
+    return result(runner, arms, tallies, comparisons, Race(round(window_s, 3), len(tallies[0].blocks), stopped, round(budget_s, 3)))
 
 
 def window_length(runner: LoadRunner, arms: list[Layout]) -> float:
@@ -268,13 +272,14 @@ def _choice(arms, plan, comparisons) -> tuple[int, str]:
     return 0, f"no layout that fits the CPU budget measured more throughput than the service's ({verdict})"
 
 
-def result(plan, arms, tallies, comparisons, race: Race) -> ExperimentResult:
+def result(runner: LoadRunner, arms, tallies, comparisons, race: Race) -> ExperimentResult:
+    plan = runner.plan
     names = labels(plan, arms)
     results = []
     for name, layout, tally in zip(names, arms, tallies):
-        arm = ArmResult(name, {"layout": layout.kind, "instances": layout.instances, "threads": layout.threads,
-                               "processes": layout.processes, "total_threads": layout.total_threads,
-                               "fits_budget": plan.fits(layout)}, create_ms=tally.create_ms)
+        arm = ArmResult(name, runner.config(layout), create_ms=tally.create_ms,
+                        layout=LayoutArm(layout.kind, layout.instances, layout.threads, layout.processes, layout.total_threads,
+                                         plan.fits(layout)))
         if tally.latencies:
             summary = stats.summarize(tally.latencies)
             arm.runs, arm.p50, arm.p90, arm.p99, arm.mean, arm.cv = (summary.runs, summary.p50, summary.p90, summary.p99,

@@ -11,16 +11,15 @@ is left of the verification's --budget, plus a grace.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from ..facts import ArmResult, ComparisonResult
+from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect
 from . import stats
-from .arms import config_calls, label
 from .deadline import Deadline
 from .session import WorkerSession
 
@@ -32,8 +31,6 @@ MAX_ROUNDS = 60
 Progress = Callable[[str, float], None]
 
 
-def config_key(config: dict[str, Any]) -> str:
-    return json.dumps(config, sort_keys=True)
 
 
 class Measurer:
@@ -47,20 +44,20 @@ class Measurer:
         self.progress = progress or (lambda label, fraction: None)
         self.sample_count = sample_count
         self.loaded: dict[str, dict[str, float]] = {}
-        self.last_config: dict[str, Any] | None = None
+        self.last_config: PredictorConfig | None = None
         self.samples: dict[str, list[float]] = {}
         self.sample_of_run: dict[str, list[int]] = {}
 
-    def load(self, config: dict[str, Any]) -> dict[str, float]:
+    def load(self, config: PredictorConfig) -> dict[str, float]:
         """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
 
         Raises BudgetExceeded when its first run alone takes longer than the whole budget."""
-        key = config_key(config)
+        key = config.key()
         self.last_config = config
         if key not in self.loaded:
-            name = label(config)
+            name = config.label()
             reply = self.deadline.request(self.session, f"creating the predictor for {name} and its first run",
-                                          creates=True, cmd="load", arm=key, calls=config_calls(config))
+                                          creates=True, cmd="load", arm=key, calls=config.config_calls())
             if reply["first_ms"] > self.deadline.budget_s * 1000.0:
                 raise self.deadline.exceed(f"one run takes longer than the budget: the first run of {name} took "
                                            f"{reply['first_ms'] / 1000.0:.1f} s, the budget is {self.deadline.budget_s:g} s")
@@ -74,8 +71,8 @@ class Measurer:
             self.samples[key], self.sample_of_run[key] = [], []
         return self.loaded[key]
 
-    def arm_result(self, label: str, config: dict[str, Any]) -> ArmResult:
-        key = config_key(config)
+    def arm_result(self, label: str, config: PredictorConfig) -> ArmResult:
+        key = config.key()
         loaded, values = self.loaded.get(key, {}), self.samples.get(key, [])
         result = ArmResult(label, config, loaded.get("create_ms"), loaded.get("first_ms"))
         if values:
@@ -93,8 +90,8 @@ class Measurer:
 
     def race(
         self,
-        baseline: tuple[str, dict[str, Any]],
-        candidates: list[tuple[str, dict[str, Any]]],
+        baseline: tuple[str, PredictorConfig],
+        candidates: list[tuple[str, PredictorConfig]],
         budget_s: float,
         what: str,
     ) -> list[ComparisonResult]:
@@ -106,7 +103,7 @@ class Measurer:
         arms = [baseline, *candidates]
         for _, config in arms:
             self.load(config)
-        slowest = max(self.loaded[config_key(c)]["warm_ms"] for _, c in arms)
+        slowest = max(self.loaded[c.key()]["warm_ms"] for _, c in arms)
         half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
@@ -119,13 +116,13 @@ class Measurer:
                 self.last_config = arms[index][1]
                 # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
                 first_sample = (round_index * 2 + position // len(arms)) * half
-                ms, samples = self._run(config_key(arms[index][1]), half, label(arms[index][1]), first_sample)
+                ms, samples = self._run(arms[index][1].key(), half, arms[index][1].label(), first_sample)
                 values[index].extend(ms)
                 fed[index].extend(samples)
             for index, (_, config) in enumerate(arms):
                 blocks[index].append(values[index])
-                self.samples[config_key(config)].extend(values[index])
-                self.sample_of_run[config_key(config)].extend(fed[index])
+                self.samples[config.key()].extend(values[index])
+                self.sample_of_run[config.key()].extend(fed[index])
             elapsed = time.monotonic() - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
             final = elapsed >= budget_s or round_index == MAX_ROUNDS - 1

@@ -23,11 +23,13 @@ from pathlib import Path
 from ..facts import ModelInput
 from ..program import Program, ProgramError, read_program
 from .npz import NpzError, npz_files, read_npz_header
+from .session import WorkerSession
 from .shape_range import read_opt_shapes
 
 EMBEDDING_OPS = ("lookup_table", "lookup_table_v2", "embedding")
 PASS_THROUGH_LIMIT = 8
 DEFAULT_INT_DIM, DEFAULT_FLOAT_DIM, DEFAULT_LOD_TOKENS, DEFAULT_INT_HIGH = 128, 224, 16, 10
+WORKER_START_TIMEOUT, MODEL_REQUEST_TIMEOUT = 120.0, 10.0
 
 
 class ModelError(ValueError):
@@ -101,6 +103,63 @@ def read_model_program(files: ModelFiles) -> Program:
         return read_program(files.program)
     except ProgramError as exc:
         raise ModelError(str(exc)) from None
+
+
+class ModelRun:
+    """The model one run measures, located and its program read once (a path that names no
+    model is the user's error: ModelError; a program that cannot be read is a fact, ``unreadable``),
+    and the predictor workers that load it, ended together by :meth:`close`.
+
+    Graph coverage and verification share one worker (:meth:`worker`): graph coverage creates its
+    predictor there first, with Paddle's log on (``GLOG_minloglevel=0``), as it needs the passes'
+    refusals; the first predictor verification creates turns the log off for the whole process
+    (``disable_glog_info``, which nothing turns back on), and measuring goes on in the same
+    worker. A further worker starts (:meth:`start_worker`) only where a fresh process is the
+    point: a restart after a worker crashed, an experiment that reads a process's memory, the
+    processes of a serving layout.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self.files = locate_model(path)
+        self.program: Program | None = None
+        self.unreadable: str | None = None
+        try:
+            self.program = read_program(self.files.program)
+        except ProgramError as exc:
+            self.unreadable = str(exc)
+        self.workers: list[WorkerSession] = []
+        self.shared: WorkerSession | None = None
+
+    @property
+    def workers_started(self) -> int:
+        return len(self.workers)
+
+    def start_worker(self, python: str, start_timeout: float = WORKER_START_TIMEOUT,
+                     env: dict[str, str] | None = None) -> WorkerSession:
+        """A new predictor worker that creates its predictors from this model's files."""
+        session = WorkerSession(python, start_timeout, env)
+        self.workers.append(session)
+        files = self.files
+        session.request(MODEL_REQUEST_TIMEOUT, cmd="model", files={"program": files.program, "params": files.params,
+                                                                   "dir": files.directory})
+        return session
+
+    def worker(self, python: str, start_timeout: float = WORKER_START_TIMEOUT) -> WorkerSession:
+        """The run's shared worker; a new one when there is none yet or it has ended."""
+        if self.shared is None or self.shared.proc.poll() is not None:
+            self.shared = self.start_worker(python, start_timeout, env={"GLOG_minloglevel": "0"})
+        return self.shared
+
+    def close(self) -> None:
+        for session in self.workers:
+            session.close()
+
+    def __enter__(self) -> ModelRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def input_specs(program: Program) -> list[InputSpec]:

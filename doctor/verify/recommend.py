@@ -13,11 +13,10 @@ from __future__ import annotations
 import time
 
 from ..facts import ComparisonResult, ExperimentResult, Recommendation
-from ..vocabulary import Effect
+from ..facts.predictor import PredictorConfig
+from ..vocabulary import Effect, Precision
 from . import stats
-from .arms import Arm, label, snippet, vary
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
-from .measure import config_key
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
 FINAL_SHARE = 0.5
@@ -25,54 +24,54 @@ UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
-def candidates_for(name: str, ctx: Context, current: Arm) -> list[Arm]:
+def candidates_for(name: str, ctx: Context, current: PredictorConfig) -> list[PredictorConfig]:
     """Variations of ``current`` in one setting, each within the rules the doctor enforces."""
     if name == "threads":
         limit = thread_limit(ctx.facts) or UNBOUNDED
-        return [vary(current, threads=n) for n in thread_counts(ctx.facts, current) if n != current["threads"] and n <= limit]
+        return [current.vary(threads=n) for n in thread_counts(ctx.facts, current) if n != current.threads and n <= limit]
     if name == "onednn":
-        return [vary(current, onednn=not current["onednn"], precision="fp32")]
+        return [current.vary(onednn=not current.onednn, precision=Precision.FP32)]
     if name == "bf16":
-        return [vary(current, precision="bf16")] if current["precision"] != "bf16" else []
-    return [vary(current, **{name: not current[name]})]
+        return [current.vary(precision=Precision.BF16)] if current.precision != Precision.BF16 else []
+    return [current.vary(**{name: not getattr(current, name)})]
 
 
-def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonResult, Arm] | None:
+def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonResult, PredictorConfig] | None:
     """The fastest candidate measured faster, not changing outputs, and not moving threads above the limit."""
     configs = {arm.label: arm.config for arm in result.arms}
-    base_threads = configs["baseline"]["threads"]
+    base_threads = configs["baseline"].threads
     winners = [c for c in result.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs
-               and (configs[c.candidate]["threads"] <= limit or configs[c.candidate]["threads"] == base_threads)]
+               and (configs[c.candidate].threads <= limit or configs[c.candidate].threads == base_threads)]
     if not winners:
         return None
     best = max(winners, key=lambda c: c.ratio)
     return best, configs[best.candidate]
 
 
-def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[Arm, str | None]:
+def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
     with the thread count within the budget that measured fastest against it: the search never
     starts from, and so never recommends, a setting the doctor fails."""
     baseline = ctx.baseline
-    if baseline["threads"] <= limit:
+    if baseline.threads <= limit:
         return baseline, None
     experiment = measured.get("threads")
     configs = {arm.label: arm.config for arm in experiment.arms} if experiment else {}
-    within = [c for c in experiment.comparisons if configs[c.candidate]["threads"] <= limit] if experiment else []
+    within = [c for c in experiment.comparisons if configs[c.candidate].threads <= limit] if experiment else []
     if not within:
-        start = vary(baseline, threads=limit)
-        return start, (f"{label(start, baseline)}: the service's {baseline['threads']} threads exceed the CPU budget "
+        start = baseline.vary(threads=limit)
+        return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget "
                        f"(PD-CPU-010), so the search starts within it (not measured: the threads experiment did not run)")
     fastest = max(within, key=lambda c: c.ratio)
     start = configs[fastest.candidate]
-    return start, (f"{label(start, baseline)}: the service's {baseline['threads']} threads exceed the CPU budget (PD-CPU-010); "
-                   f"of the counts within it this one measured fastest: {_speed(fastest)} than {baseline['threads']} "
+    return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010); "
+                   f"of the counts within it this one measured fastest: {_speed(fastest)} than {baseline.threads} "
                    f"[{fastest.confidence:.0%} CI {fastest.ci_low:.2f}-{fastest.ci_high:.2f}]")
 
 
-def adopt(current: Arm, winner: Arm, measured_from: Arm) -> Arm:
+def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
     """``current`` with the settings in which ``winner`` differs from the configuration it was measured against."""
-    return vary(current, **{key: value for key, value in winner.items() if measured_from.get(key) != value})
+    return current.vary(**winner.changes_from(measured_from))
 
 
 def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: float, program: str, params: str | None) -> Recommendation:
@@ -88,7 +87,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
-            context = (name, config_key(current))
+            context = (name, current.key())
             if context in tried:
                 continue
             tried.add(context)
@@ -114,7 +113,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                     continue
                 where = (" (measured at the service's configuration: no time was left to measure it in context)"
                          if current != baseline and result is measured[name] else "")
-                steps.append(f"{label(config, current)}: {_speed(comparison)} "
+                steps.append(f"{config.label(current)}: {_speed(comparison)} "
                              f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]{where}")
                 current, changed = config, True
         if not changed:
@@ -127,7 +126,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         steps.append("no change measured faster than the service's configuration")
     return Recommendation(
         config=current,
-        snippet=snippet(current, program, params),
+        snippet=current.snippet(program, params),
         steps=steps,
         baseline=ctx.measurer.arm_result("baseline", baseline),
         recommended=ctx.measurer.arm_result("recommended", current),

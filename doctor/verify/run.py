@@ -1,5 +1,7 @@
 """Verification as a probe: load the model in a worker, run every experiment within the budget,
-search the recommended configuration, and return it all as Facts (so it replays with --facts)."""
+search the recommended configuration, and return it all as Facts (so it replays with --facts).
+The model and its workers are the run's (``ModelRun``): the service's configuration is measured
+in the run's shared worker, and the run ends every worker."""
 
 from __future__ import annotations
 
@@ -10,13 +12,13 @@ from typing import Callable
 from .. import children
 from ..children import Interrupted
 from ..facts import ExperimentResult, Facts, ModelFacts, ModelLoadFailure, VerificationFacts
+from ..facts.predictor import PredictorConfig
 from ..vocabulary import ExperimentStatus
-from .arms import baseline_arm, label
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
 from .measure import Measurer, Progress
-from .model import ModelError, input_specs, locate_model, plan_inputs, read_model_program, worker_samples
+from .model import ModelError, ModelRun, input_specs, plan_inputs, worker_samples
 from .recommend import recommend
 from .session import WorkerDied, WorkerError, WorkerSession
 from .shape_range import find_shape_range_file
@@ -26,17 +28,16 @@ RECOMMENDATION_SHARE = 0.35
 
 @dataclass
 class VerifyOptions:
-    model: str
     shapes: list[str] = field(default_factory=list)
     inputs: str | None = None
     budget_s: float = 40.0
     min_effect: float = 0.03
     max_drift: float = 0.01
-    python: str | None = None
     seed: int = 0
 
 
-def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | None = None) -> VerificationFacts | None:
+def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
+                     progress: Progress | None = None) -> VerificationFacts | None:
     """None when the service does not run on the CPU (GPU predictors are not measured here).
 
     Nothing that happens to a worker loses what was measured: the service's configuration failing
@@ -44,49 +45,45 @@ def run_verification(facts: Facts, options: VerifyOptions, progress: Progress | 
     is interrupted (SIGTERM, SIGINT) is an ``error`` result, and the ones before it stay."""
     if facts.service.device != "cpu":
         return None
-    files = locate_model(options.model)
-    program = read_model_program(files)
+    if run.program is None:
+        raise ModelError(run.unreadable)
+    files, program = run.files, run.program
     shape_file = find_shape_range_file(files.directory, facts.service.tensorrt.dynamic_shape_file)
     inputs, npz = plan_inputs(input_specs(program), options.shapes, facts.service.batch_size, shape_file, options.inputs)
     samples = worker_samples(inputs)
     load_plan = plan_load(facts, files)
     verification = VerificationFacts(
-        model=ModelFacts(options.model, files.format, files.program, files.params, inputs, npz),
+        model=ModelFacts(run.path, files.format, files.program, files.params, inputs, npz),
         budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift,
-        baseline=baseline_arm(facts),
+        baseline=PredictorConfig.of_service(facts),
     )
-    python = options.python or facts.paddle.python
+    python = facts.paddle.python
     if facts.paddle.status != "ok" or not python:
         verification.error = f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
         return verification
     deadline = Deadline(options.budget_s)
-    sessions: list[WorkerSession] = []
 
-    def new_session() -> WorkerSession:
+    def new_session(shared: bool = False) -> WorkerSession:
+        """A worker given the inputs: the run's shared one, or a fresh one (after a crash, or for an
+        experiment that needs a process of its own)."""
         began = time.monotonic()
-        session = WorkerSession(python, start_timeout=deadline.timeout(CREATE_GRACE_S))
+        start = run.worker if shared else run.start_worker
+        session = start(python, start_timeout=deadline.timeout(CREATE_GRACE_S))
         deadline.creating_s += time.monotonic() - began
-        sessions.append(session)
-        deadline.request(session, "reading the model's files", cmd="model",
-                         files={"program": files.program, "params": files.params, "dir": files.directory})
         deadline.request(session, "preparing the inputs", creates=True, cmd="feeds", samples=samples, npz=npz, seed=options.seed)
         return session
 
-    try:
-        version = f" ({files.format} version {program.version})" if program.version is not None else ""
-        model = f"{files.program}{version}: Paddle {facts.paddle.version}"
-        measurer = _load_baseline(verification, model, new_session, options.min_effect, progress, deadline, len(samples))
-        if measurer is not None:
-            ctx = Context(facts, measurer, verification.baseline, inputs, options.max_drift, new_session, load=load_plan)
-            if _run_experiments(verification, ctx, options, deadline):
-                measured = {e.name: e for e in verification.experiments}
-                try:
-                    verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
-                except (WorkerError, WorkerDied, Interrupted) as exc:
-                    verification.error = f"the recommendation could not be measured: {_failure(exc)}"
-    finally:
-        for session in sessions:
-            session.close()
+    version = f" ({files.format} version {program.version})" if program.version is not None else ""
+    model = f"{files.program}{version}: Paddle {facts.paddle.version}"
+    measurer = _load_baseline(verification, model, lambda: new_session(shared=True), options.min_effect, progress, deadline, len(samples))
+    if measurer is not None:
+        ctx = Context(facts, measurer, verification.baseline, inputs, options.max_drift, new_session, load=load_plan)
+        if _run_experiments(verification, ctx, options, deadline):
+            measured = {e.name: e for e in verification.experiments}
+            try:
+                verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
+            except (WorkerError, WorkerDied, Interrupted) as exc:
+                verification.error = f"the recommendation could not be measured: {_failure(exc)}"
     verification.seconds = round(deadline.spent(), 3)
     verification.over_budget = over_budget(deadline, verification.seconds)
     return verification
@@ -106,7 +103,7 @@ def _load_baseline(verification: VerificationFacts, model: str, new_session: Cal
         verification.error = f"{exc}; nothing was measured (raise --budget)"
     except (WorkerError, WorkerDied) as exc:
         verification.load_failure = ModelLoadFailure(
-            label(verification.baseline), f"{model} cannot load or run this model with the service's settings: {exc}",
+            verification.baseline.label(), f"{model} cannot load or run this model with the service's settings: {exc}",
             getattr(exc, "signal_name", None))
     return None
 
@@ -157,7 +154,7 @@ def _failure(exc: BaseException) -> str:
 
 def _failed(name: str, exc: BaseException, ctx: Context) -> ExperimentResult:
     config = ctx.measurer.last_config
-    where = f" (configuration: {label(config)})" if config else ""
+    where = f" (configuration: {config.label()})" if config else ""
     return ExperimentResult(name=name, status=ExperimentStatus.ERROR, reason=f"{_failure(exc)}{where}")
 
 

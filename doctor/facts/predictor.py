@@ -1,0 +1,148 @@
+"""A predictor configuration: the service's own (the baseline), a variation of it measured as a
+fix, or the one recommended; the ``paddle.inference.Config`` calls that build it, and its name
+for people.
+
+The same list of calls is sent to the predictor worker and printed as the recommended snippet,
+so what is measured is exactly what is recommended. Graph coverage builds the service's program
+from the same calls (:func:`service_calls`, which adds the GPU's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..vocabulary import Device, Precision
+
+if TYPE_CHECKING:
+    from . import Facts
+
+MEASURED_PRECISIONS = (Precision.FP32, Precision.BF16)  # what a CPU predictor runs; other precisions are measured as fp32
+TENSORRT_PRECISIONS = {Precision.FP32: "Float32", Precision.FP16: "Half", Precision.INT8: "Int8", Precision.BF16: "Bfloat16"}
+SWITCHES = {"onednn": "oneDNN", "ir_optim": "IR optim", "feed_fetch": "feed/fetch ops", "memory_optim": "memory optim"}
+LABELLED = ("threads", "onednn", "precision", "ir_optim", "feed_fetch", "onednn_cache_capacity", "memory_optim")
+# calls the GPU configuration keeps from the CPU one (the rest are the CPU's math threads and oneDNN)
+DEVICE_NEUTRAL_CALLS = ("switch_ir_optim", "switch_use_feed_fetch_ops", "enable_memory_optim", "delete_pass",
+                        "set_optim_cache_dir", "enable_save_optim_model", "use_optimized_model")
+
+Call = tuple[str, list[Any]]
+
+
+@dataclass(frozen=True)
+class PredictorConfig:
+    """A CPU predictor's configuration. ``optim_cache_dir`` with ``save_optim_model`` writes the
+    optimised program there; with ``use_optimized_model`` it loads it from there."""
+
+    threads: int
+    onednn: bool
+    precision: Precision = Precision.FP32
+    ir_optim: bool = True
+    feed_fetch: bool = False
+    onednn_cache_capacity: int | None = None
+    memory_optim: bool = False
+    delete_passes: tuple[str, ...] = ()
+    optim_cache_dir: str | None = None
+    save_optim_model: bool = False
+    use_optimized_model: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "precision", Precision(self.precision))
+        object.__setattr__(self, "delete_passes", tuple(self.delete_passes))
+
+    @classmethod
+    def of_service(cls, facts: Facts) -> PredictorConfig:
+        """The service's configuration as a CPU predictor runs it: what it leaves unset is Paddle's default."""
+        service = facts.service
+        onednn_default = facts.paddle.mkldnn_default_on if facts.paddle.mkldnn_default_on is not None else True
+        return cls(
+            threads=service.math_threads,
+            onednn=onednn_default if service.onednn is None else service.onednn,
+            precision=service.precision if service.precision in MEASURED_PRECISIONS else Precision.FP32,
+            ir_optim=True if service.ir_optim is None else service.ir_optim,
+            feed_fetch=bool(service.feed_fetch_ops),
+            onednn_cache_capacity=service.onednn_cache_capacity,
+            memory_optim=bool(service.memory_optim),
+            delete_passes=tuple(service.delete_passes),
+        )
+
+    def vary(self, **changes: Any) -> PredictorConfig:
+        """This configuration with ``changes``; bf16 runs on oneDNN only, so it turns oneDNN on."""
+        if changes.get("precision", self.precision) == Precision.BF16:
+            changes["onednn"] = True
+        return dataclasses.replace(self, **changes)
+
+    def changes_from(self, other: PredictorConfig) -> dict[str, Any]:
+        """The settings in which this configuration differs from ``other``."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) != getattr(other, f.name)}
+
+    def label(self, relative_to: PredictorConfig | None = None) -> str:
+        """``threads=2, oneDNN on``: only what differs from ``relative_to`` when given."""
+        parts = []
+        for name in LABELLED:
+            value = getattr(self, name)
+            if relative_to is not None and value == getattr(relative_to, name):
+                continue
+            if name == "threads":
+                parts.append(f"threads={value}")
+            elif name == "precision":
+                parts.append(str(value))
+            elif name == "onednn_cache_capacity":
+                parts.append(f"oneDNN cache {value if value is not None else 'default'}")
+            else:
+                parts.append(f"{SWITCHES[name]} {'on' if value else 'off'}")
+        return ", ".join(parts) or "same as baseline"
+
+    def key(self) -> str:
+        """The same text for equal configurations: the name a worker keeps its predictor under."""
+        from ..serde import to_data
+
+        return json.dumps(to_data(self), sort_keys=True)
+
+    def config_calls(self) -> list[Call]:
+        """The Config method calls, in order, that build this configuration on the CPU."""
+        calls: list[Call] = [("disable_gpu", []), ("set_cpu_math_library_num_threads", [self.threads])]
+        if self.onednn:
+            calls.append(("enable_mkldnn", []))
+            if self.onednn_cache_capacity is not None:
+                calls.append(("set_mkldnn_cache_capacity", [self.onednn_cache_capacity]))
+            if self.precision == Precision.BF16:
+                calls.append(("enable_mkldnn_bfloat16", []))
+        else:
+            calls.append(("disable_mkldnn", []))
+        calls.append(("switch_ir_optim", [self.ir_optim]))
+        calls.append(("switch_use_feed_fetch_ops", [self.feed_fetch]))
+        if self.memory_optim:
+            calls.append(("enable_memory_optim", []))
+        calls.extend(("delete_pass", [name]) for name in self.delete_passes)
+        if self.optim_cache_dir:
+            calls.append(("set_optim_cache_dir", [self.optim_cache_dir]))
+        if self.save_optim_model:
+            calls.append(("enable_save_optim_model", [True]))
+        if self.use_optimized_model:
+            calls.append(("use_optimized_model", [True]))
+        return calls
+
+    def snippet(self, program: str, params: str | None) -> str:
+        """Ready-to-paste Python that builds this configuration."""
+        model_args = f"{program!r}, {params!r}" if params else repr(str(program).rsplit("/", 1)[0])
+        lines = ["import paddle.inference as paddle_infer", "", f"config = paddle_infer.Config({model_args})"]
+        lines += [f"config.{method}({', '.join(repr(a) for a in args)})" for method, args in self.config_calls()]
+        lines.append("predictor = paddle_infer.create_predictor(config)")
+        return "\n".join(lines) + "\n"
+
+
+def service_calls(facts: Facts, **changes: Any) -> list[Call]:
+    """The Config calls of the service's configuration, on the CPU or the GPU (with TensorRT); ``changes``
+    are settings outside what the service runs (where the optimised program is written)."""
+    calls = dataclasses.replace(PredictorConfig.of_service(facts), **changes).config_calls()
+    service = facts.service
+    if service.device != Device.GPU:
+        return calls
+    gpu: list[Call] = [("enable_use_gpu", [service.gpu_memory_pool_mb or 256, service.gpu_device_id])]
+    trt = service.tensorrt
+    if trt.enabled:
+        gpu.append(("enable_tensorrt_engine", [trt.workspace_mb << 20, trt.max_batch_size, trt.min_subgraph_size,
+                                               TENSORRT_PRECISIONS[trt.precision], False, False]))
+    return gpu + [call for call in calls if call[0] in DEVICE_NEUTRAL_CALLS]
