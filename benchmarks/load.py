@@ -70,7 +70,7 @@ def main() -> None:
         layouts = verification.experiment("layouts")
         if not layouts.measured:
             sys.exit(f"the load experiment did not measure: {layouts.status}: {layouts.reason}")
-        chosen = layouts.layouts.recommended_layout
+        chosen = next(arm.layout for arm in layouts.arms if arm.label == layouts.layouts.recommended)
         chosen = Layout(chosen.layout, chosen.instances, chosen.threads)
         print(f"doctor: recommended {chosen.label()} ({layouts.layouts.why}); {layouts.layouts.rounds} rounds")
 

@@ -39,7 +39,7 @@ def check(facts: Facts) -> list[Finding]:
     if comparison.verdict != Effect.IMPROVED:
         return [passed(RULE, f"{best.label} fits the CPU budget but did not serve measurably more requests than the "
                              f"service's layout ({comparison.verdict}); see PD-CPU-010", service_rps=_rps(service))]
-    layout = measured.recommended_layout
+    layout = best.layout
     ci = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
     return [Finding(RULE, Status.FAIL,
                     f"{best.label} serves {comparison.ratio:.2f}x the requests per second of the service's layout "

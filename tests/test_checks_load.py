@@ -5,7 +5,7 @@ import pytest
 
 from factories import make_facts
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
-from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutArm, LayoutChoice, LayoutsResult, MemoryFacts,
+from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutArm, LayoutsResult, MemoryFacts,
                                  ModelFacts, VerificationFacts)
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify.layouts import Layout, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
@@ -63,7 +63,7 @@ def layouts_experiment(verdict="improved", ratio=1.7, recommended="2 processes x
                      throughput_rps=30.0 * ratio, layout=LayoutArm(Serving.PROCESSES, 2, 1, 2, 2, True))
     comparison = ComparisonResult(service.label, best.label, ratio, ratio * 0.8, ratio * 1.25, verdict, 9)
     measured = LayoutsResult(concurrency=4, budget_cpus=2, budget_s=40, window_s=0.5, rounds=9, stopped=RaceEnd.DECIDED,
-                             recommended=recommended, recommended_layout=LayoutChoice(Serving.PROCESSES, 2, 1), why="because")
+                             recommended=recommended, why="because")
     return ExperimentResult("layouts", status, reason=reason, arms=[service, best], comparisons=[comparison],
                             layouts=measured if status == "measured" else None)
 

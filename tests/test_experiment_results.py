@@ -9,20 +9,21 @@ import pytest
 
 from conftest import report_json, run_doctor
 from factories import make_facts
-from paddle_doctor.facts import (ArmResult, ColdStartResult, ComparisonResult, ExcludedLayout, ExperimentResult,
-                                 LayoutChoice, LayoutsResult, MemoryGrowth, ModelFacts, ShapeCacheResult, Throttling,
-                                 VerificationFacts, WarmupResult, facts_from_data)
+from paddle_doctor.facts import (ArmResult, ColdStartResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm,
+                                 LayoutsResult, MemoryGrowth, ModelFacts, ShapeCacheResult, Throttling, VerificationFacts,
+                                 WarmupResult, facts_from_data)
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
 
 MEASURED = ExperimentStatus.MEASURED
-BASE = {"threads": 1, "onednn": True}
+BASE = PredictorConfig(threads=1, onednn=True)
 
 
 def verification() -> VerificationFacts:
     """One of each typed result, as a verification run records them."""
     layouts = LayoutsResult(
         concurrency=4, budget_cpus=2.0, budget_s=30.0, window_s=0.4, rounds=8, stopped=RaceEnd.DECIDED,
-        recommended="2 processes x 1 thread", recommended_layout=LayoutChoice(Layout.PROCESSES, 2, 1),
+        recommended="2 processes x 1 thread",
         why="measurably more throughput than the service's layout, within the CPU budget",
         excluded=[ExcludedLayout("one predictor shared by concurrent threads without a lock", "not thread-safe")],
         throttling={"2 processes x 1 thread": Throttling(120, 3, 41000)})
@@ -37,10 +38,10 @@ def verification() -> VerificationFacts:
             ExperimentResult("onednn_cache", MEASURED, onednn_cache=ShapeCacheResult(
                 12, MemoryGrowth(300.0, [310.0, 480.0], 180.0), MemoryGrowth(300.0, [305.0, 309.0], 9.0))),
             ExperimentResult("layouts", MEASURED, layouts=layouts, arms=[
-                ArmResult("service: one predictor behind a lock x 2 threads", {"fits_budget": True, "total_threads": 2},
-                          p50=9.0, p90=11.0, p99=14.0, throughput_rps=110.0),
-                ArmResult("2 processes x 1 thread", {"fits_budget": True, "total_threads": 2},
-                          p50=8.0, p90=9.0, p99=10.0, throughput_rps=210.0)],
+                ArmResult("service: one predictor behind a lock x 2 threads", BASE.vary(threads=2),
+                          p50=9.0, p90=11.0, p99=14.0, throughput_rps=110.0, layout=LayoutArm(Layout.LOCK, 1, 2, 1, 2, True)),
+                ArmResult("2 processes x 1 thread", BASE,
+                          p50=8.0, p90=9.0, p99=10.0, throughput_rps=210.0, layout=LayoutArm(Layout.PROCESSES, 2, 1, 2, 2, True))],
                 comparisons=[ComparisonResult("service: one predictor behind a lock x 2 threads", "2 processes x 1 thread",
                                               1.9, 1.7, 2.1, Effect.IMPROVED, 8)]),
         ])
@@ -89,7 +90,7 @@ def the_old_extra_object(data):
 
 
 def an_unknown_layout(data):
-    experiment(data, "layouts")["layouts"]["recommended_layout"]["layout"] = "threads"
+    experiment(data, "layouts")["arms"][1]["layout"]["layout"] = "threads"
 
 
 def an_unknown_end_of_the_race(data):
@@ -101,7 +102,7 @@ def an_unknown_end_of_the_race(data):
     (measured_without_its_result, "Facts.verification.experiments[1]: experiment 'optim_cache' is measured but has no optim_cache result"),
     (mistyped_field, "Facts.verification.experiments[2].onednn_cache.shapes: expected int, got 'twelve'"),
     (the_old_extra_object, "Facts.verification.experiments[0]: unknown field 'extra'"),
-    (an_unknown_layout, "Facts.verification.experiments[3].layouts.recommended_layout.layout: is 'threads'; expected one of"),
+    (an_unknown_layout, "Facts.verification.experiments[3].arms[1].layout.layout: is 'threads'; expected one of"),
     (an_unknown_end_of_the_race, "Facts.verification.experiments[3].layouts.stopped: is 'tired'; expected one of 'decided', 'budget'"),
 ])
 def test_check_refuses_facts_with_a_wrong_experiment_result_in_one_line(tmp_path, spoil, named):
@@ -130,7 +131,9 @@ def test_the_json_report_carries_each_typed_result_on_its_finding(recorded, repo
     assert found["PD-START-002"]["warmup"]["first_over_steady"] == 12.2 and found["PD-START-002"]["layouts"] is None
     assert found["PD-START-001"]["optim_cache"] == {"rebuild_graph_ms": 820.0, "optimised_cache_ms": 310.0}
     assert found["PD-MEM-001"]["onednn_cache"]["bounded"]["growth_mb"] == 9.0
-    assert found["PD-LOAD-002"]["layouts"]["recommended_layout"] == {"layout": "processes", "instances": 2, "threads": 1}
+    assert found["PD-LOAD-002"]["layouts"]["recommended"] == "2 processes x 1 thread"
+    assert found["PD-LOAD-002"]["arms"][1]["layout"] == {"layout": "processes", "instances": 2, "threads": 1, "processes": 2,
+                                                         "total_threads": 2, "fits_budget": True}
 
 
 def test_the_checks_read_the_typed_results(recorded):

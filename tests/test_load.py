@@ -64,7 +64,7 @@ def shared_cnn(models):
 def test_a_shared_predictor_without_a_lock_is_never_measured_or_recommended(shared_cnn):
     result, _ = shared_cnn
     assert result.status == "measured", result.reason
-    assert result.layouts.recommended_layout.layout != "shared"
+    assert next(arm for arm in result.arms if arm.label == result.layouts.recommended).layout.layout != "shared"
     assert all(arm.layout.layout in ("lock", "clone", "pool", "processes") for arm in result.arms)
     assert all(arm.config.threads == arm.layout.threads for arm in result.arms)  # each predictor runs the layout's threads
     assert result.arms[0].label.startswith("service: one predictor shared without a lock") and "measured behind a lock" in result.arms[0].label

@@ -33,7 +33,7 @@ SCHEMA_VERSION = 1
 PADDLE_DEFAULT_THREADS = 1  # what a predictor runs when set_cpu_math_library_num_threads is not called
 MEASURED_SECTIONS = {
     "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
-                     "ShapeCacheResult", "LayoutChoice", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
+                     "ShapeCacheResult", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
                      "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
     "predictor": ("PredictorConfig",),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",

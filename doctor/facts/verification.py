@@ -108,13 +108,6 @@ class ShapeCacheResult:
 
 
 @dataclass
-class LayoutChoice:
-    layout: Layout
-    instances: int
-    threads: int
-
-
-@dataclass
 class ExcludedLayout:
     """A layout not measured, and why."""
 
@@ -143,7 +136,6 @@ class LayoutsResult:
     rounds: int
     stopped: RaceEnd
     recommended: str
-    recommended_layout: LayoutChoice
     why: str
     excluded: list[ExcludedLayout] = field(default_factory=list)
     throttling: dict[str, Throttling] = field(default_factory=dict)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..context import ProbeContext
-from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm, LayoutChoice, LayoutsResult,
+from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm, LayoutsResult,
                      Throttling)
 from ..facts.predictor import PredictorConfig
 from ..probes.cgroup import probe_cgroup
@@ -290,7 +290,7 @@ def result(runner: LoadRunner, arms, tallies, comparisons, race: Race) -> Experi
     measured = LayoutsResult(
         concurrency=plan.concurrency, budget_cpus=float(plan.budget_cpus), budget_s=race.budget_s, window_s=race.window_s,
         rounds=race.rounds, stopped=race.stopped, recommended=names[best],
-        recommended_layout=LayoutChoice(arms[best].kind, arms[best].instances, arms[best].threads), why=why,
+        why=why,
         excluded=[ExcludedLayout(layout, reason) for layout, reason in plan.excluded],
         throttling={name: Throttling(*tally.throttling) for name, tally in zip(names, tallies) if tally.throttling is not None},
     )
