@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from paddle_doctor.facts import OptimisedProgram, ServiceFacts
+from paddle_doctor.facts import OptimisedProgram, ServiceConfig
 from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.facts.predictor import service_calls
 from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph
@@ -34,7 +34,7 @@ TARGET = 3.0
 def facts_for(model: str):
     from paddle_doctor.facts import Facts, PaddleFacts
 
-    return Facts(service=ServiceFacts(model=model, onednn=True),
+    return Facts(service=ServiceConfig(model=model, onednn=True),
                  paddle=PaddleFacts(status="ok", python=sys.executable, mkldnn_default_on=True))
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.cli import DEFAULT_LOAD_BUDGET_S
 from paddle_doctor.context import ProbeContext
-from paddle_doctor.facts import ServiceFacts
+from paddle_doctor.facts import ServiceConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.layouts import KINDS, Layout, LoadPlan, service_layout
@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paddle-doctor-load-") as tmp:
         model = build_model("encoder", "pir", Path(tmp) / "encoder")
-        service = ServiceFacts(model=str(model), instances=2, threads=8, concurrency=CONCURRENCY)
+        service = ServiceConfig(model=str(model), instances=2, threads=8, concurrency=CONCURRENCY)
         facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
         print(f"before: {load_average()}")
         started = time.monotonic()

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.context import ProbeContext
-from paddle_doctor.facts import ServiceFacts
+from paddle_doctor.facts import ServiceConfig
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
@@ -76,7 +76,7 @@ def changes_outputs_of(session: WorkerSession, config: PredictorConfig, max_drif
 
 def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], workdir: Path, budget: float) -> tuple[float, float, float]:
     model = build_model(kind, fmt, workdir / f"{kind}-{fmt}")
-    service = ServiceFacts(model=str(model), **service_settings)
+    service = ServiceConfig(model=str(model), **service_settings)
     facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
     with ModelRun(model) as run:
         started = time.monotonic()
@@ -107,7 +107,7 @@ def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], work
 
 def calibration(workdir: Path, runs: int, budget: float) -> None:
     model = build_model("cnn", "pir", workdir / "calibration")
-    facts = collect_facts(ProbeContext("/"), ServiceFacts(model=str(model)), sys.executable, 120)
+    facts = collect_facts(ProbeContext("/"), ServiceConfig(model=str(model)), sys.executable, 120)
     verdicts = []
     with ModelRun(model) as run:
         verification = run_verification(facts, run, VerifyOptions(budget_s=4))

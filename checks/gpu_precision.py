@@ -11,7 +11,7 @@ Fix: ask only for precisions the GPU has; on 7.0+ try FP16 in TensorRT and check
 
 from __future__ import annotations
 
-from paddle_doctor.facts import Facts, ServiceFacts
+from paddle_doctor.facts import Facts, ServiceConfig
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import compute_capability, describe, no_service_gpu, service_gpu
 from paddle_doctor.registry import Check, Need
@@ -22,7 +22,7 @@ FAST_FP16_BELOW_TENSOR_CORES = ((5, 3), (6, 0), (6, 2))
 MINIMUM = {"int8": ((6, 1), "6.1"), "bf16": ((8, 0), "8.0")}
 
 
-def requested(service: ServiceFacts) -> list[str]:
+def requested(service: ServiceConfig) -> list[str]:
     """Precisions other than FP32 the service asks for, in Paddle or in TensorRT."""
     wanted = {service.precision} | ({service.tensorrt.precision} if service.tensorrt.enabled else set())
     return sorted(wanted - {"fp32"})

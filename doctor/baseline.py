@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .budget import cpu_budget, service_threads
 from .context import ProbeContext
-from .facts import Facts, ServiceFacts, paddle_status_words
+from .facts import Facts, ServiceConfig, paddle_status_words
 from .facts.baseline import BaselineFacts, CacheRecord, CpuRecord, GpuRecord, MemoryRecord, PaddleRecord, ThrottlingRecord
 from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
@@ -68,7 +68,7 @@ class Baseline:
     kind: str
     doctor_version: str
     root: str
-    service: ServiceFacts
+    service: ServiceConfig
     settings: Settings
     checks: list[PinnedCheck]
     rules: list[Rule]
@@ -133,7 +133,7 @@ def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, setting
     return baseline, load_failures
 
 
-def with_absolute_paths(service: ServiceFacts, ctx: ProbeContext) -> ServiceFacts:
+def with_absolute_paths(service: ServiceConfig, ctx: ProbeContext) -> ServiceConfig:
     """The service as recorded: relative paths resolved as the probes resolved them, so that a
     healthcheck started in another working directory looks at the same cache and files."""
     recorded = dataclasses.replace(service, tensorrt=dataclasses.replace(service.tensorrt))

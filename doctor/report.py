@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the measured sections load only when a report has them (the
 __getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "Recommendation": ".facts.verification",
                                     "GraphSummary": ".report_measured", "VerificationSummary": ".report_measured"})
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")

@@ -45,7 +45,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .facts import ServiceFacts
+from .facts import ServiceConfig
 from .serde import DecodeError, from_data, load_yaml_file
 from .vocabulary import Layout
 
@@ -60,21 +60,21 @@ class SourceInputError(ValueError):
     """A --source path that does not exist or is not Python; the message names it."""
 
 
-def load_service_config(path: str | Path) -> ServiceFacts:
+def load_service_config(path: str | Path) -> ServiceConfig:
     data = load_yaml_file(path, ServiceConfigError, "service config", "see doctor/service.py for the keys")
     return service_from_data(data or {}, str(path))
 
 
-def service_from_data(data: Any, source: str) -> ServiceFacts:
+def service_from_data(data: Any, source: str) -> ServiceConfig:
     try:
-        service = from_data(ServiceFacts, data, "service")
+        service = from_data(ServiceConfig, data, "service")
     except DecodeError as exc:
         raise ServiceConfigError(f"{source}: {exc}") from None
     validate_service(service, source)
     return service
 
 
-def validate_service(service: ServiceFacts, source: str) -> None:
+def validate_service(service: ServiceConfig, source: str) -> None:
     def fail(field: str, message: str) -> ServiceConfigError:
         return ServiceConfigError(f"{source}: field '{field}' {message}")
 
@@ -89,6 +89,6 @@ def validate_service(service: ServiceFacts, source: str) -> None:
                              "use processes, clone or pool for several predictors")
 
 
-def serving_layout(service: ServiceFacts) -> Layout:
+def serving_layout(service: ServiceConfig) -> Layout:
     """The service's layout, or the one its instance count implies."""
     return service.layout or (Layout.PROCESSES if service.instances > 1 else Layout.LOCK)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .facts import Facts, ServiceFacts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
+from .facts import Facts, ServiceConfig, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
 from .serde import DecodeError, from_data, load_yaml_file, to_data
 from .redact import REDACTED
 from .service import ServiceConfigError, service_from_data, validate_service
@@ -18,21 +18,21 @@ FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
 SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "layout")
 
 
-def service_from_options(options: dict[str, Any], base: ServiceFacts | None = None, source: SourceFacts | None = None,
-                         environ_source: str | None = None) -> tuple[ServiceFacts, list[SettingOrigin]]:
+def service_from_options(options: dict[str, Any], base: ServiceConfig | None = None, source: SourceFacts | None = None,
+                         environ_source: str | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
     """The service as a command's options describe it (``service_config`` and the service flags that
     were given), over ``base``: the one service builder of ``check``, ``facts``, ``baseline`` and ``healthcheck``."""
     flags = {name: options[name] for name in SERVICE_FLAGS if options.get(name) is not None}
     return resolve_service(base, options.get("service_config"), flags, source or SourceFacts(), environ_source)
 
 
-def resolve_service(base: ServiceFacts | None, config_path: str | None, flags: dict[str, Any],
-                    source: SourceFacts, environ_source: str | None = None) -> tuple[ServiceFacts, list[SettingOrigin]]:
+def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: dict[str, Any],
+                    source: SourceFacts, environ_source: str | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
     """The service settings and the origin of each one that is not Paddle's default.
 
     Raises ServiceConfigError for a --config file or flags the doctor cannot use; a source value
     that does not fit is recorded in its origin and left out."""
-    data = to_data(base or ServiceFacts())
+    data = to_data(base or ServiceConfig())
     origins: dict[str, SettingOrigin] = {}
     for origin in source_origins(source, environ_source):
         if origin.value is not None and not _fits(data, origin.name, origin.value):
@@ -50,7 +50,7 @@ def resolve_service(base: ServiceFacts | None, config_path: str | None, flags: d
         _set(data, name, value)
         shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
         origins[name] = SettingOrigin(name, value, "flag", shown)
-    service = from_data(ServiceFacts, data, "service")
+    service = from_data(ServiceConfig, data, "service")
     said = [origin for origin in origins.values() if origin.value is not None]
     files = sorted({origin.detail if origin.origin == "config" else origin.origin for origin in said if origin.origin != "flag"})
     flags_given = [origin.detail for origin in said if origin.origin == "flag"]
@@ -117,10 +117,10 @@ def _set(data: dict[str, Any], name: str, value: Any) -> None:
 
 
 def _fits(data: dict[str, Any], name: str, value: Any) -> bool:
-    trial = to_data(from_data(ServiceFacts, data, "service"))
+    trial = to_data(from_data(ServiceConfig, data, "service"))
     _set(trial, name, value)
     try:
-        validate_service(from_data(ServiceFacts, trial, "service"), "source")
+        validate_service(from_data(ServiceConfig, trial, "service"), "source")
     except (DecodeError, ServiceConfigError):
         return False
     return True

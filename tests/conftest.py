@@ -11,7 +11,7 @@ import pytest
 
 from cli_runs import import_what_a_run_imports, run_doctor, run_doctor_process  # noqa: F401 (the tests import them from here)
 from paddle_doctor.context import ProbeContext
-from paddle_doctor.facts import Facts, ServiceFacts
+from paddle_doctor.facts import Facts, ServiceConfig
 from paddle_doctor.probes import collect_facts
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -32,7 +32,7 @@ def fixture_root(name: str) -> Path:
 
 def facts_from_root(name: str, environ: dict[str, str] | None = None, **service) -> Facts:
     """Facts probed from a recorded fixture tree (no Paddle probe)."""
-    return collect_facts(ProbeContext(fixture_root(name)), ServiceFacts(**service), None, 5.0, environ=environ or {})
+    return collect_facts(ProbeContext(fixture_root(name)), ServiceConfig(**service), None, 5.0, environ=environ or {})
 
 
 def report_json(result: subprocess.CompletedProcess) -> dict:

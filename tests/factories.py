@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paddle_doctor.facts import CgroupFacts, CpuFacts, Facts, PaddleFacts, ProcessFacts, ServiceFacts
+from paddle_doctor.facts import CgroupFacts, CpuFacts, Facts, PaddleFacts, ProcessFacts, ServiceConfig
 
 AVX2_FLAGS = ["fpu", "sse4_2", "avx", "avx2", "fma"]
 AVX512_BF16_FLAGS = AVX2_FLAGS + ["avx512f", "avx512_vnni", "avx512_bf16"]
@@ -45,7 +45,7 @@ def make_facts(
                              affinity_source="/proc/self/status"),
         paddle=paddle or paddle_ok(),
         env=env or {},
-        service=ServiceFacts(**service),
+        service=ServiceConfig(**service),
     )
 
 

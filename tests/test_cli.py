@@ -18,7 +18,7 @@ def test_json_report_validates_against_the_schema(report_schema):
     result = run_doctor("--json", "--root", str(fixture_root(QUOTA_ROOT)), "--threads", "8")
     report = report_json(result)
     jsonschema.validate(report, report_schema)
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["tool"]["name"] == "paddle-doctor"
     assert report["host"]["cpu_budget"] == 2
     over = next(f for f in report["findings"] if f["rule_id"] == "PD-CPU-010")
@@ -132,7 +132,7 @@ def test_facts_of_another_schema_version(tmp_path):
     old = tmp_path / "old.json"
     old.write_text(json.dumps({"schema_version": 99}))
     line = one_line_error(run_doctor("--facts", str(old)))
-    assert "schema_version is 99" in line and "reads 1" in line
+    assert "schema_version is 99" in line and "reads 2" in line
 
 
 def test_facts_with_a_mistyped_field(tmp_path):

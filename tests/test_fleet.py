@@ -175,4 +175,4 @@ def test_a_report_of_another_schema_version_is_refused(tmp_path, recorded):
     newer["schema_version"] = 9
     (tmp_path / "newer.json").write_text(json.dumps(newer))
     result = run_doctor("fleet", str(tmp_path))
-    assert result.returncode == 2 and "schema_version is 9, this paddle-doctor reads 1" in result.stderr
+    assert result.returncode == 2 and "schema_version is 9, this paddle-doctor reads 2" in result.stderr

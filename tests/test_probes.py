@@ -85,10 +85,10 @@ def test_garbage_files_become_issues_with_paths_not_exceptions():
 
 def test_missing_root_files_are_issues(tmp_path):
     from paddle_doctor.context import ProbeContext
-    from paddle_doctor.facts import ServiceFacts
+    from paddle_doctor.facts import ServiceConfig
     from paddle_doctor.probes import collect_facts
 
-    facts = collect_facts(ProbeContext(tmp_path), ServiceFacts(), None, 5.0, environ={})
+    facts = collect_facts(ProbeContext(tmp_path), ServiceConfig(), None, 5.0, environ={})
     assert any(issue.path == "/proc/cpuinfo" for issue in facts.issues)
     assert cpu_budget(facts) is None
 

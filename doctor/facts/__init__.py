@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING, Any
 from ..lazy import lazy_names
 from ..schema import Count, version_field
 from ..serde import decode_document, load_json_file, to_data
-from ..vocabulary import (CacheStatus, Device, GpuStatus, Layout, LibraryKind, Origin, PaddleStatus, Precision, ProcessStatus,
-                          SourcePatternKind, SourceStatus)
+from ..vocabulary import CacheStatus, GpuStatus, LibraryKind, Origin, PaddleStatus, ProcessStatus, SourcePatternKind, SourceStatus
 from .baseline import BaselineFacts
+from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 
 if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
     from .graph import GraphFacts
     from .verification import VerificationFacts
 
-SCHEMA_VERSION = 1
-PADDLE_DEFAULT_THREADS = 1  # what a predictor runs when set_cpu_math_library_num_threads is not called
+SCHEMA_VERSION = 2
 MEASURED_SECTIONS = {
     "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
                      "ShapeCacheResult", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
@@ -272,54 +271,6 @@ class TrtCacheFacts:
 
 
 @dataclass
-class TensorRTSettings:
-    """The service's ``enable_tensorrt_engine`` arguments (GPU only)."""
-
-    enabled: bool = False
-    use_static: bool = False
-    precision: Precision = Precision.FP32
-    min_subgraph_size: int = 3
-    max_batch_size: int = 1
-    workspace_mb: int = 1024
-    dynamic_shape_file: str | None = None
-
-
-@dataclass
-class ServiceFacts:
-    """How the service configures Paddle Inference: from --config service.yaml and flags, never probed.
-
-    ``None`` means "not said", and Paddle's own default applies.
-    """
-
-    model: str | None = None
-    device: Device = Device.CPU
-    threads: int | None = None
-    instances: int = 1
-    concurrency: int | None = None
-    layout: Layout | None = None
-    onednn: bool | None = None
-    onednn_cache_capacity: int | None = None
-    ir_optim: bool | None = None
-    precision: Precision = Precision.FP32
-    feed_fetch_ops: bool | None = None
-    memory_optim: bool | None = None
-    optim_cache_dir: str | None = None
-    save_optim_model: bool | None = None
-    use_optimized_model: bool | None = None
-    warmup_runs: int | None = None
-    batch_size: int = 1
-    gpu_device_id: int = 0
-    gpu_memory_pool_mb: int | None = None
-    delete_passes: list[str] = field(default_factory=list)
-    tensorrt: TensorRTSettings = field(default_factory=TensorRTSettings)
-
-    @property
-    def math_threads(self) -> int:
-        """Math threads per predictor: ``threads`` when said, else Paddle's default."""
-        return self.threads if self.threads is not None else PADDLE_DEFAULT_THREADS
-
-
-@dataclass
 class SourceLocation:
     """A line of the service's source: ``app.py:42``."""
 
@@ -332,7 +283,7 @@ class SourceLocation:
 
 @dataclass
 class SourceSetting:
-    """One Config setting the service's source makes. ``name`` is the ServiceFacts field it sets
+    """One Config setting the service's source makes. ``name`` is the ServiceConfig field it sets
     (``threads``, ``tensorrt.use_static``); ``value`` is None when ``evaluated`` is False: the
     expression is one the doctor cannot evaluate, and it never guesses. A value read from the
     environment names the variable, its default in the source and, with --pid, the live value."""
@@ -425,20 +376,10 @@ class ServiceProcessFacts:
 
 
 @dataclass
-class SettingOrigin:
-    """Where the service's value of one setting came from. ``origin``: flag, config or source;
-    ``value`` is None when the source sets it in a way the doctor cannot evaluate (``detail`` says
-    where and why), and then Paddle's default or a lower-precedence value stands."""
-
-    name: str
-    value: Any
-    origin: Origin
-    detail: str
-
-
-@dataclass
 class Facts:
-    """Everything the probes saw; the only input of the checks."""
+    """The only input of the checks: everything the probes saw, and apart from it the service's
+    declared configuration (``service``: what its flags, --config and source ask of Paddle, with
+    ``service_origins`` saying where each value came from; never probed)."""
 
     schema_version: int = version_field(SCHEMA_VERSION)
     doctor_version: str = ""
@@ -451,7 +392,7 @@ class Facts:
     process: ProcessFacts = field(default_factory=ProcessFacts)
     mounts: list[Mount] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
-    service: ServiceFacts = field(default_factory=ServiceFacts)
+    service: ServiceConfig = field(default_factory=ServiceConfig)
     paddle: PaddleFacts = field(default_factory=PaddleFacts)
     verification: VerificationFacts | None = None
     gpu: GpuFacts = field(default_factory=GpuFacts)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
+from ..schema import Count, NonNegative, RuleId
+from ..vocabulary import Effect, ExperimentStatus, Layout, ModelFormat, RaceEnd
 from .predictor import PredictorConfig
 
 
@@ -21,13 +22,13 @@ class ArmResult:
     config: PredictorConfig
     create_ms: float | None = None
     first_ms: float | None = None
-    runs: int = 0
+    runs: Count = 0
     p50: float | None = None
     p90: float | None = None
     p99: float | None = None
     mean: float | None = None
     cv: float | None = None
-    throughput_rps: float | None = None
+    throughput_rps: NonNegative | None = None
     sample_p50: list[float | None] | None = None
     layout: LayoutArm | None = None
 
@@ -66,8 +67,8 @@ class ComparisonResult:
     ci_low: float
     ci_high: float
     verdict: Effect
-    rounds: int
-    confidence: float = 0.95
+    rounds: Count
+    confidence: float = field(default=0.95, metadata={"schema": {"enum": [0.95, 0.99]}})
     drift: OutputDrift | None = None
     changes_outputs: bool | None = None
 
@@ -191,7 +192,7 @@ class Recommendation:
     baseline: ArmResult
     recommended: ArmResult
     comparison: ComparisonResult | None
-    enforced: list[str] = field(default_factory=list)
+    enforced: list[RuleId] = field(default_factory=list)
 
 
 @dataclass
@@ -202,7 +203,7 @@ class ModelInput:
     name: str
     dtype: str
     declared: list[int]
-    shapes: list[list[int]]
+    shapes: list[list[Count]] = field(metadata={"schema": {"minItems": 1}})
     chosen_by: str
     low: int | None = None
     high: int | None = None
@@ -218,7 +219,7 @@ class ModelFacts:
     """The model measured: its files and its inputs, by name."""
 
     path: str
-    format: str
+    format: ModelFormat
     program: str
     params: str | None
     inputs: dict[str, ModelInput]

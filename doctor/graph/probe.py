@@ -16,12 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..facts import Facts, GraphFacts, OptimisedProgram, PassRejection, ServiceFacts
+from ..facts import Facts, GraphFacts, OptimisedProgram, PassRejection, ServiceConfig
 from ..facts.predictor import PredictorConfig, service_calls
 from ..program import Program, ProgramError, read_program
 from ..verify.model import ModelRun
 from ..verify.session import WorkerDied, WorkerError
-from ..vocabulary import ProgramStatus
+from ..vocabulary import ModelFormat, ProgramStatus
 from .coverage import IR_OFF, analyse
 
 OPTIMISED_FILES = ("_optimized.json", "_optimized.pdmodel")
@@ -48,7 +48,7 @@ def probe_graph(facts: Facts, run: ModelRun) -> GraphFacts:
     return graph
 
 
-def device_label(service: ServiceFacts, onednn: bool) -> str:
+def device_label(service: ServiceConfig, onednn: bool) -> str:
     if service.device == "gpu":
         return f"GPU with TensorRT ({service.tensorrt.precision})" if service.tensorrt.enabled else "GPU"
     return "CPU with oneDNN" if onednn else "CPU without oneDNN"
@@ -58,7 +58,7 @@ def optimised_program(facts: Facts, run: ModelRun) -> tuple[OptimisedProgram, Pr
     service, files, original = facts.service, run.files, run.program
     calls = service_calls(facts)
     device = device_label(service, PredictorConfig.of_service(facts).onednn)
-    ir = "PIR program" if files.format == "pir" else "old-IR program"
+    ir = "PIR program" if files.format == ModelFormat.PIR else "old-IR program"
     result = OptimisedProgram(status=ProgramStatus.SKIPPED, pipeline=f"{ir}, {device}",
                               config=[f"{method}({', '.join(repr(a) for a in args)})" for method, args in calls])
     paddle = facts.paddle

@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 from .. import __version__
 from ..context import ProbeContext
-from ..facts import Facts, PaddleFacts, ServiceFacts
+from ..facts import Facts, PaddleFacts, ServiceConfig
 from .cgroup import probe_cgroup
 from .common import Reader
 from .cpu import probe_cpu
@@ -21,7 +21,7 @@ from .trt_cache import probe_trt_cache
 
 def collect_facts(
     ctx: ProbeContext,
-    service: ServiceFacts,
+    service: ServiceConfig,
     python: str | None,
     paddle_timeout: float,
     environ: dict[str, str] | None = None,

@@ -17,7 +17,7 @@ import posixpath
 import stat
 
 from ..context import ProbeContext
-from ..facts import ServiceFacts, TrtCacheFacts
+from ..facts import ServiceConfig, TrtCacheFacts
 from ..serde import json_error_text
 from .common import Reader
 
@@ -25,7 +25,7 @@ ENGINE_PREFIX = "trt_serialized_"
 STAMP_FILE = "paddle-doctor-cache.json"
 
 
-def probe_trt_cache(reader: Reader, service: ServiceFacts) -> TrtCacheFacts:
+def probe_trt_cache(reader: Reader, service: ServiceConfig) -> TrtCacheFacts:
     trt = service.tensorrt
     if not (trt.enabled or service.save_optim_model or service.optim_cache_dir):
         return TrtCacheFacts(reason="the service uses no cache: neither TensorRT, save_optim_model nor optim_cache_dir")

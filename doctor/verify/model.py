@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..facts import ModelInput
 from ..program import Program, ProgramError, read_program
+from ..vocabulary import ModelFormat
 from .npz import NpzError, npz_files, read_npz_header
 from .session import WorkerSession
 from .shape_range import read_opt_shapes
@@ -38,7 +39,7 @@ class ModelError(ValueError):
 
 @dataclass
 class ModelFiles:
-    format: str
+    format: ModelFormat
     directory: str
     program: str
     params: str | None
@@ -59,15 +60,15 @@ def locate_model(path: str | Path) -> ModelFiles:
     if path.is_dir():
         if (path / "__model__").is_file():
             params = path / "__params__"
-            candidates.append(("legacy", path / "__model__", params if params.is_file() else None))
+            candidates.append((ModelFormat.LEGACY, path / "__model__", params if params.is_file() else None))
         for program in sorted(path.glob("*.json")) + sorted(path.glob("*.pdmodel")):
-            candidates.append(("pir" if program.suffix == ".json" else "pdmodel", program, program.with_suffix(".pdiparams")))
+            candidates.append((ModelFormat.PIR if program.suffix == ".json" else ModelFormat.PDMODEL, program, program.with_suffix(".pdiparams")))
         _refuse_several(path, candidates)
         candidates.sort(key=lambda c: not _complete(*c))  # the one model before programs without parameters
     elif path.suffix in (".json", ".pdmodel") and path.exists():
-        candidates.append(("pir" if path.suffix == ".json" else "pdmodel", path, path.with_suffix(".pdiparams")))
+        candidates.append((ModelFormat.PIR if path.suffix == ".json" else ModelFormat.PDMODEL, path, path.with_suffix(".pdiparams")))
     else:
-        for suffix, fmt in ((".json", "pir"), (".pdmodel", "pdmodel")):
+        for suffix, fmt in ((".json", ModelFormat.PIR), (".pdmodel", ModelFormat.PDMODEL)):
             program = path.with_name(path.name + suffix)
             if program.is_file():
                 candidates.append((fmt, program, path.with_name(path.name + ".pdiparams")))
@@ -76,7 +77,7 @@ def locate_model(path: str | Path) -> ModelFiles:
             raise ModelError(f"{path}: no such file or directory, and no {path.name}.json or {path.name}.pdmodel beside it")
         raise ModelError(f"{path}: no Paddle model found (expected *.json or *.pdmodel with *.pdiparams, or __model__)")
     fmt, program, params = candidates[0]
-    if params is not None and fmt != "legacy" and not params.is_file():
+    if params is not None and fmt != ModelFormat.LEGACY and not params.is_file():
         raise ModelError(f"{params}: parameters file missing (it belongs to {program.name})")
     if params is not None and params.stat().st_size == 0:
         raise ModelError(f"{params}: parameters file is empty")
@@ -87,15 +88,15 @@ def _refuse_several(directory: Path, candidates: list[tuple[str, Path, Path | No
     """ModelError when a folder holds more than one complete model: measuring the wrong one would
     mislead, so the user names it. Programs without parameters beside them (a config.json) are no
     models; one prefix in both formats is one model (PIR is taken)."""
-    models = sorted({"__model__" if fmt == "legacy" else program.stem for fmt, program, params in candidates
+    models = sorted({"__model__" if fmt == ModelFormat.LEGACY else program.stem for fmt, program, params in candidates
                      if _complete(fmt, program, params)})
     if len(models) > 1:
         named = ", ".join(f"{directory / name}" if name != "__model__" else f"{directory} (__model__)" for name in models)
         raise ModelError(f"{directory}: holds {len(models)} models; name one with --model PREFIX: {named}")
 
 
-def _complete(fmt: str, program: Path, params: Path | None) -> bool:
-    return fmt == "legacy" or (params is not None and params.is_file())
+def _complete(fmt: ModelFormat, program: Path, params: Path | None) -> bool:
+    return fmt == ModelFormat.LEGACY or (params is not None and params.is_file())
 
 
 def read_model_program(files: ModelFiles) -> Program:
