@@ -33,7 +33,8 @@ from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
-from paddle_doctor.verify.layouts import KINDS, Layout, LoadPlan, service_layout
+from paddle_doctor.verify.layouts import KINDS, Arrangement, LoadPlan, service_layout
+from paddle_doctor.vocabulary import Layout
 from paddle_doctor.verify.load import LoadRunner, close_hosts, measure_layouts, start_hosts
 from paddle_doctor.verify.model import worker_samples
 from paddle_doctor.verify.model import ModelRun
@@ -47,10 +48,10 @@ def load_average() -> str:
     return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
 
 
-def sweep_layouts(whole_cpus: int, service: Layout) -> list[Layout]:
+def sweep_layouts(whole_cpus: int, service: Arrangement) -> list[Arrangement]:
     threads = range(1, whole_cpus + 1)
-    layouts = [Layout("lock", 1, t) for t in threads]
-    layouts += [Layout(kind, n, t) for kind in KINDS if kind != "lock" for n in range(2, CONCURRENCY + 1) for t in threads]
+    layouts = [Arrangement(Layout.LOCK, 1, t) for t in threads]
+    layouts += [Arrangement(kind, n, t) for kind in KINDS if kind != Layout.LOCK for n in range(2, CONCURRENCY + 1) for t in threads]
     return layouts
 
 
@@ -71,7 +72,7 @@ def main() -> None:
         if not layouts.measured:
             sys.exit(f"the load experiment did not measure: {layouts.status}: {layouts.reason}")
         chosen = next(arm.layout for arm in layouts.arms if arm.label == layouts.layouts.recommended)
-        chosen = Layout(chosen.layout, chosen.instances, chosen.threads)
+        chosen = Arrangement(chosen.layout, chosen.instances, chosen.threads)
         print(f"doctor: recommended {chosen.label()} ({layouts.layouts.why}); {layouts.layouts.rounds} rounds")
 
         service_arm, _ = service_layout(facts)

@@ -33,7 +33,7 @@ from .rules import Rule, Rulebook
 from .serde import decode_document, load_json_file, to_data, write_text_atomically
 from .settings import Settings
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the comparisons with the running container are pinned checks (PD-HEALTH-*)
 KIND = "paddle-doctor baseline"
 GPU_NODE = re.compile(r"^/dev/nvidia\d+$")
 LOCATE_TIMEOUT = 30.0

@@ -201,7 +201,7 @@ def counts_against(finding: ReportFinding, fail_on: str) -> bool:
 
 def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings, page: str, facts: Facts) -> ReportFinding:
     rule: Rule | None = rulebook.rules.get(finding.rule_id)
-    severity = settings.severity.get(finding.rule_id, rule.severity if rule else "error")
+    severity = settings.severity.get(finding.rule_id, rule.severity if rule else Severity.ERROR)
     return ReportFinding(
         rule_id=finding.rule_id,
         slug=rule.slug if rule else "unknown-rule",

@@ -72,7 +72,7 @@ class Rule:
     id: str
     slug: str
     title: str
-    severity: str
+    severity: Severity
     status: str
     symptom: str
     cause: str
@@ -192,7 +192,7 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
         id=entry["id"],
         slug=entry["slug"],
         title=entry["title"].strip(),
-        severity=entry["severity"],
+        severity=Severity(entry["severity"]),
         status=entry["status"],
         symptom=" ".join(entry["symptom"].split()),
         cause=" ".join(entry["cause"].split()),

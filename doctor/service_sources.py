@@ -12,6 +12,7 @@ from typing import Any
 from .facts import Facts, ServiceConfig, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
 from .serde import DecodeError, from_data, load_yaml_file, to_data
 from .redact import REDACTED
+from .vocabulary import Origin
 from .service import ServiceConfigError, service_from_data, validate_service
 
 FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
@@ -36,7 +37,7 @@ def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: 
     origins: dict[str, SettingOrigin] = {}
     for origin in source_origins(source, environ_source):
         if origin.value is not None and not _fits(data, origin.name, origin.value):
-            origin = SettingOrigin(origin.name, None, "source", f"{origin.detail}; the value {origin.value!r} does not fit, not used")
+            origin = SettingOrigin(origin.name, None, Origin.SOURCE, f"{origin.detail}; the value {origin.value!r} does not fit, not used")
         if origin.value is not None:
             _set(data, origin.name, origin.value)
         origins[origin.name] = origin
@@ -45,15 +46,15 @@ def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: 
         service_from_data(config, config_path)
         for name, value in _flatten(config):
             _set(data, name, value)
-            origins[name] = SettingOrigin(name, value, "config", config_path)
+            origins[name] = SettingOrigin(name, value, Origin.CONFIG, config_path)
     for name, value in flags.items():
         _set(data, name, value)
         shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
-        origins[name] = SettingOrigin(name, value, "flag", shown)
+        origins[name] = SettingOrigin(name, value, Origin.FLAG, shown)
     service = from_data(ServiceConfig, data, "service")
     said = [origin for origin in origins.values() if origin.value is not None]
-    files = sorted({origin.detail if origin.origin == "config" else origin.origin for origin in said if origin.origin != "flag"})
-    flags_given = [origin.detail for origin in said if origin.origin == "flag"]
+    files = sorted({origin.detail if origin.origin == Origin.CONFIG else origin.origin for origin in said if origin.origin != Origin.FLAG})
+    flags_given = [origin.detail for origin in said if origin.origin == Origin.FLAG]
     what = " and ".join(files) or "the service"
     validate_service(service, f"{what} with {', '.join(flags_given)}" if flags_given else what)
     return service, [origins[name] for name in sorted(origins)]
@@ -77,13 +78,13 @@ def _origin(name: str, settings: list[SourceSetting], environ_source: str | None
             why = f"{first.env_var}, whose live value looks like a secret and was redacted"
         else:
             why = "an expression the doctor cannot evaluate"
-        return SettingOrigin(name, None, "source", f"set at {first.location} from {why}: {first.code}")
+        return SettingOrigin(name, None, Origin.SOURCE, f"set at {first.location} from {why}: {first.code}")
     values = {repr(setting.value) for setting in settings}
     if len(values) > 1:
         places = ", ".join(f"{setting.location} ({setting.value!r})" for setting in settings)
-        return SettingOrigin(name, None, "source", f"set to different values at {places}")
+        return SettingOrigin(name, None, Origin.SOURCE, f"set to different values at {places}")
     setting = settings[-1]
-    return SettingOrigin(name, setting.value, "source", describe_setting(setting, environ_source))
+    return SettingOrigin(name, setting.value, Origin.SOURCE, describe_setting(setting, environ_source))
 
 
 def describe_setting(setting: SourceSetting, environ_source: str | None = None) -> str:

@@ -30,10 +30,14 @@ class SettingsError(ValueError):
 class Settings:
     """What counts against the exit code: the severity that fails, ignored rules, severity overrides, the docs URL."""
 
-    fail_on: str = "error"
+    fail_on: Severity = Severity.ERROR
     ignore: tuple[str, ...] = ()
-    severity: dict[str, str] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
     docs_url: str | None = None
+
+    def __post_init__(self) -> None:  # --fail-on and a settings file give the words; the settings hold the vocabulary
+        object.__setattr__(self, "fail_on", Severity(self.fail_on))
+        object.__setattr__(self, "severity", {rule_id: Severity(level) for rule_id, level in self.severity.items()})
 
     def is_ignored(self, rule_id: str) -> bool:
         return any(rule_id.startswith(item) for item in self.ignore)

@@ -8,9 +8,9 @@ from paddle_doctor.checks import idle_instances, serving_layout, shared_predicto
 from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutArm, LayoutsResult, MemoryFacts,
                                  ModelFacts, VerificationFacts)
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.verify.layouts import Layout, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
+from paddle_doctor.verify.layouts import Arrangement, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
 from paddle_doctor.verify.model import ModelFiles
-from paddle_doctor.vocabulary import Layout as Serving, RaceEnd
+from paddle_doctor.vocabulary import Layout, RaceEnd
 
 
 @pytest.mark.parametrize(
@@ -58,9 +58,9 @@ def test_idle_instances_fix_sizes_the_pool_to_the_concurrency():
 
 def layouts_experiment(verdict="improved", ratio=1.7, recommended="2 processes x 1 thread", status="measured", reason=None):
     service = ArmResult("service: 2 processes x 8 threads", PredictorConfig(threads=8, onednn=True), p50=80.0, p99=400.0,
-                        throughput_rps=30.0, layout=LayoutArm(Serving.PROCESSES, 2, 8, 2, 16, False))
+                        throughput_rps=30.0, layout=LayoutArm(Layout.PROCESSES, 2, 8, 2, 16, False))
     best = ArmResult("2 processes x 1 thread", PredictorConfig(threads=1, onednn=True), p50=50.0, p99=190.0,
-                     throughput_rps=30.0 * ratio, layout=LayoutArm(Serving.PROCESSES, 2, 1, 2, 2, True))
+                     throughput_rps=30.0 * ratio, layout=LayoutArm(Layout.PROCESSES, 2, 1, 2, 2, True))
     comparison = ComparisonResult(service.label, best.label, ratio, ratio * 0.8, ratio * 1.25, verdict, 9)
     measured = LayoutsResult(concurrency=4, budget_cpus=2, budget_s=40, window_s=0.5, rounds=9, stopped=RaceEnd.DECIDED,
                              recommended=recommended, why="because")
@@ -131,12 +131,12 @@ def test_candidates_fit_the_budget_and_never_share_a_predictor_without_a_lock(cp
 
 
 def test_processes_share_the_clients_like_a_load_balancer():
-    assert [clients for *_, clients in Layout("processes", 3, 1).parts(4)] == [2, 1, 1]
-    assert Layout("clone", 2, 1).parts(4) == [(0, "clone", 2, 4)]
+    assert [clients for *_, clients in Arrangement("processes", 3, 1).parts(4)] == [2, 1, 1]
+    assert Arrangement("clone", 2, 1).parts(4) == [(0, "clone", 2, 4)]
 
 
 def test_layout_code_for_each_layout_is_python():
-    for layout in (Layout("lock", 1, 2), Layout("clone", 2, 1), Layout("pool", 4, 1), Layout("processes", 2, 1)):
+    for layout in (Arrangement("lock", 1, 2), Arrangement("clone", 2, 1), Arrangement("pool", 4, 1), Arrangement("processes", 2, 1)):
         compile(layout_snippet(layout.kind, layout.instances, layout.threads), layout.label(), "exec")
     assert "pool.retrieve(worker_index)" in layout_snippet("pool", 4, 1)
 

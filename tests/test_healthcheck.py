@@ -109,7 +109,7 @@ def test_baseline_records_the_invariants_and_pins_fast_checks(container):
     result = container.record("--threads", "1", "--config", config)
     assert "cache /cache/paddle: 2 files, 1 TensorRT engines" in result.stdout
     data = json.loads(container.baseline.read_text())
-    assert data["schema_version"] == 2 and data["kind"] == "paddle-doctor baseline"
+    assert data["schema_version"] == 3 and data["kind"] == "paddle-doctor baseline"
     assert data["cpu"]["budget_cpus"] == 1.5 and data["cpu"]["threads"] == 1
     assert data["memory"]["limit_bytes"] == 2147483648
     assert data["throttling"] == {"nr_periods": 12000, "nr_throttled": 3100}
@@ -486,10 +486,12 @@ def test_json_detail_links_every_finding_to_its_docs(container):
         ("[1, 2]", "not a paddle-doctor baseline"),
         (json.dumps({"schema_version": 1, "kind": "something else"}), "not a paddle-doctor baseline"),
         (json.dumps({"schema_version": 99, "kind": "paddle-doctor baseline"}),
-         "baseline schema_version is 99, this paddle-doctor reads 2; re-create the baseline with"),
+         "baseline schema_version is 99, this paddle-doctor reads 3; re-create the baseline with"),
+        (json.dumps({"schema_version": 2, "kind": "paddle-doctor baseline"}),  # pins no PD-HEALTH check: never healthy by default
+         "baseline schema_version is 2, this paddle-doctor reads 3; re-create the baseline with"),
         (b"\xff\xfe garbage", "cannot read baseline file"),
     ],
-    ids=["missing", "not-json", "unterminated-string", "list", "other-kind", "other-schema", "not-utf8"],
+    ids=["missing", "not-json", "unterminated-string", "list", "other-kind", "other-schema", "previous-version", "not-utf8"],
 )
 def test_a_bad_baseline_is_unhealthy_naming_the_file_and_why(tmp_path, content, expected):
     path = tmp_path / "baseline.json"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
 import pytest
 
-from conftest import ROOTS, run_doctor
+from conftest import FIXTURES, ROOTS, run_doctor
 from paddle_doctor.schema import DOCUMENTS, SCHEMAS, Count, RuleId, dumps, generate
 from paddle_doctor.serde import to_data
 from paddle_doctor.vocabulary import Layout
@@ -96,3 +97,66 @@ def test_recorded_facts_fit_the_facts_schema(root):
     result = run_doctor("facts", "--root", str(ROOTS / root), "--no-paddle", "--no-gpu")
     assert result.returncode == 0, result.stderr
     jsonschema.validate(json.loads(result.stdout), FACTS_SCHEMA)
+
+
+# ------------------------------------------------------------------ live facts speak the vocabulary
+
+
+def enum_fields_holding_strings(obj, where="facts"):
+    """Every field typed with an enum (directly, optional, or in a list or dict) that holds a plain
+    string: live facts must be what a facts file decodes to, not merely equal to it."""
+    import dataclasses
+    import enum
+    import typing
+
+    from paddle_doctor.serde import field_types
+
+    def enum_of(tp):
+        args = [a for a in typing.get_args(tp) if a is not type(None)] if typing.get_origin(tp) in (typing.Union, types.UnionType) else [tp]
+        return next((a for a in args if isinstance(a, type) and issubclass(a, enum.Enum)), None)
+
+    found = []
+    if dataclasses.is_dataclass(obj):
+        hints = field_types(type(obj))
+        for f in dataclasses.fields(obj):
+            value, kind = getattr(obj, f.name), enum_of(hints[f.name])
+            if kind is not None and value is not None and not isinstance(value, kind):
+                found.append(f"{where}.{f.name} = {value!r}")
+            found += enum_fields_holding_strings(value, f"{where}.{f.name}")
+    elif isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            found += enum_fields_holding_strings(item, f"{where}[{i}]")
+    elif isinstance(obj, dict):
+        for key, item in obj.items():
+            found += enum_fields_holding_strings(item, f"{where}.{key}")
+    return found
+
+
+@pytest.mark.parametrize("root", sorted(p.name for p in ROOTS.iterdir() if p.is_dir()))
+def test_probed_facts_hold_enum_members_not_strings(root):
+    from paddle_doctor.context import ProbeContext
+    from paddle_doctor.facts import ServiceConfig
+    from paddle_doctor.probes import collect_facts
+
+    facts = collect_facts(ProbeContext(ROOTS / root), ServiceConfig(), None, 0)
+    assert enum_fields_holding_strings(facts) == []
+
+
+def test_the_service_resolved_from_flags_config_and_source_holds_enum_members(tmp_path):
+    from paddle_doctor.service_sources import resolve_service
+    from paddle_doctor.source import read_source
+
+    config = tmp_path / "service.yaml"
+    config.write_text("layout: pool\ninstances: 2\nprecision: bf16\ntensorrt:\n  precision: fp16\n")
+    service, origins = resolve_service(None, str(config), {"device": "cpu", "threads": 2},
+                                       read_source([str(FIXTURES / "services" / "env_helper.py")]))
+    assert enum_fields_holding_strings(service, "service") == [] and enum_fields_holding_strings(origins, "origins") == []
+
+
+@pytest.mark.parametrize("tree, pid", [("one-service", 4242), ("two-services", None), ("venv-service", 4242)])
+def test_a_service_process_read_from_proc_holds_enum_members(tree, pid):
+    from paddle_doctor.context import ProbeContext
+    from paddle_doctor.probes.process import open_service_process
+
+    process, _ = open_service_process(ProbeContext(FIXTURES / "processes" / tree), pid)
+    assert enum_fields_holding_strings(process, "process") == []

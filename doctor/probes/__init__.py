@@ -17,6 +17,7 @@ from .mounts import probe_mounts
 from .paddle_import import probe_paddle
 from .system import live_environment, probe_container, probe_host, probe_process
 from .trt_cache import probe_trt_cache
+from ..vocabulary import PaddleStatus
 
 
 def collect_facts(
@@ -57,7 +58,7 @@ def collect_facts(
         if paddle_future is not None:
             facts.paddle = paddle_future.result()
         else:
-            facts.paddle = PaddleFacts(status="not_probed", reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
+            facts.paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
         facts.libraries = probe_libraries(reader, env, facts.paddle.cuda_lib_dirs)
         facts.gpu = gpu_future.result() if gpu_future else probe_gpu(gpu_reader, None, gpu_timeout)
         facts.issues = reader.issues + gpu_reader.issues

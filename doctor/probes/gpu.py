@@ -15,6 +15,7 @@ from ..context import ProbeContext
 from ..facts import GpuFacts
 from ..serde import DecodeError, from_data
 from .common import Reader, last_line, tagged_lines
+from ..vocabulary import GpuStatus
 
 CHILD_SCRIPT = Path(__file__).with_name("nvml_child.py")
 KERNEL_DRIVER_FILE = "/proc/driver/nvidia/version"
@@ -24,7 +25,7 @@ KERNEL_MODULE_VERSION = re.compile(r"Kernel Module\s+(?:for \S+\s+)?(\d+(?:\.\d+
 def probe_gpu(reader: Reader, python: str | None, timeout: float) -> GpuFacts:
     """``python``: the interpreter that imports pynvml (the doctor's own); None leaves NVML out."""
     if python is None:
-        facts = GpuFacts(status="not_probed", reason="NVML was not probed (--no-gpu, or --root without --gpu)")
+        facts = GpuFacts(status=GpuStatus.NOT_PROBED, reason="NVML was not probed (--no-gpu, or --root without --gpu)")
     else:
         facts = probe_nvml(reader.ctx, python, timeout)
     facts.kernel_driver = kernel_driver(reader)
@@ -36,16 +37,16 @@ def probe_nvml(ctx: ProbeContext, python: str, timeout: float) -> GpuFacts:
     result = ctx.run([python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")], timeout=timeout)
     seconds = round(result.seconds, 3)
     if result.timed_out:
-        return GpuFacts(status="timeout", seconds=seconds,
+        return GpuFacts(status=GpuStatus.TIMEOUT, seconds=seconds,
                         reason=f"NVML did not answer within {timeout:g} s (a wedged driver hangs NVML calls); the probe was killed")
     payload = tagged_lines(result.stdout, ("RESULT",)).get("RESULT")
     if payload is None:
         how = f"was killed by {result.signal_name}" if result.signal_name else f"exited with code {result.returncode}"
-        return GpuFacts(status="failed", seconds=seconds, reason=f"the NVML probe {how}: {last_line(result.stderr)}")
+        return GpuFacts(status=GpuStatus.FAILED, seconds=seconds, reason=f"the NVML probe {how}: {last_line(result.stderr)}")
     try:
         facts = from_data(GpuFacts, payload, "NVML probe")
     except DecodeError as exc:
-        return GpuFacts(status="failed", seconds=seconds, reason=f"the NVML probe printed unexpected data: {exc}")
+        return GpuFacts(status=GpuStatus.FAILED, seconds=seconds, reason=f"the NVML probe printed unexpected data: {exc}")
     facts.seconds = facts.seconds if facts.seconds is not None else seconds
     return facts
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..context import ProbeContext
 from ..facts import PaddleFacts
 from .common import last_line, tagged_lines
+from ..vocabulary import PaddleStatus
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
 STDERR_TAIL_CHARS = 800
@@ -28,17 +29,17 @@ def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
     facts.stderr_tail = result.stderr[-STDERR_TAIL_CHARS:].strip() or None
     facts.returncode = result.returncode
     if result.timed_out:
-        facts.status = "timeout"
+        facts.status = PaddleStatus.TIMEOUT
         facts.reason = f"importing Paddle did not finish within {timeout:g} s"
         return facts
     if result.signal_name:
-        facts.status = "crashed"
+        facts.status = PaddleStatus.CRASHED
         facts.signal = result.signal_name
         facts.reason = f"the Python process importing Paddle was killed by {result.signal_name}"
         return facts
     outcome = payloads.get("RESULT")
     if outcome is None:
-        facts.status = "failed"
+        facts.status = PaddleStatus.FAILED
         facts.reason = f"importing Paddle failed (exit code {result.returncode}): {last_line(result.stderr)}"
         return facts
     facts.status = outcome.pop("status")

@@ -18,6 +18,7 @@ from ..facts import MappedLibrary, ServiceProcessFacts
 from .common import parse_cpu_list
 from .libraries import SHARED_OBJECT
 from ..redact import redact_environment
+from ..vocabulary import LibraryKind, ProcessStatus
 
 PADDLE_LIBRARY = "libpaddle"
 LIBRARY_KINDS = (
@@ -67,20 +68,20 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
     if pid is None:
         candidates = find_paddle_processes(ctx)
         if not candidates:
-            return ServiceProcessFacts(status="not_found", reason="no process in this container has Paddle (libpaddle) mapped; "
+            return ServiceProcessFacts(status=ProcessStatus.NOT_FOUND, reason="no process in this container has Paddle (libpaddle) mapped; "
                                                                   "name the service's process with --pid"), None
         if len(candidates) > 1:
-            return ServiceProcessFacts(status="several", candidates=candidates,
+            return ServiceProcessFacts(status=ProcessStatus.SEVERAL, candidates=candidates,
                                        reason=f"{len(candidates)} processes have Paddle mapped "
                                               f"({', '.join(map(str, candidates))}); choose one with --pid"), None
         pid = candidates[0]
         chosen = f"the only process with Paddle mapped (libpaddle in /proc/{pid}/maps)"
     else:
         chosen = "named with --pid"
-    facts = ServiceProcessFacts(status="probed", pid=pid, chosen_because=chosen)
+    facts = ServiceProcessFacts(status=ProcessStatus.PROBED, pid=pid, chosen_because=chosen)
     try:
         _read_process(ctx, facts)
-        if facts.status not in ("probed", "no_permission"):
+        if facts.status not in (ProcessStatus.PROBED, ProcessStatus.NO_PERMISSION):
             return facts, None
         sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
     except ProcessGone as gone:
@@ -116,7 +117,7 @@ class ThreadSample:
 
 
 def _vanished(facts: ServiceProcessFacts, gone: ProcessGone) -> ServiceProcessFacts:
-    return ServiceProcessFacts(status="vanished", pid=facts.pid, chosen_because=facts.chosen_because,
+    return ServiceProcessFacts(status=ProcessStatus.VANISHED, pid=facts.pid, chosen_because=facts.chosen_because,
                                reason=f"process {facts.pid} does not exist or exited while it was read ({gone})")
 
 
@@ -131,10 +132,10 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     proc = f"/proc/{pid}"
     stat = _process_stat(ctx, proc)
     if stat[0] == "Z":
-        facts.status, facts.reason = "zombie", f"process {pid} is a zombie: it has exited and its parent has not reaped it"
+        facts.status, facts.reason = ProcessStatus.ZOMBIE, f"process {pid} is a zombie: it has exited and its parent has not reaped it"
         return
     if int(stat[6]) & PF_KTHREAD:
-        facts.status, facts.reason = "kernel_thread", f"process {pid} is a kernel thread, not a service"
+        facts.status, facts.reason = ProcessStatus.KERNEL_THREAD, f"process {pid} is a kernel thread, not a service"
         return
     _read_status(ctx, facts, f"{proc}/status")
     denied: list[str] = []
@@ -157,7 +158,7 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     facts.cgroup = _read(ctx, f"{proc}/cgroup").strip() or None
     facts.cgroup_source = f"{proc}/cgroup"
     if denied:
-        facts.status = "no_permission"
+        facts.status = ProcessStatus.NO_PERMISSION
         facts.reason = (f"permission denied reading {', '.join(denied)}: run the doctor as root or as the service's user"
                         + (f" (uid {facts.uid})" if facts.uid is not None else ""))
 
@@ -264,7 +265,7 @@ def mapped_libraries(maps: str) -> list[MappedLibrary]:
         kind = library_kind(posixpath.basename(path))
         if kind and path not in seen:
             match = SHARED_OBJECT.match(posixpath.basename(path))
-            seen[path] = MappedLibrary(kind, path, match.group("version") if match else None)
+            seen[path] = MappedLibrary(LibraryKind(kind), path, match.group("version") if match else None)
     return sorted(seen.values(), key=lambda library: (library.kind, library.path))
 
 

@@ -20,6 +20,7 @@ from ..context import ProbeContext
 from ..facts import ServiceConfig, TrtCacheFacts
 from ..serde import json_error_text
 from .common import Reader
+from ..vocabulary import CacheStatus
 
 ENGINE_PREFIX = "trt_serialized_"
 STAMP_FILE = "paddle-doctor-cache.json"
@@ -41,7 +42,7 @@ def probe_trt_cache(reader: Reader, service: ServiceConfig) -> TrtCacheFacts:
         facts.directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
     else:
         return facts
-    facts.status, facts.reason = "probed", None
+    facts.status, facts.reason = CacheStatus.PROBED, None
     look_inside(reader, facts)
     return facts
 

@@ -15,6 +15,7 @@ from .configs import read_configs
 from .evaluate import Evaluator
 from .module import Module
 from .patterns import serving_patterns
+from ..vocabulary import SourceStatus
 
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
@@ -23,7 +24,7 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 
 def read_source(paths: list[str], environ: dict[str, str] | None = None) -> SourceFacts:
     """``environ``: the service process's environment (--pid), for the live value of variables the source reads."""
-    facts = SourceFacts(status="read", paths=list(paths))
+    facts = SourceFacts(status=SourceStatus.READ, paths=list(paths))
     for file in python_files(paths):
         facts.files.append(file)
         try:

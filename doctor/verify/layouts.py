@@ -20,9 +20,10 @@ from pathlib import Path
 from ..budget import cpu_budget
 from ..facts import Facts
 from ..service import serving_layout
+from ..vocabulary import Layout, ModelFormat
 from .model import ModelFiles
 
-KINDS = ("lock", "clone", "pool", "processes")
+KINDS = (Layout.LOCK, Layout.CLONE, Layout.POOL, Layout.PROCESSES)
 RUNTIME_BYTES = 320 << 20  # a worker process after `import paddle.inference` (measured about 300 MB RSS)
 PREDICTOR_FACTOR = 2.5  # a predictor holds about 2.5x the model files (weights, optimised copy, activations)
 SHARED_EXCLUDED = ("one predictor shared by concurrent threads without a lock",
@@ -35,40 +36,46 @@ class LoadError(ValueError):
 
 
 @dataclass(frozen=True)
-class Layout:
-    kind: str
+class Arrangement:
+    """One way to serve: ``instances`` predictors of ``threads`` math threads each, reached as the
+    layout ``kind`` says."""
+
+    kind: Layout
     instances: int
     threads: int
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Layout(self.kind))
+
     @property
     def processes(self) -> int:
-        return self.instances if self.kind == "processes" else 1
+        return self.instances if self.kind == Layout.PROCESSES else 1
 
     @property
     def total_threads(self) -> int:
         return self.instances * self.threads
 
     @property
-    def key(self) -> tuple[str, int, int]:
+    def key(self) -> tuple[Layout, int, int]:
         """Layouts that run the same way compare equal: one instance is one predictor behind a lock."""
-        return ("lock", 1, self.threads) if self.instances == 1 else (self.kind, self.instances, self.threads)
+        return (Layout.LOCK, 1, self.threads) if self.instances == 1 else (self.kind, self.instances, self.threads)
 
     def label(self) -> str:
         threads = f"{self.threads} thread{'s' if self.threads != 1 else ''}"
         if self.instances == 1:
             return f"one predictor behind a lock x {threads}"
-        name = {"clone": "clones", "pool": "PredictorPool of", "processes": "processes"}[self.kind]
-        return f"{self.instances} {name} x {threads}" if self.kind != "pool" else f"{name} {self.instances} x {threads}"
+        name = {Layout.CLONE: "clones", Layout.POOL: "PredictorPool of", Layout.PROCESSES: "processes"}[self.kind]
+        return f"{self.instances} {name} x {threads}" if self.kind != Layout.POOL else f"{name} {self.instances} x {threads}"
 
-    def parts(self, concurrency: int) -> list[tuple[int, str, int, int]]:
+    def parts(self, concurrency: int) -> list[tuple[int, Layout, int, int]]:
         """(worker process, kind, predictors, client threads) for each process the layout runs in.
 
         Processes share the concurrent requests as evenly as a load balancer would.
         """
-        if self.kind != "processes":
+        if self.kind != Layout.PROCESSES:
             return [(0, self.kind, self.instances, concurrency)]
         share, extra = divmod(concurrency, self.instances)
-        return [(k, "lock", 1, share + (1 if k < extra else 0)) for k in range(self.instances)]
+        return [(k, Layout.LOCK, 1, share + (1 if k < extra else 0)) for k in range(self.instances)]
 
     def memory_bytes(self, model_bytes: int) -> int:
         return self.processes * RUNTIME_BYTES + int(self.instances * PREDICTOR_FACTOR * model_bytes)
@@ -78,14 +85,14 @@ class Layout:
 class LoadPlan:
     concurrency: int
     budget_cpus: float
-    service: Layout
+    service: Arrangement
     service_label: str
-    candidates: list[Layout]
+    candidates: list[Arrangement]
     excluded: list[tuple[str, str]] = field(default_factory=list)
     service_shared: bool = False
 
     @property
-    def arms(self) -> list[Layout]:
+    def arms(self) -> list[Arrangement]:
         """The service's layout first, then each candidate that runs differently."""
         seen, arms = set(), []
         for layout in [self.service, *self.candidates]:
@@ -104,7 +111,7 @@ class LoadPlan:
         predictors = sum(layout.instances for layout in self.arms)
         return (self.hosts + 1) * RUNTIME_BYTES + int(predictors * PREDICTOR_FACTOR * model_bytes)
 
-    def fits(self, layout: Layout) -> bool:
+    def fits(self, layout: Arrangement) -> bool:
         return layout.total_threads <= self.budget_cpus + 1e-9
 
 
@@ -119,28 +126,28 @@ def budget_splits(whole_cpus: int, concurrency: int) -> list[tuple[int, int]]:
     return splits
 
 
-def candidate_layouts(whole_cpus: int, concurrency: int) -> list[Layout]:
+def candidate_layouts(whole_cpus: int, concurrency: int) -> list[Arrangement]:
     layouts = []
     for instances, threads in budget_splits(whole_cpus, concurrency):
-        kinds = ("lock",) if instances == 1 else ("clone", "pool", "processes")
-        layouts.extend(Layout(kind, instances, threads) for kind in kinds)
+        kinds = (Layout.LOCK,) if instances == 1 else (Layout.CLONE, Layout.POOL, Layout.PROCESSES)
+        layouts.extend(Arrangement(kind, instances, threads) for kind in kinds)
     return layouts
 
 
-def service_layout(facts: Facts) -> tuple[Layout, str]:
+def service_layout(facts: Facts) -> tuple[Arrangement, str]:
     """The service's layout as measured, and its label (a shared predictor is measured behind a lock)."""
     service = facts.service
     kind = serving_layout(service)
     threads = service.math_threads
-    if kind == "shared":
-        layout = Layout("lock", 1, threads)
+    if kind == Layout.SHARED:
+        layout = Arrangement(Layout.LOCK, 1, threads)
         return layout, f"service: one predictor shared without a lock x {threads} thread{'s' if threads != 1 else ''} (measured behind a lock)"
-    layout = Layout(kind, service.instances, threads)
+    layout = Arrangement(kind, service.instances, threads)
     return layout, f"service: {layout.label()}"
 
 
 def model_bytes(files: ModelFiles) -> int:
-    if files.format == "legacy":
+    if files.format == ModelFormat.LEGACY:
         return sum(path.stat().st_size for path in Path(files.directory).iterdir() if path.is_file())
     return sum(Path(path).stat().st_size for path in (files.program, files.params) if path)
 
@@ -176,7 +183,7 @@ def plan_load(facts: Facts, files: ModelFiles) -> LoadPlan | None:
             f"the memory limit of {_mib(limit)} ({facts.memory.limit_file}); give the instances the container "
             f"really runs (--instances) or raise the memory limit")
     plan = LoadPlan(concurrency, budget.cpus, service, service_label, candidate_layouts(budget.whole_cpus, concurrency),
-                    [SHARED_EXCLUDED], service_shared=serving_layout(facts.service) == "shared")
+                    [SHARED_EXCLUDED], service_shared=serving_layout(facts.service) == Layout.SHARED)
     while limit is not None and plan.candidates and plan.memory_bytes(size) > limit:
         largest = max(plan.candidates, key=lambda layout: layout.memory_bytes(size))
         plan.candidates.remove(largest)
@@ -189,16 +196,16 @@ def _mib(value: int) -> str:
     return f"{value / (1 << 30):.1f} GiB" if value >= 1 << 30 else f"{value / (1 << 20):.0f} MiB"
 
 
-def layout_snippet(kind: str, instances: int, threads: int) -> str:
+def layout_snippet(kind: Layout, instances: int, threads: int) -> str:
     """Python that serves with this layout (``config`` is the service's paddle_infer.Config)."""
     lines = [f"config.set_cpu_math_library_num_threads({threads})"]
     if instances == 1:
         lines += ["predictor = paddle_infer.create_predictor(config)",
                   "lock = threading.Lock()  # every request: with lock: feed, predictor.run(), fetch"]
-    elif kind == "processes":
+    elif kind == Layout.PROCESSES:
         lines += [f"# in each of {instances} worker processes (e.g. gunicorn --workers {instances}):",
                   "predictor = paddle_infer.create_predictor(config)"]
-    elif kind == "clone":
+    elif kind == Layout.CLONE:
         lines += ["main = paddle_infer.create_predictor(config)",
                   f"predictors = [main] + [main.clone() for _ in range({instances - 1})]  # one per worker thread, {instances} workers"]
     else:

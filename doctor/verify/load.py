@@ -34,7 +34,7 @@ from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
 from ..vocabulary import Effect, ExperimentStatus, RaceEnd
 from . import stats
-from .layouts import Layout, LoadPlan
+from .layouts import Arrangement, LoadPlan
 from .deadline import Deadline
 from .session import WorkerDied, WorkerError, WorkerSession
 
@@ -58,13 +58,13 @@ class LoadRunner:
     def __init__(self, hosts: list[WorkerSession], plan: LoadPlan, base: PredictorConfig, deadline: Deadline | None = None):
         self.hosts, self.plan, self.base, self.deadline = hosts, plan, base, deadline or Deadline()
         self.current = 0  # the layout being set up or loaded, named when a worker fails
-        self.last: Layout | None = None
+        self.last: Arrangement | None = None
 
-    def config(self, layout: Layout) -> PredictorConfig:
+    def config(self, layout: Arrangement) -> PredictorConfig:
         """The configuration each predictor of ``layout`` runs: the service's, with the layout's threads."""
         return self.base.vary(threads=layout.threads)
 
-    def setup(self, arms: list[Layout]) -> list[float]:
+    def setup(self, arms: list[Arrangement]) -> list[float]:
         """Creates every layout's predictors and client threads, the worker processes side by
         side; returns each layout's slowest creation in ms."""
         pending: list[tuple[int, int]] = []
@@ -81,7 +81,7 @@ class LoadRunner:
                 created[index] = max(created[index], reply["create_ms"])
         return created
 
-    def window(self, index: int, layout: Layout, seconds: float, min_requests: int = 1) -> tuple[list[float], float]:
+    def window(self, index: int, layout: Arrangement, seconds: float, min_requests: int = 1) -> tuple[list[float], float]:
         """Latencies (ms) of every request in the window and the seconds until the last one finished.
 
         After a multi-threaded layout the machine first settles: its idle OpenMP threads spin
@@ -191,7 +191,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
     return result(runner, arms, tallies, comparisons, Race(round(window_s, 3), len(tallies[0].blocks), stopped, round(budget_s, 3)))
 
 
-def window_length(runner: LoadRunner, arms: list[Layout]) -> float:
+def window_length(runner: LoadRunner, arms: list[Arrangement]) -> float:
     """One warm-up window per layout (discarded), then a window long enough for the slowest
     layout to complete REQUESTS_PER_WINDOW requests."""
     slowest_ms = 0.0
@@ -202,7 +202,7 @@ def window_length(runner: LoadRunner, arms: list[Layout]) -> float:
     return min(MAX_WINDOW_S, max(MIN_WINDOW_S, REQUESTS_PER_WINDOW * slowest_ms / 1000.0 / runner.plan.concurrency))
 
 
-def run_round(runner: LoadRunner, arms: list[Layout], tallies: list[Tally], window_s: float, reverse: bool) -> None:
+def run_round(runner: LoadRunner, arms: list[Arrangement], tallies: list[Tally], window_s: float, reverse: bool) -> None:
     """One window per layout, in order or reversed, with cpu.stat read around each."""
     order = list(enumerate(arms))
     if reverse:
@@ -214,7 +214,7 @@ def run_round(runner: LoadRunner, arms: list[Layout], tallies: list[Tally], wind
         tallies[index].add(latencies, seconds, tuple(b - a for a, b in zip(before, after)) if before and after else None)
 
 
-def labels(plan: LoadPlan, arms: list[Layout]) -> list[str]:
+def labels(plan: LoadPlan, arms: list[Arrangement]) -> list[str]:
     return [plan.service_label if index == 0 else layout.label() for index, layout in enumerate(arms)]
 
 
