@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import types
+import typing
+
 from paddle_doctor.facts import CgroupFacts, CpuFacts, Facts, PaddleFacts, ProcessFacts, ServiceConfig
+from paddle_doctor.serde import field_types
 
 AVX2_FLAGS = ["fpu", "sse4_2", "avx", "avx2", "fma"]
 AVX512_BF16_FLAGS = AVX2_FLAGS + ["avx512f", "avx512_vnni", "avx512_bf16"]
@@ -92,3 +98,27 @@ def recorded_baseline(budget_cpus=2.0, memory=2 << 30, throttled=(1000, 0), gpu=
     return BaselineFacts("/var/lib/paddle-doctor/baseline.json", CpuRecord(budget_cpus, "quota", "/sys/fs/cgroup/cpu.max", 1, "flag", 1),
                          MemoryRecord(memory, "/sys/fs/cgroup/memory.max"), ThrottlingRecord(*throttled), paddle, gpu, cache,
                          paddle_now, paddle_now_problem)
+
+
+def enum_fields_holding_strings(obj, where="facts"):
+    """Every field typed with an enum (directly, optional, or in a list or dict) that holds a plain
+    string: live facts must be what a facts file decodes to, not merely equal to it."""
+    def enum_of(tp):
+        args = [a for a in typing.get_args(tp) if a is not type(None)] if typing.get_origin(tp) in (typing.Union, types.UnionType) else [tp]
+        return next((a for a in args if isinstance(a, type) and issubclass(a, enum.Enum)), None)
+
+    found = []
+    if dataclasses.is_dataclass(obj):
+        hints = field_types(type(obj))
+        for f in dataclasses.fields(obj):
+            value, kind = getattr(obj, f.name), enum_of(hints[f.name])
+            if kind is not None and value is not None and not isinstance(value, kind):
+                found.append(f"{where}.{f.name} = {value!r}")
+            found += enum_fields_holding_strings(value, f"{where}.{f.name}")
+    elif isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            found += enum_fields_holding_strings(item, f"{where}[{i}]")
+    elif isinstance(obj, dict):
+        for key, item in obj.items():
+            found += enum_fields_holding_strings(item, f"{where}.{key}")
+    return found

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from conftest import fixture_root, report_json, run_doctor, statuses
-from factories import make_facts, paddle_ok
+from factories import enum_fields_holding_strings, make_facts, paddle_ok
 from machine import observed, skip_unless
 from paddle_doctor.verify import experiments
 from paddle_doctor.facts.predictor import PredictorConfig
@@ -67,6 +67,7 @@ def test_a_shared_predictor_without_a_lock_is_never_measured_or_recommended(shar
     assert next(arm for arm in result.arms if arm.label == result.layouts.recommended).layout.layout != "shared"
     assert all(arm.layout.layout in ("lock", "clone", "pool", "processes") for arm in result.arms)
     assert all(arm.config.threads == arm.layout.threads for arm in result.arms)  # each predictor runs the layout's threads
+    assert enum_fields_holding_strings(result, "layouts") == []  # as a facts file would decode it
     assert result.arms[0].label.startswith("service: one predictor shared without a lock") and "measured behind a lock" in result.arms[0].label
     assert any("without a lock" in e.layout and "not thread-safe" in e.reason for e in result.layouts.excluded)
     if result.layouts.recommended == result.arms[0].label:

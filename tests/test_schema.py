@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +10,7 @@ import jsonschema
 import pytest
 
 from conftest import FIXTURES, ROOTS, run_doctor
+from factories import enum_fields_holding_strings
 from paddle_doctor.schema import DOCUMENTS, SCHEMAS, Count, RuleId, dumps, generate
 from paddle_doctor.serde import to_data
 from paddle_doctor.vocabulary import Layout
@@ -100,36 +100,6 @@ def test_recorded_facts_fit_the_facts_schema(root):
 
 
 # ------------------------------------------------------------------ live facts speak the vocabulary
-
-
-def enum_fields_holding_strings(obj, where="facts"):
-    """Every field typed with an enum (directly, optional, or in a list or dict) that holds a plain
-    string: live facts must be what a facts file decodes to, not merely equal to it."""
-    import dataclasses
-    import enum
-    import typing
-
-    from paddle_doctor.serde import field_types
-
-    def enum_of(tp):
-        args = [a for a in typing.get_args(tp) if a is not type(None)] if typing.get_origin(tp) in (typing.Union, types.UnionType) else [tp]
-        return next((a for a in args if isinstance(a, type) and issubclass(a, enum.Enum)), None)
-
-    found = []
-    if dataclasses.is_dataclass(obj):
-        hints = field_types(type(obj))
-        for f in dataclasses.fields(obj):
-            value, kind = getattr(obj, f.name), enum_of(hints[f.name])
-            if kind is not None and value is not None and not isinstance(value, kind):
-                found.append(f"{where}.{f.name} = {value!r}")
-            found += enum_fields_holding_strings(value, f"{where}.{f.name}")
-    elif isinstance(obj, (list, tuple)):
-        for i, item in enumerate(obj):
-            found += enum_fields_holding_strings(item, f"{where}[{i}]")
-    elif isinstance(obj, dict):
-        for key, item in obj.items():
-            found += enum_fields_holding_strings(item, f"{where}.{key}")
-    return found
 
 
 @pytest.mark.parametrize("root", sorted(p.name for p in ROOTS.iterdir() if p.is_dir()))
