@@ -9,7 +9,7 @@ Fix: fewer threads (see PD-CPU-010), or a larger CPU limit; then record a new ba
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check, Need
 
 RULE = "PD-HEALTH-002"
@@ -20,7 +20,7 @@ MIN_PERIODS = 10  # fewer periods since the baseline say nothing about throttlin
 def check(facts: Facts) -> list[Finding]:
     before, now = facts.baseline.throttling, facts.cgroup
     if None in (before.nr_periods, before.nr_throttled, now.nr_periods, now.nr_throttled):
-        return [passed(RULE, "no throttling counters to compare")]
+        return [skipped(RULE, "no throttling counters to compare (no CPU quota, or no cpu.stat to read)")]
     periods, throttled = now.nr_periods - before.nr_periods, now.nr_throttled - before.nr_throttled
     if periods < 0 or throttled < 0:
         return [Finding(RULE, Status.FAIL, "throttling counters went backwards since the baseline (another cgroup); "

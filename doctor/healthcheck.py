@@ -213,7 +213,8 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
     summary = [f.message for rule in SUMMARY_RULES for f in report.findings if f.rule_id == rule and f.status == "pass"]
     summary = summary or [cpu_summary(facts)]
-    summary.append(f"{len(checks)} fast checks" + ("" if baseline else ", no baseline"))
+    ran = sum(1 for check in checks if not any(need.missing(facts) for need in check.requires))
+    summary.append(f"{ran} fast checks" + ("" if baseline else ", no baseline"))
     return Outcome(True, "healthy: " + "; ".join(summary), detail)
 
 

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from enum import Enum
 from typing import Callable
 
 from .facts import Facts
 from .findings import Finding
+from .vocabulary import Device, SourceStatus, Word
 
 ENTRY_POINT_GROUP = "paddle_doctor.checks"
 
 
-class Need(str, Enum):
+class Need(Word):
     """What a check needs beyond the cheap probes. A check declares its needs (``requires=``); where
     the facts lack one, the runner skips the check with one message saying what is missing and how
     to provide it, and the check itself never sees such facts."""
@@ -32,18 +32,23 @@ class Need(str, Enum):
     def missing(self, facts: Facts) -> str | None:
         """Why the facts lack this need, and how to provide it; None when they have it."""
         if self is Need.MEASUREMENTS:
-            return None if facts.verification is not None else "not measured: give --model to measure on the real predictor"
+            if facts.verification is not None:
+                return None
+            if facts.service.device == Device.GPU:
+                return "not measured: the doctor measures predictors on the CPU, and this service runs on the GPU"
+            return "not measured: give --model to measure on the real predictor"
         if self is Need.GRAPH:
             return None if facts.graph is not None else "no model given (--model or model: in --config)"
         if self is Need.SOURCE:
-            return None if facts.service_source.status == "read" else \
+            return None if facts.service_source.status == SourceStatus.READ else \
                 "no service source was read (--source FILE, or --pid for the script the service runs)"
         if self is Need.GPU_SERVICE:
             from .gpu import cpu_service, uses_gpu
 
             return None if uses_gpu(facts) else f"{cpu_service(facts)}; a GPU service says device: gpu in --config"
         return None if facts.baseline is not None else \
-            "no baseline to compare with: give healthcheck --baseline PATH (recorded by paddle-doctor baseline --out PATH)"
+            "judged by 'paddle-doctor healthcheck --baseline PATH' in the running container, against what " \
+            "'paddle-doctor baseline --out PATH' recorded there; no baseline here"
 
 
 NOT_IN_HEALTHCHECK = frozenset({Need.MEASUREMENTS, Need.GRAPH, Need.SOURCE})

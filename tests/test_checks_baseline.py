@@ -66,7 +66,7 @@ CASES = [
     (baseline_throttling, "PD-HEALTH-002", live(recorded_baseline(throttled=(1000, 0)), throttled=(5, 0)),
      "fail", "throttling counters went backwards"),
     (baseline_throttling, "PD-HEALTH-002", live(recorded_baseline(throttled=(None, None))),
-     "pass", "no throttling counters to compare"),
+     "skip", "no throttling counters to compare"),
     # PD-HEALTH-003: the memory limit
     (baseline_memory, "PD-HEALTH-003", live(recorded_baseline(memory=4 << 30)),
      "fail", "memory limit lowered from 4.0 GiB to 2.0 GiB since baseline"),
@@ -122,8 +122,8 @@ BASELINE_CHECKS = (baseline_cpu_budget, baseline_throttling, baseline_memory, ba
 def test_without_a_baseline_each_comparison_is_skipped_saying_how_to_give_one(check):
     for finding in run_check(check.CHECK, live(None)):
         assert finding.status.value == "skip"
-        assert finding.message == ("no baseline to compare with: give healthcheck --baseline PATH "
-                                   "(recorded by paddle-doctor baseline --out PATH)")
+        assert finding.message == ("judged by 'paddle-doctor healthcheck --baseline PATH' in the running container, "
+                                   "against what 'paddle-doctor baseline --out PATH' recorded there; no baseline here")
 
 
 def test_a_check_missing_what_it_requires_is_skipped_with_the_uniform_message_and_never_run():
