@@ -20,7 +20,7 @@ CV_LIMIT = 0.25
 
 def check(facts: Facts) -> list[Finding]:
     verification = facts.verification
-    measured = [e for e in verification.experiments if e.measured and e.arms] if verification else []
+    measured = [e for e in verification.experiments if e.measured and e.arms]
     baseline = next((arm for e in measured for arm in e.arms if arm.label == "baseline" and arm.cv is not None), None)
     if baseline is None:
         return [skipped(RULE, "measured with --model")]

@@ -23,7 +23,7 @@ RULE = "PD-LOAD-002"
 
 
 def check(facts: Facts) -> list[Finding]:
-    experiment = facts.verification.experiment("layouts") if facts.verification else None
+    experiment = facts.verification.experiment("layouts")
     if experiment is None:
         return [skipped(RULE, "measured with --model and --concurrency")]
     if experiment.status == ExperimentStatus.SKIPPED:

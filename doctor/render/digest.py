@@ -72,7 +72,7 @@ class Digest:
 
 def digest(report: Report) -> Digest:
     problems = [_problem(f) for f in report.findings if f.status.is_problem]
-    problems.sort(key=lambda p: (p.gain is None, -(p.gain or 0.0), _severity_order(p.finding.severity), p.finding.rule_id))
+    problems.sort(key=lambda p: (p.gain is None, -(p.gain or 0.0), -p.finding.severity.rank, p.finding.rule_id))
     recommendation = report.verification.recommendation if report.verification else None
     model = report.verification.model if report.verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
@@ -110,10 +110,6 @@ def _problem(finding: ReportFinding) -> Problem:
         return Problem(finding, ratio, f"{finding.title}: {speed_words(1 / ratio)} than fixed, measured{verdict}")
     return Problem(finding, None, f"{finding.title}: no measured gain ({comparison.candidate}: {speed_words(ratio)}, "
                                   f"{finding.verdict or comparison.verdict})")
-
-
-def _severity_order(severity: str) -> int:
-    return {"error": 0, "warning": 1, "info": 2}.get(severity, 3)
 
 
 def _recommendation_view(recommendation: Recommendation) -> RecommendationView:

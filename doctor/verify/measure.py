@@ -31,8 +31,6 @@ MAX_ROUNDS = 60
 Progress = Callable[[str, float], None]
 
 
-
-
 class Measurer:
     """Loads configurations in one worker and races them; ``sample_count`` inputs are fed in turn."""
 
