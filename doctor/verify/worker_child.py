@@ -40,7 +40,49 @@ def reply(**payload):
     REPLY.write(json.dumps(payload) + "\n")
 
 
-def make_config(calls, quiet=True):
+def thread_headroom():
+    """How many more threads this process may start, and what limits it; None where it cannot be read.
+    Every thread takes a process id of the whole machine (or of the container's pids.max) and maps a
+    stack and a guard page; when they run out, every process on the machine fails to start one."""
+    def number(path):
+        with open(path) as handle:
+            return handle.read().split()
+    try:
+        in_use = int(number("/proc/loadavg")[3].split("/")[1])
+        with open("/proc/self/maps") as handle:
+            maps = sum(1 for _ in handle)
+        maps_max = int(number("/proc/sys/vm/max_map_count")[0])
+        limits = [((maps_max - maps) // 2, f"vm.max_map_count {maps_max}, two maps per thread")]
+        for path, name in (("/proc/sys/kernel/pid_max", "kernel.pid_max"), ("/proc/sys/kernel/threads-max", "kernel.threads-max")):
+            limit = int(number(path)[0])
+            limits.append((limit - in_use, f"{name} {limit} with {in_use} threads running"))
+    except (OSError, ValueError, IndexError):
+        return None
+    try:
+        pids_max, pids_now = number("/sys/fs/cgroup/pids.max")[0], int(number("/sys/fs/cgroup/pids.current")[0])
+        if pids_max != "max":
+            limits.append((int(pids_max) - pids_now, f"the container's pids.max {pids_max} with {pids_now} in use"))
+    except (OSError, ValueError, IndexError):
+        pass
+    return min(limits)
+
+
+def refuse_thread_storms(threads):
+    """Starting more than half of the threads the machine has left would take them from every other
+    process (the service's too): Paddle would fail to start them, or the machine would."""
+    headroom = thread_headroom()
+    if headroom is not None and threads > headroom[0] // 2:
+        raise RuntimeError(f"Paddle would start {threads} threads, more than half of the {max(headroom[0], 0)} this "
+                           f"machine can still start ({headroom[1]}); not started, so as not to exhaust them for every "
+                           f"process on it")
+
+
+def threads_of(calls):
+    return next((int(args[0]) for method, args in calls if method == "set_cpu_math_library_num_threads"), 1)
+
+
+def make_config(calls, quiet=True, instances=1):
+    refuse_thread_storms(threads_of(calls) * instances)
     files = MODEL
     config = inference.Config(files["program"], files["params"]) if files.get("params") else inference.Config(files["dir"])
     if quiet:
@@ -133,7 +175,7 @@ class Layout:
     requests back to back. All threads live as long as the layout, like a server's."""
 
     def __init__(self, kind, instances, calls, clients):
-        config = make_config(calls)
+        config = make_config(calls, instances=instances)
         if kind == "pool":
             self.pool = inference.PredictorPool(config, instances)
             retrieve = getattr(self.pool, "retrieve", None) or self.pool.retrive
