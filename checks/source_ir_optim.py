@@ -10,18 +10,15 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
 from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import reported_elsewhere, settings_set_to, source_finding
+from paddle_doctor.source.lint import switched_off
 
 RULE = "PD-SRC-002"
 
 
 def check(facts: Facts) -> list[Finding]:
-    deciding = facts.lines_deciding("ir_optim")
-    if deciding:
-        return [reported_elsewhere(RULE, "PD-GRAPH-001", deciding, "the service's ir_optim setting")]
-    found = [(setting.location, setting.code) for setting in settings_set_to(facts, "ir_optim", False)]
-    return source_finding(facts, RULE, found, "the service's code switches ir_optim off",
-                          "switch_ir_optim(True), or no call", "the service's code leaves the graph optimisation on")
+    return switched_off(facts, RULE, "ir_optim", "PD-GRAPH-001", "the service's ir_optim setting",
+                        "the service's code switches ir_optim off", "switch_ir_optim(True), or no call",
+                        "the service's code leaves the graph optimisation on")
 
 
 CHECK = Check(name="source_ir_optim", rules=(RULE,), run=check, requires=(Need.SOURCE,))

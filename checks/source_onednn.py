@@ -10,7 +10,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, skipped
 from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import reported_elsewhere, settings_set_to, source_finding
+from paddle_doctor.source.lint import switched_off
 
 RULE = "PD-SRC-001"
 
@@ -19,12 +19,9 @@ def check(facts: Facts) -> list[Finding]:
     if "avx2" not in facts.cpu.flags:
         reason = "the CPU flags are unknown" if not facts.cpu.flags else "the CPU lacks AVX2, where Paddle keeps oneDNN off anyway"
         return [skipped(RULE, f"{reason}; PD-CPU-002 covers it")]
-    deciding = facts.lines_deciding("onednn")
-    if deciding:
-        return [reported_elsewhere(RULE, "PD-CPU-004", deciding, "the service's oneDNN setting")]
-    found = [(setting.location, setting.code) for setting in settings_set_to(facts, "onednn", False)]
-    return source_finding(facts, RULE, found, "the service's code turns oneDNN off on an AVX2 CPU",
-                          "no disable_mkldnn() (oneDNN on)", "the service's code does not turn oneDNN off")
+    return switched_off(facts, RULE, "onednn", "PD-CPU-004", "the service's oneDNN setting",
+                        "the service's code turns oneDNN off on an AVX2 CPU", "no disable_mkldnn() (oneDNN on)",
+                        "the service's code does not turn oneDNN off")
 
 
 CHECK = Check(name="source_onednn", rules=(RULE,), run=check, requires=(Need.SOURCE,))

@@ -24,8 +24,15 @@ def settings_set_to(facts: Facts, name: str, value: object) -> list[SourceSettin
             if setting.name == name and setting.evaluated and type(setting.value) is type(value) and setting.value == value]
 
 
-def reported_elsewhere(rule: str, other: str, locations: list[SourceLocation], what: str) -> Finding:
-    return skipped(rule, f"{other} reports {', '.join(map(str, locations))}: {what} comes from this code")
+def switched_off(facts: Facts, rule: str, name: str, judged_by: str, what: str, problem: str, expected: str,
+                 fine: str) -> list[Finding]:
+    """The source's lines that set ``name`` to False. Where they decide the service's setting, the
+    rule judging the setting (``judged_by``) reports them and ``rule`` names it: one line, one finding."""
+    deciding = facts.lines_deciding(name)
+    if deciding:
+        return [skipped(rule, f"{judged_by} reports {', '.join(map(str, deciding))}: {what} comes from this code")]
+    found = [(setting.location, setting.code) for setting in settings_set_to(facts, name, False)]
+    return source_finding(facts, rule, found, problem, expected, fine)
 
 
 def patterns_of(facts: Facts, kind: SourcePatternKind) -> list[tuple[SourceLocation, str]]:
