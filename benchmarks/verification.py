@@ -117,7 +117,7 @@ def calibration(workdir: Path, runs: int, budget: float) -> None:
             (result,) = measurer.race(("baseline", base), [("no-op", base.vary(threads=base.threads))], budget, "A/A")
             verdicts.append(result.verdict)
     others = sum(v != Effect.NO_EFFECT for v in verdicts)
-    counts = {v: verdicts.count(v) for v in sorted(set(verdicts))}
+    counts = {str(v): verdicts.count(v) for v in sorted(set(verdicts))}
     print(f"  {runs} A/A runs ({budget:g} s budget each): {counts}; other than 'no measurable effect': {others} "
           f"(target <= 1) {'OK' if others <= 1 else 'OVER'}")
 
