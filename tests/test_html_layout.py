@@ -143,3 +143,31 @@ def test_axes_step_by_one_two_or_five_and_every_arm_is_drawn(chromium, report_pa
 def _wrapped(label: str, drawn: str) -> bool:
     """``label`` drawn in full, on one line or wrapped over several."""
     return " ".join(label.split()) in " ".join(drawn.split())
+
+
+@pytest.mark.parametrize("high", [0.004, 0.62, 1.163, 7.2, 20.6, 27.4, 100.0, 172.0, 1234.0])
+def test_axis_ticks_are_round_and_cover_the_values(high):
+    from paddle_doctor.render.svg import nice_ticks, tick_text
+
+    ticks, step = nice_ticks(0.0, high)
+    assert is_round_step(step) and ticks[0] == 0 and ticks[-1] >= high and ticks[-2] < high and 3 <= len(ticks) <= 7
+    labels = [tick_text(tick, step) for tick in ticks]
+    assert all(math.isclose(float(label), index * step) for index, label in enumerate(labels)), labels
+    assert len({len(label.split(".")[-1]) for label in labels if "." in label}) <= 1  # one number of decimals
+
+
+def test_a_long_label_is_wrapped_whole():
+    from paddle_doctor.render.svg import LABEL_FONT, text_width, wrap
+
+    label = "matmul + elementwise_add (+ activation) fused as fc, with a_name_longer_than_any_line_can_hold_at_all"
+    lines = wrap(label, 160, LABEL_FONT)
+    assert "".join(lines).replace(" ", "") == label.replace(" ", "") and len(lines) > 2
+    assert all(text_width(line, LABEL_FONT) <= 160 for line in lines)
+
+
+def test_the_threads_sweep_says_one_thread_and_the_warm_up_both_requests():
+    page = run_doctor("--facts", str(MEASURED_FACTS), "--format", "html").stdout
+    assert "1 thread (threads=1)" in page and "1 threads" not in page
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    warm_up = page[page.index("<title>warm-up</title>"):]
+    assert "first request" in warm_up[:warm_up.index("</svg>")] and "steady-state p50" in warm_up[:warm_up.index("</svg>")]

@@ -13,6 +13,7 @@ PAGE_STYLE = ("body{font-family:sans-serif;line-height:1.4;margin:2em auto;paddi
               "table{border-collapse:collapse;margin-bottom:1.5em}"
               "th,td{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}th{background:#eee}"
               "td.fail{background:#f8d7da}td.warn{background:#fff1c2}td.error{background:#ecd6f5}td.ok{background:#e3f2e6}"
+              "@media (min-width:40em){td:first-child{white-space:nowrap}}"
               "@media (max-width:40em){body{margin:1em auto;padding:0 .75em}"
               "table,tbody,tr,td{display:block}thead{display:none}tr{border:1px solid #bbb;margin-bottom:.6em}"
               "td{border:0;padding:.15em .6em}td::before{content:attr(data-label) \": \";font-size:.85em;color:#555}}")
