@@ -19,6 +19,7 @@ FLEET_FORMATS = ("text", "json", "markdown", "html")
 REFERENCE_NAME = {Reference.MAJORITY: "usual group", Reference.HEALTHIEST: "healthiest group"}
 UNREACHED_COLUMNS = ("pod", "node", "why", "detail")
 NO_PROBLEM = "-"
+MATRIX_TITLE = "Findings by pod"
 MATRIX_KEY = (f"Each pod's problems by rule: the status (severity) where the rule found a problem, "
               f"{NO_PROBLEM} where it found none (passed, skipped or not run).")
 Table = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
@@ -76,7 +77,7 @@ def matrix(report: FleetReport) -> tuple[Table, list[list[str]]]:
         for pod in group.pods:
             rows.append((pod, str(index), *(text for text, _ in cells)))
             classes.append(["", "", *(css for _, css in cells)])
-    return ("Findings by pod", ("pod", "group", *rules), rows if rules else []), classes
+    return (MATRIX_TITLE, ("pod", "group", *rules), rows if rules else []), classes
 
 
 def unreached_rows(report: FleetReport) -> list[tuple[str, ...]]:
@@ -102,10 +103,10 @@ def render_fleet_markdown(report: FleetReport) -> str:
 
 def render_fleet_html(report: FleetReport) -> str:
     body = ["<h1>paddle-doctor fleet</h1>", f"<p>{html.escape(headline(report))}</p>"]
-    (matrix_title, _, _), classes = matrix(report)
+    _, classes = matrix(report)
     for title, columns, rows in tables(report):
         body.append(f"<h2>{html.escape(title)}</h2>")
-        if title == matrix_title:
+        if title == MATRIX_TITLE:
             body += [f"<p>{html.escape(MATRIX_KEY)}</p>", html_table(columns, rows, classes)]
         else:
             body.append(html_table(columns, rows))
