@@ -135,6 +135,7 @@ def test_axes_step_by_one_two_or_five_and_every_arm_is_drawn(chromium, report_pa
         assert all(arm["label"] in drawn for arm in experiments[name]["arms"]), (name, drawn)
     assert all(_wrapped(arm["label"], charts["serving layouts"]) for arm in experiments["layouts"]["arms"])
     assert "first request" in charts["warm-up"] and "steady-state p50" in charts["warm-up"]
+    assert "rebuilding the optimised graph" in charts["cold start"] and "loading it from the cache" in charts["cold start"]
     assert "1 thread (threads=1)" in charts["threads sweep"] and "1 threads" not in layout["text"]
     for row in report["graph"]["coverage"]:
         assert _wrapped(row["title"], charts["fusion coverage"]), row["title"]

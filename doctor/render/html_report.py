@@ -151,8 +151,7 @@ def _layouts_figure(experiment: ExperimentResult) -> str:
 
 def _result_figure(experiment: ExperimentResult) -> str | None:
     """The experiments that measure more than latency arms, each with what it compares: the first
-    request against the steady state, a cold start rebuilding the graph against one from the cache,
-    the memory an unbounded shape cache grows against a bounded one."""
+    request against the steady state, a cold start rebuilding the graph against one from the cache."""
     if experiment.warmup:
         warmup = experiment.warmup
         bars = [Bar("first request", warmup.first_ms, f"{warmup.first_ms:.2f} ms"),
@@ -164,10 +163,4 @@ def _result_figure(experiment: ExperimentResult) -> str | None:
         bars = [Bar("rebuilding the optimised graph", cold.rebuild_graph_ms, f"{cold.rebuild_graph_ms:.0f} ms"),
                 Bar("loading it from the cache", cold.optimised_cache_ms, f"{cold.optimised_cache_ms:.0f} ms")]
         return _figure(bar_chart("cold start", bars, "ms"), "Cold start (creating the predictor and its first request), median")
-    if experiment.onednn_cache:
-        cache = experiment.onednn_cache
-        bars = [Bar("the service's shape cache", cache.service.growth_mb, f"{cache.service.growth_mb:.1f} MB"),
-                Bar("a bounded shape cache", cache.bounded.growth_mb, f"{cache.bounded.growth_mb:.1f} MB")]
-        return _figure(bar_chart("memory growth", bars, "MB"),
-                       f"Memory growth over {counted(cache.shapes, 'input shape')} with oneDNN's shape cache")
     return None
