@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from browser import chromium, png_colours  # noqa: F401 (a fixture)
 from conftest import REPO, fixture_root, report_with_its_exit, run_doctor
 
 FLEET_SCHEMA = json.loads((REPO / "doctor" / "schemas" / "fleet.schema.json").read_text())
@@ -176,3 +177,81 @@ def test_a_report_of_another_schema_version_is_refused(tmp_path, recorded):
     (tmp_path / "newer.json").write_text(json.dumps(newer))
     result = run_doctor("fleet", str(tmp_path))
     assert result.returncode == 2 and "schema_version is 9, this paddle-doctor reads 2" in result.stderr
+
+
+def test_with_no_majority_the_groups_are_compared_with_the_healthiest(tmp_path, recorded):
+    code, report = fleet_json(str(folder(tmp_path, recorded, "pod-a", "pod-c", "pod-d")))
+    assert code == 1 and report["compared_with"] == "healthiest" and len(report["groups"]) == 3
+    healthiest, *others = report["groups"]
+    # pod-a's only problem is of severity info; pod-c's threads exceed its budget (error), pod-d's CPU lacks AVX2
+    assert healthiest["pods"] == ["pod-a"] and healthiest["problems"] == 0 and healthiest["differences"] == []
+    assert not any(group["usual"] for group in report["groups"])
+    outlier = {group["pods"][0]: {d["what"]: (d["usual"], d["here"]) for d in group["differences"]} for group in others}
+    assert outlier["pod-c"]["PD-CPU-010"] == ("pass (error)", "fail (error)")
+    assert outlier["pod-d"]["PD-CPU-002"][1].startswith("fail")
+    text = run_doctor("fleet", str(tmp_path), env={"COLUMNS": "200"}).stdout
+    assert "3 pods in 3 groups; no majority: 2 pods differ from the healthiest group (group 1, fewest problems)" in text
+    markdown = run_doctor("fleet", str(tmp_path), "--format", "markdown").stdout
+    assert "| group | pods | count | differs from the healthiest group | problems |" in markdown
+    assert "| 1 (healthiest) | pod-a | 1 | - |" in markdown and "(usual)" not in markdown
+
+
+def test_with_no_majority_and_no_healthiest_group_none_is_compared(tmp_path, recorded):
+    other = json.loads(recorded["pod-a"])
+    other["host"]["cpu_model"] = "Intel(R) Xeon(R) Platinum 8480+"  # another node type, the same findings
+    folder(tmp_path, recorded, "pod-a")
+    (tmp_path / "pod-x.json").write_text(json.dumps(other))
+    code, report = fleet_json(str(tmp_path))
+    assert code == 0 and report["compared_with"] == "none"
+    assert [group["pods"] for group in report["groups"]] == [["pod-a"], ["pod-x"]]
+    assert all(not group["usual"] and group["differences"] == [] for group in report["groups"])
+    markdown = run_doctor("fleet", str(tmp_path), "--format", "markdown").stdout
+    assert "2 pods in 2 groups; no majority and no group healthier than the others: the groups are not compared" in markdown
+    assert "| group | pods | count | problems |" in markdown and "differs from" not in markdown
+    assert "## Facts by group" in markdown and "| fact | group 1 | group 2 |" in markdown
+    assert any(row.startswith("| CPU | Intel(R) Xeon(R) Platinum 8358") and "Platinum 8480+" in row for row in markdown.splitlines())
+
+
+def test_the_findings_matrix_names_each_pods_problem_by_rule(tmp_path, recorded):
+    reports = str(folder(tmp_path, recorded, "pod-a", "pod-b", "pod-c"))
+    markdown = run_doctor("fleet", reports, "--format", "markdown").stdout.splitlines()
+    header = markdown[markdown.index("## Findings by pod") + 2]
+    rules = header.strip("| ").split(" | ")[2:]
+    assert header.startswith("| pod | group | ") and "PD-CPU-010" in rules and "PD-CPU-014" in rules
+    rows = {line.split(" | ")[0].strip("| "): line.strip("| ").split(" | ")[2:] for line in markdown
+            if line.startswith(("| pod-a |", "| pod-b |", "| pod-c |"))}
+    column = rules.index("PD-CPU-010")
+    assert rows["pod-c"][column] == "fail (error)" and rows["pod-a"][column] == rows["pod-b"][column] == "-"
+    assert rows["pod-a"] == rows["pod-b"] and rows["pod-a"][rules.index("PD-CPU-014")] == "fail (info)"
+    page = run_doctor("fleet", reports, "--format", "html").stdout
+    assert '<td data-label="PD-CPU-010" class="fail">fail (error)</td>' in page
+    assert '<td data-label="PD-CPU-010" class="ok">-</td>' in page
+
+
+def test_output_to_a_file_says_where_and_what_the_fleet_found(tmp_path, recorded):
+    reports = str(folder(tmp_path, recorded, "pod-a", "pod-c"))
+    for fmt in ("html", "text", "json"):
+        page = tmp_path / f"fleet.{fmt}"
+        result = run_doctor("fleet", reports, "--format", fmt, "--output", str(page))
+        assert result.returncode == 1 and result.stdout == "" and page.read_text()
+        assert result.stderr == (f"paddle-doctor: wrote the {fmt} fleet report to {page} "
+                                 f"(1 pod with problems at or above 'error' (pod-c), 0 not diagnosed (exit 1))\n")
+
+
+@pytest.mark.parametrize("viewport", ["phone", "desktop"])
+def test_the_fleet_page_fits_a_phone_and_a_desktop_and_colours_the_matrix(tmp_path, recorded, chromium, viewport):
+    reports = str(folder(tmp_path, recorded, "pod-a", "pod-b", "pod-c", "pod-d"))
+    page = tmp_path / "fleet.html"
+    assert run_doctor("fleet", reports, "--format", "html", "--output", str(page)).returncode == 1
+    width, height, mobile = {"phone": (390, 844, True), "desktop": (1280, 900, False)}[viewport]
+    session = chromium.open(page.as_uri(), width, height, mobile)
+    layout = json.loads(chromium.evaluate(session, """JSON.stringify({
+        innerWidth: innerWidth, scrollWidth: document.documentElement.scrollWidth,
+        colours: Object.fromEntries(['fail', 'warn', 'ok'].map(css => [css,
+            [...new Set([...document.querySelectorAll('td.' + css)].map(td => getComputedStyle(td).backgroundColor))]]))})"""))
+    chromium.screenshot(session, tmp_path / f"fleet-{viewport}.png")
+    assert png_colours((tmp_path / f"fleet-{viewport}.png").read_bytes()) > 16
+    assert layout["innerWidth"] == width and layout["scrollWidth"] <= width, layout
+    colours = layout["colours"]
+    assert all(len(colours[css]) == 1 for css in ("fail", "ok")), colours  # pod-c's and pod-d's problems, the others' none
+    assert len({colours["fail"][0], colours["ok"][0], "rgba(0, 0, 0, 0)"}) == 3, colours

@@ -3,23 +3,21 @@ job summaries, a self-contained HTML page with charts that renders in a real bro
 progress display on the terminal. One real measurement of the misconfigured CNN (8 threads,
 oneDNN off, as `paddle-doctor demo`) is recorded once and rendered in every format."""
 
+import html
 import json
 import os
 import pty
 import re
-import shutil
-import struct
 import subprocess
 import sys
-import zlib
 
 import pytest
 
-from conftest import fixture_root, report_json, run_doctor
+from browser import CHROMIUM, png_colours
+from conftest import FIXTURES, fixture_root, report_json, run_doctor
 from machine import observed, skip_unless
 
 SUMMARY_LINES, MAX_LINES = 25, 120
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -186,18 +184,6 @@ def test_markdown_and_html_of_a_recorded_container_are_whole_and_self_contained(
     assert all(rule_id in html for rule_id in failing)
 
 
-def png_colours(png: bytes) -> int:
-    """How many distinct bytes the decoded pixel rows of a PNG hold (1 or 2: a blank page)."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    data, offset = b"", 8
-    while offset < len(png):
-        length, kind = struct.unpack(">I4s", png[offset:offset + 8])
-        if kind == b"IDAT":
-            data += png[offset + 8:offset + 8 + length]
-        offset += 12 + length
-    return len(set(zlib.decompress(data)))
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)")
 def test_html_renders_in_headless_chromium_without_console_errors(measured_cnn, tmp_path):
     facts, _, _ = measured_cnn
@@ -249,3 +235,17 @@ def test_budget_left_says_seconds_left_or_over():
 
     assert budget_left(12.2, 40) == "28 s of the 40 s budget left"
     assert budget_left(43.0, 40) == "3 s over the 40 s budget"
+
+
+def test_markdown_and_html_say_which_process_and_source_they_read_as_the_text_report_does():
+    args = ("--root", str(FIXTURES / "processes" / "one-service"), "--pid", "auto", "--no-paddle", "--no-gpu")
+    text = run_doctor(*args, env={"COLUMNS": "1000"}).stdout.splitlines()
+    process = next(line for line in text if line.startswith("process 4242 (the only process with Paddle mapped"))
+    source = next(line for line in text if line.startswith("source: "))
+    assert "; 2 threads; " in process and source.startswith("source: 1 file read, 1 Config built ("), source
+    for fmt in ("markdown", "html"):
+        page = html.unescape(run_doctor(*args, "--format", fmt).stdout)
+        assert "## Service" in page or "<h2>Service</h2>" in page
+        assert process in page and source in page
+        assert page.index(process) < page.index("INFER_THREADS=4 (/proc/4242/environ)") < page.index(source)
+        assert "threads = 4 (source: " in page

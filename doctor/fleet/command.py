@@ -93,10 +93,13 @@ def _collect(params: dict[str, Any]):
 
 
 def _write(report, output_format: str, output_file: str | None) -> None:
+    """Onto stdout, or into ``output_file`` with a line on stderr saying so and what the fleet found (as ``check`` does)."""
     from ..cli import _write_output, write_rendered
-    from .render import render_fleet, render_fleet_text
+    from .render import render_fleet, render_fleet_text, verdict
 
     if output_format == "text":
         write_rendered(lambda console: render_fleet_text(report, console), output_file, "fleet report")
     else:
         _write_output(render_fleet(output_format, report), output_file, "fleet report")
+    if output_file:
+        click.echo(f"paddle-doctor: wrote the {output_format} fleet report to {output_file} ({verdict(report)})", err=True)

@@ -1,5 +1,6 @@
 """The fleet report as text, JSON, Markdown or a self-contained HTML page; every format shows the same
-tables, built once here. Renderers decide nothing."""
+tables, built once here, the pods x findings matrix among them (in HTML each cell coloured by its
+status). Renderers decide nothing."""
 
 from __future__ import annotations
 
@@ -8,51 +9,84 @@ import html
 import json
 
 from ..render.page import html_page, html_table, markdown_table
+from ..render.words import counted
 from ..serde import to_data
-from .grouping import FleetReport, Group
+from ..vocabulary import Status
+from .grouping import FleetReport, Group, Reference
 from .reports import PodFacts
 
 FLEET_FORMATS = ("text", "json", "markdown", "html")
-GROUP_COLUMNS = ("group", "pods", "count", "differs from the usual group", "problems")
-FACT_COLUMNS = ("fact", "usual group")
+REFERENCE_NAME = {Reference.MAJORITY: "usual group", Reference.HEALTHIEST: "healthiest group"}
 UNREACHED_COLUMNS = ("pod", "node", "why", "detail")
+NO_PROBLEM = "-"
+MATRIX_TITLE = "Findings by pod"
+MATRIX_KEY = (f"Each pod's problems by rule: the status (severity) where the rule found a problem, "
+              f"{NO_PROBLEM} where it found none (passed, skipped or not run).")
+Table = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
 
 
 def headline(report: FleetReport) -> str:
     outliers = sum(len(group.pods) for group in report.outliers)
-    return (f"{_count(report.pods, 'pod')} in {_count(len(report.groups), 'group')}; "
-            f"{_count(outliers, 'pod')} differ{'s' if outliers == 1 else ''} from the usual group; "
-            f"{len(report.unreached)} not diagnosed")
+    if report.compared_with == Reference.MAJORITY:
+        compared = f"{counted(outliers, 'pod')} differ{'s' if outliers == 1 else ''} from the usual group"
+    elif report.compared_with == Reference.HEALTHIEST:
+        compared = (f"no majority: {counted(outliers, 'pod')} differ{'s' if outliers == 1 else ''} from the healthiest "
+                    f"group (group 1, fewest problems)")
+    elif report.groups:
+        compared = "no majority and no group healthier than the others: the groups are not compared"
+    else:
+        compared = "no report to compare"
+    return f"{counted(report.pods, 'pod')} in {counted(len(report.groups), 'group')}; {compared}; {len(report.unreached)} not diagnosed"
 
 
 def verdict(report: FleetReport) -> str:
     named = f" ({', '.join(report.problem_pods)})" if report.problem_pods else ""
-    return (f"{_count(len(report.problem_pods), 'pod')} with problems at or above '{report.fail_on}'{named}, "
+    return (f"{counted(len(report.problem_pods), 'pod')} with problems at or above '{report.fail_on}'{named}, "
             f"{len(report.unreached)} not diagnosed (exit {report.exit_code})")
 
 
-def group_rows(report: FleetReport) -> list[tuple[str, ...]]:
-    return [(_group_name(index, group), _pods(group), str(len(group.pods)),
-             "; ".join(f"{d.what}: {d.usual} → {d.here}" for d in group.differences) or "-",
+def group_table(report: FleetReport) -> Table:
+    """Each group's pods, what differs from the group they are compared with (when there is one), its problems."""
+    compared = report.reference is not None
+    columns = ("group", "pods", "count", *([f"differs from the {REFERENCE_NAME[report.compared_with]}"] if compared else []),
+               "problems")
+    rows = [(_group_name(index, group, report), _pods(group), str(len(group.pods)),
+             *(["; ".join(f"{d.what}: {d.usual} → {d.here}" for d in group.differences) or "-"] if compared else []),
              "; ".join(f"{f.rule_id} {f.status} ({f.severity}): {f.title}" for f in group.findings) or "none")
             for index, group in enumerate(report.groups, 1)]
+    return "Groups", columns, rows
 
 
-def fact_rows(report: FleetReport) -> list[tuple[str, ...]]:
-    if not report.groups:
-        return []
-    usual = report.groups[0].facts
-    return [(item.metadata["label"], getattr(usual, item.name)) for item in dataclasses.fields(PodFacts)]
+def fact_table(report: FleetReport) -> Table:
+    """The facts of the group the others are compared with; with none, every group's side by side."""
+    shown = [report.reference] if report.reference else report.groups
+    names = [f"{REFERENCE_NAME[report.compared_with]}"] if report.reference else [f"group {i}" for i in range(1, len(shown) + 1)]
+    rows = [(item.metadata["label"], *(getattr(group.facts, item.name) for group in shown)) for item in dataclasses.fields(PodFacts)]
+    title = f"The {REFERENCE_NAME[report.compared_with]}" if report.reference else "Facts by group"
+    return title, ("fact", *names), rows if shown else []
+
+
+def matrix(report: FleetReport) -> tuple[Table, list[list[str]]]:
+    """Pods x the rules that found a problem in any of them, and each cell's class (its status, or ok)."""
+    rules = sorted({finding.rule_id for group in report.groups for finding in group.findings})
+    rows, classes = [], []
+    for index, group in enumerate(report.groups, 1):
+        found = {finding.rule_id: finding for finding in group.findings}
+        cells = [(f"{found[rule].status} ({found[rule].severity})", Status(found[rule].status).value) if rule in found
+                 else (NO_PROBLEM, "ok") for rule in rules]
+        for pod in group.pods:
+            rows.append((pod, str(index), *(text for text, _ in cells)))
+            classes.append(["", "", *(css for _, css in cells)])
+    return (MATRIX_TITLE, ("pod", "group", *rules), rows if rules else []), classes
 
 
 def unreached_rows(report: FleetReport) -> list[tuple[str, ...]]:
     return [(u.pod, u.node or "-", u.reason.value.replace("_", " "), u.detail) for u in report.unreached]
 
 
-def tables(report: FleetReport) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+def tables(report: FleetReport) -> list[Table]:
     """(title, columns, rows) of every table the report shows, empty tables left out."""
-    found = [("Groups", GROUP_COLUMNS, group_rows(report)), ("The usual group", FACT_COLUMNS, fact_rows(report)),
-             ("Not diagnosed", UNREACHED_COLUMNS, unreached_rows(report))]
+    found = [group_table(report), matrix(report)[0], fact_table(report), ("Not diagnosed", UNREACHED_COLUMNS, unreached_rows(report))]
     return [table for table in found if table[2]]
 
 
@@ -69,8 +103,13 @@ def render_fleet_markdown(report: FleetReport) -> str:
 
 def render_fleet_html(report: FleetReport) -> str:
     body = ["<h1>paddle-doctor fleet</h1>", f"<p>{html.escape(headline(report))}</p>"]
+    _, classes = matrix(report)
     for title, columns, rows in tables(report):
-        body += [f"<h2>{html.escape(title)}</h2>", html_table(columns, rows)]
+        body.append(f"<h2>{html.escape(title)}</h2>")
+        if title == MATRIX_TITLE:
+            body += [f"<p>{html.escape(MATRIX_KEY)}</p>", html_table(columns, rows, classes)]
+        else:
+            body.append(html_table(columns, rows))
     return html_page("paddle-doctor fleet", [*body, f"<p>{html.escape(verdict(report))}</p>"])
 
 
@@ -95,14 +134,12 @@ def render_fleet(fmt: str, report: FleetReport) -> str:
     return renderers[fmt](report)
 
 
-def _group_name(index: int, group: Group) -> str:
-    return f"{index} (usual)" if group.usual else str(index)
+def _group_name(index: int, group: Group, report: FleetReport) -> str:
+    if group is report.reference:
+        return f"{index} ({REFERENCE_NAME[report.compared_with].split()[0]})"
+    return str(index)
 
 
 def _pods(group: Group) -> str:
     nodes = f" (on {', '.join(group.nodes)})" if group.nodes else ""
     return ", ".join(group.pods) + nodes
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"

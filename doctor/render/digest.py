@@ -158,7 +158,7 @@ def measured_experiments(report: Report) -> list[ExperimentResult]:
     found: dict[str, ExperimentResult] = {}
     for finding in report.findings:
         experiment = finding.experiment_result
-        if experiment and experiment.measured and experiment.arms:
+        if experiment and experiment.measured:
             found.setdefault(experiment.name, experiment)
     return list(found.values())
 

@@ -10,15 +10,20 @@ from ..report import Report, ReportFinding
 from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
+from .service_lines import service_lines
 from .svg import Bar, Point, RangeRow, bar_chart, range_chart, scatter_chart
 from .text import measurement_lines
+from .words import counted
 
 if TYPE_CHECKING:
     from ..facts.verification import ArmResult, ExperimentResult
 
-STYLE = ("pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre}.code{position:relative}"
-         ".copy{position:absolute;top:.3em;right:.3em}.fail{color:#b00}.warn{color:#a60}.error{color:#909}"
-         "figure{margin:1em 0}figcaption{font-size:.9em;color:#444}")
+# The copy button sits above its code, never over it; charts fill their column, two columns where there is room.
+STYLE = ("pre{background:#f4f4f4;padding:.6em;overflow-x:auto;white-space:pre;margin-top:0}.code{margin:.6em 0}"
+         ".copy{display:block;margin:0 0 .2em auto}h3.fail{color:#b00}h3.warn{color:#a60}h3.error{color:#909}"
+         ".charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,28em),1fr));gap:0 2.5em}"
+         "figure{margin:1em 0;min-width:0}figure svg{display:block;width:100%;height:auto}"
+         "figcaption{font-size:.9em;color:#444}")
 COPY_SCRIPT = ("document.querySelectorAll('button.copy').forEach(function(button){button.addEventListener('click',function(){"
                "var code=button.parentNode.querySelector('code').textContent;"
                "if(navigator.clipboard){navigator.clipboard.writeText(code).then(function(){button.textContent='copied';},"
@@ -40,6 +45,9 @@ def render_html(report: Report) -> str:
         body.append("<ul>" + "".join(f"<li>{html.escape(step)}</li>" for step in recommendation.steps) + "</ul>")
     for table in input_tables(summary):
         body += _table(table)
+    service = service_lines(report.service)
+    if service:
+        body += ["<h2>Service</h2>", "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in service) + "</ul>"]
     body += _charts(report)
     if summary.problems:
         body.append("<h2>Problems</h2>")
@@ -99,6 +107,10 @@ def _charts(report: Report) -> list[str]:
         if experiment.name == "layouts":
             figures.append(_layouts_figure(experiment))
             continue
+        special = _result_figure(experiment)
+        if special:
+            figures.append(special)
+            continue
         rows = [_latency_row(arm) for arm in experiment.arms if arm.p50]
         if rows:
             figures.append(_figure(range_chart(f"{experiment.name} latency", rows, "ms"),
@@ -106,26 +118,28 @@ def _charts(report: Report) -> list[str]:
                                    f"(dot p50, tick p90, whisker to p99)"))
         if experiment.comparisons:
             ratios = [RangeRow(c.candidate, c.ci_low, c.ratio, c.ci_high,
-                               note=f"{c.ratio:.2f} ({c.ci_low:.2f}-{c.ci_high:.2f}), {c.rounds} rounds, {c.verdict}")
+                               note=f"{c.ratio:.2f} ({c.ci_low:.2f}-{c.ci_high:.2f}), {c.rounds} rounds, {c.verdict}",
+                               value=f"{c.ratio:.2f}x ({c.ci_low:.2f}-{c.ci_high:.2f})")
                       for c in experiment.comparisons]
             figures.append(_figure(range_chart(f"{experiment.name} speed ratio", ratios, "x", reference=1.0),
                                    f"{experiment.name}: speed ratio over the baseline with its confidence interval "
                                    f"(right of the dashed line is faster)"))
         if experiment.name == "threads":
-            bars = [Bar(f"{arm.config.threads} threads ({arm.label})", arm.p50, f"{arm.p50:.2f} ms")
+            bars = [Bar(f"{counted(arm.config.threads, 'thread')} ({arm.label})", arm.p50, f"{arm.p50:.2f} ms")
                     for arm in experiment.arms if arm.p50]
             figures.append(_figure(bar_chart("threads sweep", bars, "ms"), "Threads sweep: p50 latency per thread count"))
     graph = report.graph
     if graph and graph.coverage:
         bars = [Bar(row.title, (row.coverage or 0.0) * 100, f"{row.fused}/{row.fusible} fused") for row in graph.coverage]
         figures.append(_figure(bar_chart("fusion coverage", bars, "%", top=100.0), "Fusion coverage per pattern"))
-    return ["<h2>Measurements</h2>", *figures] if figures else []
+    return ["<h2>Measurements</h2>", '<div class="charts">', *figures, "</div>"] if figures else []
 
 
 def _latency_row(arm: ArmResult) -> RangeRow:
     p90, p99 = arm.p90 or arm.p50, arm.p99 or arm.p50
     return RangeRow(arm.label, arm.p50, arm.p50, p99, [p90],
-                    note=f"p50 {arm.p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm.runs} runs")
+                    note=f"p50 {arm.p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm.runs} runs",
+                    value=f"p50 {arm.p50:.2f} ms")
 
 
 def _layouts_figure(experiment: ExperimentResult) -> str:
@@ -133,3 +147,20 @@ def _layouts_figure(experiment: ExperimentResult) -> str:
               if arm.throughput_rps is not None and arm.p99 is not None]
     return _figure(scatter_chart("serving layouts", points, "req/s", "p99 ms"),
                    "Serving layouts under load: throughput (right is better) against p99 latency (lower is better)")
+
+
+def _result_figure(experiment: ExperimentResult) -> str | None:
+    """The experiments that measure more than latency arms, each with what it compares: the first
+    request against the steady state, a cold start rebuilding the graph against one from the cache."""
+    if experiment.warmup:
+        warmup = experiment.warmup
+        bars = [Bar("first request", warmup.first_ms, f"{warmup.first_ms:.2f} ms"),
+                Bar("steady-state p50", warmup.steady_p50_ms, f"{warmup.steady_p50_ms:.2f} ms")]
+        return _figure(bar_chart("warm-up", bars, "ms"), "Warm-up: the first request after the predictor is created "
+                                                         "against the warmed-up p50")
+    if experiment.optim_cache:
+        cold = experiment.optim_cache
+        bars = [Bar("rebuilding the optimised graph", cold.rebuild_graph_ms, f"{cold.rebuild_graph_ms:.0f} ms"),
+                Bar("loading it from the cache", cold.optimised_cache_ms, f"{cold.optimised_cache_ms:.0f} ms")]
+        return _figure(bar_chart("cold start", bars, "ms"), "Cold start (creating the predictor and its first request), median")
+    return None

@@ -9,6 +9,7 @@ from ..report import Report
 from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, problem_table
 from .page import markdown_table
+from .service_lines import service_lines
 
 def render_markdown(report: Report) -> str:
     summary = digest(report)
@@ -24,6 +25,9 @@ def render_markdown(report: Report) -> str:
         lines += [f"- {step}" for step in recommendation.steps] + [""]
     for table in input_tables(summary):
         lines += _table(table)
+    service = service_lines(report.service)
+    if service:
+        lines += ["## Service", "", *(f"- {line}" for line in service), ""]
     for problem in summary.problems:
         finding = problem.finding
         lines += [f"### {STATUS_LABEL[finding.status]} {finding.rule_id}: {finding.title}", "", finding.message, ""]

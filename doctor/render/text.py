@@ -14,6 +14,8 @@ from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.stats import speed_words
 from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
+from .service_lines import process_line, process_note, source_line
+from .words import byte_size as _bytes
 
 if TYPE_CHECKING:
     from ..facts.graph import FusionInstance
@@ -181,19 +183,17 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         return
     console.print()
     console.print(Text("Service", style="bold underline"))
-    if process.status in ("probed", "no_permission"):
-        busy = f", {process.busy_threads} busy over {process.sample_s:g} s" if process.busy_threads is not None else ""
-        libraries = ", ".join(dict.fromkeys(f"{lib.kind} {lib.version}" if lib.version else lib.kind for lib in process.libraries))
-        console.print(f"process {process.pid} ({process.chosen_because}): {process.interpreter or 'interpreter unknown'}"
-                      f"{' ' + process.script if process.script else ''}; {process.threads} threads{busy}; "
-                      f"RSS {_bytes(process.rss_bytes)}; libraries: {libraries or 'unknown'}", highlight=False)
+    line = process_line(process)
+    if line:
+        console.print(line, highlight=False)
         for name, value in process.environ.items():
             console.print(Text(f"  {name}={value} ({process.environ_source})", style="dim"))
-    if process.reason and process.status != "not_probed":
-        console.print(Text(process.reason, style="yellow"))
-    if source.status == "read":
-        console.print(f"source: {len(source.files)} files read, {len(source.configs)} Config built "
-                      f"({', '.join(map(str, source.configs)) or 'none found'})", highlight=False)
+    note = process_note(process)
+    if note:
+        console.print(Text(note, style="yellow"))
+    line = source_line(source)
+    if line:
+        console.print(line, highlight=False)
     for error in source.errors:
         console.print(Text(f"{error.location}: {error.message}", style="yellow"))
     for setting in service.settings:
@@ -393,13 +393,3 @@ def _render_layouts(report: Report, console: Console) -> None:
 
 def _number(value: float | None) -> str:
     return f"{value:.1f}" if value is not None else "-"
-
-
-def _bytes(value: int | None) -> str:
-    if value is None:
-        return "none"
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(value)

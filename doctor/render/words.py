@@ -1,0 +1,19 @@
+"""Numbers as a person reads them in every report: a count with its noun, a size in bytes."""
+
+from __future__ import annotations
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 thread``, ``2 threads``: the noun's plural is its singular with an ``s``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def byte_size(value: int | None) -> str:
+    if value is None:
+        return "none"
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)
