@@ -320,9 +320,11 @@ def write_rendered(render: Callable[[Any], None], path: str | None, kind: str) -
     if path:
         from rich.console import Console
 
+        from .render.terminal import strip_trailing_spaces
+
         console = Console(file=io.StringIO(), width=100, color_system=None)
         render(console)
-        _write_output(console.file.getvalue(), path, kind)
+        _write_output(strip_trailing_spaces(console.file.getvalue()), path, kind)
     else:
         from .render.terminal import terminal_console
 
@@ -383,10 +385,14 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
 
 @cli.command()
 @click.argument("rule_id")
+@click.option("--instances", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Predictor processes in this container, for the threads each may run.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--debug", is_flag=True, hidden=True)
-def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
-    """Print one rule in full: symptom, cause, fix, docs, experiment."""
+def explain(rule_id: str, instances: int, rules_file: str | None, debug: bool) -> None:
+    """Print one rule in full: symptom, cause, fix (filled in for this machine where it can be), docs."""
+    from .docs import docs_link, docs_page
+    from .explain import machine_values, needs_machine, render_explain
     from .render.terminal import terminal_console
     from .rules import load_rules
 
@@ -394,20 +400,8 @@ def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
     rule = rulebook.rules.get(rule_id.upper())
     if rule is None:
         raise click.UsageError(f"unknown rule id {rule_id!r}; `paddle-doctor rules` lists them")
-    console = terminal_console()
-    console.print(f"[bold]{rule.id}[/] {rule.slug} — {rule.title}")
-    console.print(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}")
-    for label, value in (("Symptom", rule.symptom), ("Cause", rule.cause), ("Fix", rule.fix_text)):
-        console.print(f"\n[bold]{label}[/]\n{value}", highlight=False)
-    for change in rule.fix_changes:
-        console.print(f"  [{change.kind}]", style="dim", end=" ")
-        console.print(change.code, style="cyan", highlight=False, markup=False)
-    from .docs import docs_link, docs_page
-
-    console.print("\n[bold]Docs[/]")
-    console.print(f"  {docs_link(rule.id, docs_page())}", highlight=False)
-    for url in rule.docs:
-        console.print(f"  {url}", highlight=False)
+    known = machine_values(instances) if needs_machine(rule) else None
+    render_explain(rule, known, [docs_link(rule.id, docs_page()), *rule.docs], terminal_console())
 
 
 @cli.command("baseline")

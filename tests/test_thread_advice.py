@@ -47,7 +47,8 @@ def test_the_rules_fixes_set_both_variables_to_the_advised_count_and_say_why():
     for rule_id in ("PD-CPU-010", "PD-CPU-013"):
         (dockerfile,) = [change.code for change in rulebook[rule_id].fix_changes if "OMP_NUM_THREADS" in change.code]
         assert dockerfile == f"ENV OMP_NUM_THREADS={ADVISED_THREADS} MKL_NUM_THREADS={ADVISED_THREADS}", rule_id
-    assert "set_cpu_math_library_num_threads" in rulebook["PD-CPU-013"].fix_text
+    assert "set_cpu_math_library_num_threads" in rulebook["PD-CPU-013"].fix_text  # and the cause says why
+    assert "beside the predictor" in rulebook["PD-CPU-013"].cause
 
 
 def test_a_disagreeing_place_is_found(tmp_path):
