@@ -46,6 +46,20 @@ class DefaultCommandGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with the whole first paragraph of its help, wrapped rather than cut."""
+        rows = [(name, " ".join(command.help.split("\n\n")[0].split()) if command.help else "")
+                for name, command in sorted(self.commands.items()) if not command.hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options of ``check``, which runs when no command is named."""
+        default = self.commands["check"]
+        records = [record for param in default.get_params(ctx) if param.name != "help" and (record := param.get_help_record(ctx))]
+        with formatter.section("Options of check (the command run when none is named)"):
+            formatter.write_dl(records)
+
 
 def probe_options(function):
     options = [
@@ -360,27 +374,16 @@ def facts(**params: Any) -> None:
 
 @cli.command("rules")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README).")
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README), with each rule's experiment.")
 @click.option("--debug", is_flag=True, hidden=True)
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
-    """List every rule: id, severity, whether a check evaluates it yet, title."""
-    from rich.table import Table
-
-    from .render.terminal import terminal_console
+    """List every rule by area: id, severity, title (and the experiment, on a terminal of 120 columns or more)."""
+    from .docs import rules_listing, rules_table_markdown
+    from .render.terminal import terminal_width
     from .rules import load_rules
 
-    if markdown:
-        from .docs import rules_table_markdown
-
-        click.echo(rules_table_markdown(load_rules(rules_file)), nl=False)
-        return
-    table = Table(show_lines=False)
-    for column in ("id", "severity", "checked", "experiment", "title"):
-        table.add_column(column)
-    for rule in load_rules(rules_file).ordered():
-        checked = {"stable": "yes", "planned": "not yet checked", "removed": "removed"}[rule.status]
-        table.add_row(rule.id, rule.severity, checked, rule.experiment or "-", rule.title)
-    terminal_console().print(table)
+    rulebook = load_rules(rules_file)
+    click.echo(rules_table_markdown(rulebook) if markdown else rules_listing(rulebook, terminal_width()), nl=False)
 
 
 @cli.command()

@@ -43,9 +43,14 @@ class LineTrimmer:
         return getattr(self.stream, name)
 
 
+def terminal_width() -> int:
+    """COLUMNS or the terminal's width (0 or junk in COLUMNS is passed over), at least MIN_WIDTH."""
+    return max(shutil.get_terminal_size(fallback=(MIN_WIDTH, 24)).columns, MIN_WIDTH)
+
+
 def terminal_console(stderr: bool = False) -> Console:
-    """A console whose width comes from COLUMNS or the terminal (0 or junk in COLUMNS is passed over), at least MIN_WIDTH."""
-    width = max(shutil.get_terminal_size(fallback=(MIN_WIDTH, 24)).columns, MIN_WIDTH)
+    """A console as wide as :func:`terminal_width`."""
+    width = terminal_width()
     if stderr:  # the progress line redraws itself in place: it is never trimmed
         return Console(stderr=True, width=width)
     return Console(file=LineTrimmer(sys.stdout), width=width)
