@@ -19,6 +19,7 @@ import click
 from . import __version__, children
 from .baseline import BaselineError
 from .cache_stamp import StampError
+from .demo import DemoFolderError
 from .facts import FactsError
 from .fleet.command import fleet
 from .render import FORMATS
@@ -35,7 +36,7 @@ DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError)
+               StampError, SourceInputError, DemoFolderError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -465,27 +466,30 @@ def healthcheck(args: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Keep the demo model in this directory [default: a temporary one, removed afterwards].")
+              help="Build and keep the demo model in this folder (new, empty, or holding a demo model) "
+                   "[default: ~/.cache/paddle-doctor/demo, or $XDG_CACHE_HOME/paddle-doctor/demo].")
 @click.option("--budget", type=click.FloatRange(min=2), default=40.0, show_default=True, help="Seconds of measurement.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--debug", is_flag=True, hidden=True)
 def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
     """Build a small conv-bn-relu CNN with paddle.jit.save and diagnose a misconfigured service
-    on it (8 threads, oneDNN off): every fix measured, a configuration recommended."""
-    import shutil
-    import tempfile
+    on it (8 threads, oneDNN off): every fix measured, a configuration recommended.
 
+    The model is kept where the recommended snippet loads it from; the last line says where."""
+    import shlex
+
+    from .demo import demo_folder
     from .modelzoo import build_model
 
-    directory = out or tempfile.mkdtemp(prefix="paddle-doctor-demo-")
+    directory = demo_folder(out)
+    click.echo(f"building the demo model in {directory} ...", err=True)
+    build_model("cnn", "pir", directory)
+    args = ["--model", str(directory), "--pid", "none", "--threads", "8", "--no-onednn", "--budget", str(budget)]
     try:
-        click.echo(f"building the demo model in {directory} ...", err=True)
-        build_model("cnn", "pir", directory)
-        args = ["--model", directory, "--pid", "none", "--threads", "8", "--no-onednn", "--budget", str(budget)]
         check.main(args=args + (["--json"] if as_json else []), prog_name="paddle-doctor", standalone_mode=False)
     finally:
-        if out is None:
-            shutil.rmtree(directory, ignore_errors=True)
+        click.echo(f"paddle-doctor demo: the demo model is kept in {directory}, where the recommended snippet loads it "
+                   f"(--out DIR keeps it elsewhere; rm -r {shlex.quote(str(directory))} removes it)", err=True)
 
 
 cli.add_command(fleet)
