@@ -434,7 +434,7 @@ def baseline(**params: Any) -> None:
     write_baseline(record, params["out"])
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
-    click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe()}")
+    click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe(facts)}")
 
 
 @cli.command("stamp-cache")
