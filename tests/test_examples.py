@@ -113,6 +113,80 @@ def test_ci_files_validate_against_their_schemas(path, schema, tmp_path):
     assert subprocess.run([*check, str(broken)], capture_output=True, timeout=120).returncode == 1
 
 
+def stages() -> list[list]:
+    """The Dockerfile's instructions, stage by stage."""
+    found: list[list] = []
+    for command in dockerfile.parse_file(str(DOCKERFILE)):
+        if command.cmd == "FROM":
+            found.append([])
+        found[-1].append(command)
+    return found
+
+
+def test_the_image_builds_from_this_checkout_and_copies_only_what_its_context_keeps():
+    wheel_stage, service_stage = stages()
+    assert wheel_stage[0].value[-2:] == ("AS", "doctor-wheel")
+    (copied_wheels,) = [c for c in service_stage if c.cmd == "COPY" and "--from=doctor-wheel" in c.flags]
+    sources = [source for c in wheel_stage + service_stage if c.cmd == "COPY" and not c.flags for source in c.value[:-1]]
+    assert all((REPO / source).exists() for source in sources), sources
+    kept = [line for line in (EXAMPLES / "Dockerfile.dockerignore").read_text().splitlines() if line.startswith("!")]
+    for source in sources:  # every file the image copies is in the context the ignore file leaves
+        assert any(source.rstrip("/").startswith(line[1:].rstrip("/")) for line in kept), source
+    assert not any("paddle-doctor==" in " ".join(c.value) for c in service_stage if c.cmd == "RUN")  # no index serves it here
+
+
+@pytest.mark.slow  # builds a wheel and installs it into a fresh venv
+def test_the_dockerfiles_paddle_doctor_steps_work_from_this_checkout(tmp_path):
+    """The wheel stage's COPY and RUN, then the service stage's install step, run as written with
+    the image's folders mapped into a temporary one (no Docker engine here)."""
+    wheel_stage, service_stage = stages()
+    image = {"/src": tmp_path / "src", "/wheels": tmp_path / "wheels", "/tmp/wheels": tmp_path / "wheels"}
+
+    def mapped(text: str) -> str:
+        for folder in sorted(image, key=len, reverse=True):
+            text = re.sub(rf"(?<![\w/]){re.escape(folder)}(?=/|\s|$)", str(image[folder]), text)
+        return text
+
+    import shutil
+
+    for command in wheel_stage:
+        if command.cmd == "COPY":
+            *sources, target = command.value
+            for source in sources:
+                destination = Path(mapped(target)) / (Path(source).name if not source.endswith("/") else "")
+                if source.endswith("/"):
+                    shutil.copytree(REPO / source, destination, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(REPO / source, destination)
+        elif command.cmd == "RUN":
+            built = subprocess.run(["sh", "-c", mapped(command.value[0])], capture_output=True, text=True, timeout=600,
+                                   env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
+            assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheels").glob("paddle_doctor-*.whl")
+    import venv
+
+    fresh = tmp_path / "image-venv"
+    venv.create(fresh, with_pip=True)
+    (install,) = [c for c in service_stage if c.cmd == "RUN" and "/tmp/wheels/" in c.value[0]]
+    step = mapped(install.value[0].split("&&")[0])
+    installed = subprocess.run(["sh", "-c", step], capture_output=True, text=True, timeout=600,
+                               env={**os.environ, "PATH": f"{fresh / 'bin'}:{os.environ['PATH']}"})
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    version = subprocess.run([str(fresh / "bin" / "paddle-doctor"), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.strip() == "paddle-doctor, version 0.1.0", version
+
+
+def test_the_deployment_runs_the_image_built_here_without_pulling_it():
+    built = re.search(r"docker build -f examples/Dockerfile -t (\S+) \.", DOCKERFILE.read_text())
+    assert built, "the Dockerfile says how to build it"
+    assert container()["image"] == built.group(1) and not built.group(1).endswith(":latest")
+    assert container()["imagePullPolicy"] == "IfNotPresent"
+    assert built.group(0) in (EXAMPLES / "README.md").read_text()
+    for ci in (GITHUB, GITLAB):
+        assert "docker build -f examples/Dockerfile -t " in ci.read_text() and " examples/\n" not in ci.read_text(), ci
+
+
 # ------------------------------------------------------------------ the commands in them are real
 
 
