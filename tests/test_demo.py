@@ -13,6 +13,7 @@ from conftest import report_with_its_exit, run_doctor
 from paddle_doctor.demo import DEMO_FILES, demo_folder
 from paddle_doctor.paddle_home import paddle_child_env
 from snippets import pasting_problem
+from test_pasted_fixes import fixes_that_do_not_paste
 
 RUN_THE_PREDICTOR = """
 import numpy as np
@@ -34,6 +35,7 @@ def test_the_recommended_snippet_runs_on_the_kept_demo_model(tmp_path):
     snippet = report["verification"]["recommendation"]["snippet"]
     assert repr(str(kept / "inference.json")) in snippet
     assert pasting_problem("python", snippet) is None
+    assert fixes_that_do_not_paste(report) == []  # the findings' fixes, measured ones included
     pasted = subprocess.run([sys.executable, "-c", snippet + RUN_THE_PREDICTOR], capture_output=True, text=True,
                             cwd=tmp_path, env=paddle_child_env(), timeout=120)
     assert pasted.returncode == 0, pasted.stderr[-2000:]
