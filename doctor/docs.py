@@ -1,5 +1,5 @@
 """Documentation generated from rules.yaml: the README rules table and docs/rules.md (kept fresh by
-tests), and the link from a finding to its rule's section there."""
+tests), the listing of `paddle-doctor rules`, and the link from a finding to its rule's section there."""
 
 from __future__ import annotations
 
