@@ -11,12 +11,15 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import venv
+from collections.abc import Callable
 from pathlib import Path
 
 import dockerfile
@@ -113,33 +116,31 @@ def test_ci_files_validate_against_their_schemas(path, schema, tmp_path):
     assert subprocess.run([*check, str(broken)], capture_output=True, timeout=120).returncode == 1
 
 
-def stages() -> list[list]:
-    """The Dockerfile's instructions, stage by stage."""
+def stages() -> dict[str, list]:
+    """The Dockerfile's instructions by stage: its name (``AS name``), "service" for the last, the default target."""
     found: list[list] = []
     for command in dockerfile.parse_file(str(DOCKERFILE)):
         if command.cmd == "FROM":
             found.append([])
         found[-1].append(command)
-    return found
+    named = {stage[0].value[-1]: stage for stage in found[:-1] if stage[0].value[-2:-1] == ("AS",)}
+    return {**named, "service": found[-1]}
 
 
-def test_the_image_builds_from_this_checkout_and_copies_only_what_its_context_keeps():
-    wheel_stage, service_stage = stages()
-    assert wheel_stage[0].value[-2:] == ("AS", "doctor-wheel")
-    (copied_wheels,) = [c for c in service_stage if c.cmd == "COPY" and "--from=doctor-wheel" in c.flags]
-    sources = [source for c in wheel_stage + service_stage if c.cmd == "COPY" and not c.flags for source in c.value[:-1]]
+def test_the_images_build_from_this_checkout_and_copy_only_what_their_context_keeps():
+    built = stages()
+    assert list(built) == ["doctor-wheel", "fleet", "service"]
+    for name in ("fleet", "service"):
+        assert any(c.cmd == "COPY" and "--from=doctor-wheel" in c.flags for c in built[name]), name
+        assert not any("paddle-doctor==" in " ".join(c.value) for c in built[name] if c.cmd == "RUN")  # no index serves it here
+    sources = [source for stage in built.values() for c in stage if c.cmd == "COPY" and not c.flags for source in c.value[:-1]]
     assert all((REPO / source).exists() for source in sources), sources
     kept = [line for line in (EXAMPLES / "Dockerfile.dockerignore").read_text().splitlines() if line.startswith("!")]
-    for source in sources:  # every file the image copies is in the context the ignore file leaves
+    for source in sources:  # every file the images copy is in the context the ignore file leaves
         assert any(source.rstrip("/").startswith(line[1:].rstrip("/")) for line in kept), source
-    assert not any("paddle-doctor==" in " ".join(c.value) for c in service_stage if c.cmd == "RUN")  # no index serves it here
 
 
-@pytest.mark.slow  # builds a wheel and installs it into a fresh venv
-def test_the_dockerfiles_paddle_doctor_steps_work_from_this_checkout(tmp_path):
-    """The wheel stage's COPY and RUN, then the service stage's install step, run as written with
-    the image's folders mapped into a temporary one (no Docker engine here)."""
-    wheel_stage, service_stage = stages()
+def image_folders(tmp_path) -> Callable[[str], str]:
     image = {"/src": tmp_path / "src", "/wheels": tmp_path / "wheels", "/tmp/wheels": tmp_path / "wheels"}
 
     def mapped(text: str) -> str:
@@ -147,13 +148,16 @@ def test_the_dockerfiles_paddle_doctor_steps_work_from_this_checkout(tmp_path):
             text = re.sub(rf"(?<![\w/]){re.escape(folder)}(?=/|\s|$)", str(image[folder]), text)
         return text
 
-    import shutil
+    return mapped
 
-    for command in wheel_stage:
+
+def build_the_wheel_stage(mapped: Callable[[str], str]) -> None:
+    """The wheel stage's COPY and RUN as written, its folders mapped by ``mapped``."""
+    for command in stages()["doctor-wheel"]:
         if command.cmd == "COPY":
             *sources, target = command.value
             for source in sources:
-                destination = Path(mapped(target)) / (Path(source).name if not source.endswith("/") else "")
+                destination = Path(mapped(target)) / ("" if source.endswith("/") else Path(source).name)
                 if source.endswith("/"):
                     shutil.copytree(REPO / source, destination, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
                 else:
@@ -163,26 +167,39 @@ def test_the_dockerfiles_paddle_doctor_steps_work_from_this_checkout(tmp_path):
             built = subprocess.run(["sh", "-c", mapped(command.value[0])], capture_output=True, text=True, timeout=600,
                                    env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
             assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp_path / "wheels").glob("paddle_doctor-*.whl")
-    import venv
-
-    fresh = tmp_path / "image-venv"
-    venv.create(fresh, with_pip=True)
-    (install,) = [c for c in service_stage if c.cmd == "RUN" and "/tmp/wheels/" in c.value[0]]
-    step = mapped(install.value[0].split("&&")[0])
-    installed = subprocess.run(["sh", "-c", step], capture_output=True, text=True, timeout=600,
-                               env={**os.environ, "PATH": f"{fresh / 'bin'}:{os.environ['PATH']}"})
-    assert installed.returncode == 0, installed.stderr[-2000:]
-    version = subprocess.run([str(fresh / "bin" / "paddle-doctor"), "--version"], capture_output=True, text=True, timeout=60)
-    assert version.returncode == 0 and version.stdout.strip() == "paddle-doctor, version 0.1.0", version
 
 
-def test_the_deployment_runs_the_image_built_here_without_pulling_it():
+@pytest.mark.slow  # builds a wheel and installs it into fresh venvs
+def test_the_dockerfiles_paddle_doctor_steps_work_from_this_checkout(tmp_path):
+    """The wheel stage, then each image's install step up to its first `&&` but one that removes the
+    wheels, run as written with the image's folders mapped into a temporary one (no Docker engine here)."""
+    mapped = image_folders(tmp_path)
+    build_the_wheel_stage(mapped)
+    assert len(list((tmp_path / "wheels").glob("paddle_doctor-*.whl"))) == 1
+    for name, extra_import in (("service", None), ("fleet", "kubernetes")):
+        fresh = tmp_path / f"{name}-venv"
+        venv.create(fresh, with_pip=True)
+        (install,) = [c for c in stages()[name] if c.cmd == "RUN" and "/tmp/wheels/" in c.value[0]]
+        steps = [step for step in install.value[0].split("&&") if "pip install" in step or step.strip().startswith("set --")]
+        installed = subprocess.run(["sh", "-c", mapped(" && ".join(steps))], capture_output=True, text=True, timeout=600,
+                                   env={**os.environ, "PATH": f"{fresh / 'bin'}:{os.environ['PATH']}"})
+        assert installed.returncode == 0, (name, installed.stderr[-2000:])
+        version = subprocess.run([str(fresh / "bin" / "paddle-doctor"), "--version"], capture_output=True, text=True, timeout=60)
+        assert version.returncode == 0 and version.stdout.strip() == "paddle-doctor, version 0.1.0", (name, version)
+        if extra_import:
+            assert subprocess.run([str(fresh / "bin" / "python"), "-c", f"import {extra_import}"], timeout=60).returncode == 0
+
+
+def test_the_kubernetes_examples_run_the_images_built_here_without_pulling_them():
     built = re.search(r"docker build -f examples/Dockerfile -t (\S+) \.", DOCKERFILE.read_text())
     assert built, "the Dockerfile says how to build it"
     assert container()["image"] == built.group(1) and not built.group(1).endswith(":latest")
     assert container()["imagePullPolicy"] == "IfNotPresent"
     assert built.group(0) in (EXAMPLES / "README.md").read_text()
+    fleet_built = re.search(r"docker build -f examples/Dockerfile --target fleet -t (\S+) \.", DOCKERFILE.read_text())
+    job = next(doc for doc in docs(EXAMPLES / "kubernetes" / "fleet.yaml") if doc["kind"] == "Job")
+    (fleet,) = job["spec"]["template"]["spec"]["containers"]
+    assert fleet_built and fleet["image"] == fleet_built.group(1) and fleet["imagePullPolicy"] == "IfNotPresent"
     for ci in (GITHUB, GITLAB):
         assert "docker build -f examples/Dockerfile -t " in ci.read_text() and " examples/\n" not in ci.read_text(), ci
 
