@@ -40,6 +40,7 @@ import paddle_doctor
 import paddle_doctor.checks
 
 TARGET_RATIO, TARGET_RSS_MB = 4.0, 40.0
+INTERVAL_S = 30  # the example Dockerfile's HEALTHCHECK --interval
 FIXTURE_ROOT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "roots" / "amd-avx512bf16-v2-quota"
 STDLIB_FLOOR = "import dataclasses, json, pathlib, threading, typing"
 
@@ -49,13 +50,13 @@ def doctor_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "paddle_doctor"]
 
 
-def run(argv: list[str], **where) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS in MB, exit code) of one child, its RSS from wait4."""
+def run(argv: list[str], **where) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS in MB, exit code, CPU seconds: user + system) of one child, from wait4."""
     start = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **where)
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, child.returncode
+    return time.perf_counter() - start, usage.ru_maxrss / 1024, child.returncode, usage.ru_utime + usage.ru_stime
 
 
 def listing(*folders: Path) -> set[str]:
@@ -95,10 +96,10 @@ def main() -> None:
         healthcheck = [*doctor, "healthcheck", "--baseline", str(baseline)]
         bare, floor = [sys.executable, "-c", "pass"], [sys.executable, "-c", STDLIB_FLOOR]
         run(healthcheck), run(bare), run(floor)  # warm the page cache for all sides
-        checks, passes, floors, rss, codes = [], [], [], [], set()
+        checks, passes, floors, rss, cpu, codes = [], [], [], [], [], set()
         for _ in range(args.rounds):
-            seconds, peak, code = run(healthcheck)
-            checks.append(seconds), rss.append(peak), codes.add(code)
+            seconds, peak, code, used = run(healthcheck)
+            checks.append(seconds), rss.append(peak), cpu.append(used), codes.add(code)
             passes.append(run(bare)[0])
             floors.append(run(floor)[0])
         h, p, f = statistics.median(checks), statistics.median(passes), statistics.median(floors)
@@ -110,6 +111,9 @@ def main() -> None:
         print(f"python -c '{STDLIB_FLOOR}'  median {f * 1000:6.1f} ms  (min {min(floors) * 1000:.1f}, max {max(floors) * 1000:.1f})")
         print(f"ratio healthcheck / python start: {h / p:.2f}   (target <= {TARGET_RATIO:g}) {'OK' if h / p <= TARGET_RATIO else 'OVER'}")
         print(f"  of which the standard-library floor: {f / p:.2f}; the healthcheck over that floor: {(h - f) * 1000:.1f} ms")
+        used = statistics.median(cpu)
+        print(f"healthcheck CPU time (user + system) median {used * 1000:.1f} ms: every {INTERVAL_S} s, "
+              f"{used / INTERVAL_S * 100:.2f} % of one CPU")
         peak = max(rss)
         print(f"healthcheck peak RSS: {peak:.1f} MB   (target <= {TARGET_RSS_MB:g} MB) {'OK' if peak <= TARGET_RSS_MB else 'OVER'}")
 

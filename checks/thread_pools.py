@@ -4,7 +4,7 @@ Why: OpenMP and MKL start one thread per CPU they can see (the host's CPUs, or t
 mask) unless OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise. A CPU quota hides nothing from
 them, so numpy and OpenCV pre-processing oversubscribe the container. (Paddle sets its own math
 threads inside Run(), so these variables do not size the predictor itself.)
-Fix: ``ENV OMP_NUM_THREADS=<budget> MKL_NUM_THREADS=<budget>`` in the image.
+Fix: ``ENV OMP_NUM_THREADS=1 MKL_NUM_THREADS=1`` in the image (rules.yaml says why).
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-013"
 VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# The one value advised for both wherever the doctor speaks (rules.yaml, docs, examples; tests/test_thread_advice.py):
+# set_cpu_math_library_num_threads sizes the predictor's math threads, these only the pools beside them.
+ADVISED_THREADS = 1
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -37,7 +40,8 @@ def check(facts: Facts) -> list[Finding]:
         problems.append(f"OMP_NUM_THREADS is unset, so OpenMP starts {budget.visible_cpus} threads (the CPUs it can see)")
     if problems:
         return [Finding(RULE, Status.FAIL, f"thread pools exceed the budget of {budget.describe()}: {'; '.join(problems)}",
-                        observed="; ".join(problems), expected=f"OMP_NUM_THREADS and MKL_NUM_THREADS at most {budget.whole_cpus}",
+                        observed="; ".join(problems), expected=f"OMP_NUM_THREADS={ADVISED_THREADS} and MKL_NUM_THREADS={ADVISED_THREADS} "
+                                 f"(never above the budget of {budget.whole_cpus})",
                         evidence={"budget_cpus": budget.cpus, "budget": budget.whole_cpus, "visible_cpus": budget.visible_cpus})]
     detail = ", ".join(fine) if fine else f"OpenMP sees {budget.visible_cpus} CPUs"
     return [passed(RULE, f"thread pools fit the budget of {budget.describe()} ({detail})")]

@@ -28,7 +28,7 @@ from .facts.baseline import BaselineFacts, CacheRecord, CpuRecord, GpuRecord, Me
 from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
 from .probes.trt_cache import absolute
-from .registry import LoadFailure, discover_registered
+from .registry import Check, LoadFailure, Need, applying_checks, discover_registered
 from .rules import Rule, Rulebook
 from .serde import decode_document, load_json_file, to_data, write_text_atomically
 from .settings import Settings
@@ -82,7 +82,12 @@ class Baseline:
     def to_json(self) -> str:
         return json.dumps(to_data(self), indent=2, sort_keys=True) + "\n"
 
-    def describe(self) -> str:
+    def pinned_checks(self) -> list[Check]:
+        from .registry import load_check
+
+        return [load_check(pinned.reference) for pinned in self.checks]
+
+    def describe(self, facts: Facts) -> str:
         budget = f"{self.cpu.budget_cpus:g}" if self.cpu.budget_cpus is not None else "unknown"
         memory = size_text(self.memory.limit_bytes)
         if self.cache is None:
@@ -95,7 +100,8 @@ class Baseline:
         else:
             gpu = f"GPUs {', '.join(self.gpu.devices or self.gpu.device_nodes) or 'none'}, driver {self.gpu.kernel_driver or 'not loaded'}"
         return (f"cpu budget {budget} for {self.cpu.total_threads} threads; memory limit {memory}; "
-                f"{'paddle ' + self.paddle.installed if self.paddle.installed else paddle_status_words(self.paddle.status)}; {gpu}; {cache}; {len(self.checks)} fast checks pinned")
+                f"{'paddle ' + self.paddle.installed if self.paddle.installed else paddle_status_words(self.paddle.status)}; {gpu}; {cache}; "
+                f"{applying_checks(self.pinned_checks(), facts, assume=frozenset({Need.BASELINE}))}, pinned")
 
     def rulebook(self) -> Rulebook:
         return Rulebook(f"baseline ({len(self.rules)} pinned rules)", {rule.id: rule for rule in self.rules})

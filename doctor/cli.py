@@ -19,6 +19,7 @@ import click
 from . import __version__, children
 from .baseline import BaselineError
 from .cache_stamp import StampError
+from .demo import DemoFolderError
 from .facts import FactsError
 from .fleet.command import fleet
 from .render import FORMATS
@@ -35,7 +36,7 @@ DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError)
+               StampError, SourceInputError, DemoFolderError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -45,6 +46,20 @@ class DefaultCommandGroup(click.Group):
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with the whole first paragraph of its help, wrapped rather than cut."""
+        rows = [(name, " ".join(command.help.split("\n\n")[0].split()) if command.help else "")
+                for name, command in sorted(self.commands.items()) if not command.hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The options of ``check``, which runs when no command is named."""
+        default = self.commands["check"]
+        records = [record for param in default.get_params(ctx) if param.name != "help" and (record := param.get_help_record(ctx))]
+        with formatter.section("Options of check (the command run when none is named)"):
+            formatter.write_dl(records)
 
 
 def probe_options(function):
@@ -320,9 +335,11 @@ def write_rendered(render: Callable[[Any], None], path: str | None, kind: str) -
     if path:
         from rich.console import Console
 
+        from .render.terminal import strip_trailing_spaces
+
         console = Console(file=io.StringIO(), width=100, color_system=None)
         render(console)
-        _write_output(console.file.getvalue(), path, kind)
+        _write_output(strip_trailing_spaces(console.file.getvalue()), path, kind)
     else:
         from .render.terminal import terminal_console
 
@@ -358,35 +375,28 @@ def facts(**params: Any) -> None:
 
 @cli.command("rules")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README).")
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README), with each rule's experiment.")
 @click.option("--debug", is_flag=True, hidden=True)
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
-    """List every rule: id, severity, whether a check evaluates it yet, title."""
-    from rich.table import Table
-
-    from .render.terminal import terminal_console
+    """List every rule by area: id, severity, title (and the experiment, on a terminal of 120 columns or more)."""
+    from .docs import rules_listing, rules_table_markdown
+    from .render.terminal import terminal_width
     from .rules import load_rules
 
-    if markdown:
-        from .docs import rules_table_markdown
-
-        click.echo(rules_table_markdown(load_rules(rules_file)), nl=False)
-        return
-    table = Table(show_lines=False)
-    for column in ("id", "severity", "checked", "experiment", "title"):
-        table.add_column(column)
-    for rule in load_rules(rules_file).ordered():
-        checked = {"stable": "yes", "planned": "not yet checked", "removed": "removed"}[rule.status]
-        table.add_row(rule.id, rule.severity, checked, rule.experiment or "-", rule.title)
-    terminal_console().print(table)
+    rulebook = load_rules(rules_file)
+    click.echo(rules_table_markdown(rulebook) if markdown else rules_listing(rulebook, terminal_width()), nl=False)
 
 
 @cli.command()
 @click.argument("rule_id")
+@click.option("--instances", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Predictor processes in this container, for the threads each may run.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--debug", is_flag=True, hidden=True)
-def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
-    """Print one rule in full: symptom, cause, fix, docs, experiment."""
+def explain(rule_id: str, instances: int, rules_file: str | None, debug: bool) -> None:
+    """Print one rule in full: symptom, cause, fix (filled in for this machine where it can be), docs."""
+    from .docs import docs_link, docs_page
+    from .explain import machine_values, needs_machine, render_explain
     from .render.terminal import terminal_console
     from .rules import load_rules
 
@@ -394,20 +404,8 @@ def explain(rule_id: str, rules_file: str | None, debug: bool) -> None:
     rule = rulebook.rules.get(rule_id.upper())
     if rule is None:
         raise click.UsageError(f"unknown rule id {rule_id!r}; `paddle-doctor rules` lists them")
-    console = terminal_console()
-    console.print(f"[bold]{rule.id}[/] {rule.slug} — {rule.title}")
-    console.print(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}")
-    for label, value in (("Symptom", rule.symptom), ("Cause", rule.cause), ("Fix", rule.fix_text)):
-        console.print(f"\n[bold]{label}[/]\n{value}", highlight=False)
-    for change in rule.fix_changes:
-        console.print(f"  [{change.kind}]", style="dim", end=" ")
-        console.print(change.code, style="cyan", highlight=False, markup=False)
-    from .docs import docs_link, docs_page
-
-    console.print("\n[bold]Docs[/]")
-    console.print(f"  {docs_link(rule.id, docs_page())}", highlight=False)
-    for url in rule.docs:
-        console.print(f"  {url}", highlight=False)
+    known = machine_values(instances) if needs_machine(rule) else None
+    render_explain(rule, known, [docs_link(rule.id, docs_page()), *rule.docs], terminal_console())
 
 
 @cli.command("baseline")
@@ -436,7 +434,7 @@ def baseline(**params: Any) -> None:
     write_baseline(record, params["out"])
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
-    click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe()}")
+    click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe(facts)}")
 
 
 @cli.command("stamp-cache")
@@ -468,27 +466,30 @@ def healthcheck(args: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Keep the demo model in this directory [default: a temporary one, removed afterwards].")
+              help="Build and keep the demo model in this folder (new, empty, or holding a demo model) "
+                   "[default: ~/.cache/paddle-doctor/demo, or $XDG_CACHE_HOME/paddle-doctor/demo].")
 @click.option("--budget", type=click.FloatRange(min=2), default=40.0, show_default=True, help="Seconds of measurement.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--debug", is_flag=True, hidden=True)
 def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
     """Build a small conv-bn-relu CNN with paddle.jit.save and diagnose a misconfigured service
-    on it (8 threads, oneDNN off): every fix measured, a configuration recommended."""
-    import shutil
-    import tempfile
+    on it (8 threads, oneDNN off): every fix measured, a configuration recommended.
 
+    The model is kept where the recommended snippet loads it from; the last line says where."""
+    import shlex
+
+    from .demo import demo_folder
     from .modelzoo import build_model
 
-    directory = out or tempfile.mkdtemp(prefix="paddle-doctor-demo-")
+    directory = demo_folder(out)
+    click.echo(f"building the demo model in {directory} ...", err=True)
+    build_model("cnn", "pir", directory)
+    args = ["--model", str(directory), "--pid", "none", "--threads", "8", "--no-onednn", "--budget", str(budget)]
     try:
-        click.echo(f"building the demo model in {directory} ...", err=True)
-        build_model("cnn", "pir", directory)
-        args = ["--model", directory, "--pid", "none", "--threads", "8", "--no-onednn", "--budget", str(budget)]
         check.main(args=args + (["--json"] if as_json else []), prog_name="paddle-doctor", standalone_mode=False)
     finally:
-        if out is None:
-            shutil.rmtree(directory, ignore_errors=True)
+        click.echo(f"paddle-doctor demo: the demo model is kept in {directory}, where the recommended snippet loads it "
+                   f"(--out DIR keeps it elsewhere; rm -r {shlex.quote(str(directory))} removes it)", err=True)
 
 
 cli.add_command(fleet)

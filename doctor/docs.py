@@ -1,5 +1,5 @@
 """Documentation generated from rules.yaml: the README rules table and docs/rules.md (kept fresh by
-tests), and the link from a finding to its rule's section there."""
+tests), the listing of `paddle-doctor rules`, and the link from a finding to its rule's section there."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from .rules import AREAS, Rule, Rulebook
 README_START = "<!-- rules-table:start (generated from rules.yaml by `paddle-doctor rules --markdown`) -->"
 README_END = "<!-- rules-table:end -->"
 CHECKED = {"stable": "yes", "planned": "not yet", "removed": "removed"}
+WIDE_LISTING = 120  # columns from which `paddle-doctor rules` shows each rule's experiment
+LISTED_STATUS = {"planned": "not yet checked", "removed": "removed"}
 
 RULES_DOC = "docs/rules.md"
 DOCS_URL_ENV = "PADDLE_DOCTOR_DOCS_URL"
@@ -29,6 +31,32 @@ def rules_table_markdown(rulebook: Rulebook) -> str:
             f"| {rule.id} | {AREAS[rule.area]} | {rule.severity} | {CHECKED[rule.status]} | "
             f"{rule.experiment or '-'} | {rule.title} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def rules_listing(rulebook: Rulebook, width: int) -> str:
+    """`paddle-doctor rules`: the rules under their areas, one line each where the title fits; the
+    experiment that measures a fix in a last column where the width leaves room for it."""
+    import textwrap
+
+    rules = rulebook.ordered()
+    id_width, severity_width = max(len(rule.id) for rule in rules), max(len("severity"), *(len(rule.severity) for rule in rules))
+    titles = {rule.id: rule.title + ("" if rule.status == "stable" else f" ({LISTED_STATUS[rule.status]})") for rule in rules}
+    indent = 2 + id_width + 2 + severity_width + 2
+    with_experiment = width >= WIDE_LISTING
+    experiment_width = max(len(rule.experiment or "-") for rule in rules) + 2 if with_experiment else 0
+    title_width = min(max(map(len, titles.values())), width - indent - experiment_width)
+    lines = [f"  {'id':<{id_width}}  {'severity':<{severity_width}}  " + (f"{'title':<{title_width}}  experiment" if with_experiment else "title")]
+    for area, area_title in AREAS.items():
+        in_area = [rule for rule in rules if rule.area == area]
+        if in_area:
+            lines.append(area_title)
+        for rule in in_area:
+            wrapped = textwrap.wrap(titles[rule.id], title_width)
+            first = f"  {rule.id:<{id_width}}  {rule.severity:<{severity_width}}  {wrapped[0]}"
+            lines.append(f"{first:<{indent + title_width}}  {rule.experiment or '-'}" if with_experiment else first)
+            lines.extend(" " * indent + rest for rest in wrapped[1:])
+    lines += ["", "paddle-doctor explain ID: one rule in full, and the experiment of its fix"]
     return "\n".join(lines) + "\n"
 
 
@@ -64,7 +92,8 @@ def rules_doc_markdown(rulebook: Rulebook) -> str:
         f"set `{DOCS_URL_ENV}` or `docs_url` in the settings file to the address where this page is "
         "published and the links point there instead. `paddle-doctor explain ID` prints the same in a "
         "terminal. Words in braces in a fix, such as `{threads_per_instance}`, are filled in with the "
-        "values the doctor measured when it reports the finding.",
+        "values the doctor measured when it reports the finding; `explain` fills in those the CPU budget "
+        "of its machine gives, and writes the others as `<name>`, a template to fill in.",
         "",
     ]
     for area, title in AREAS.items():

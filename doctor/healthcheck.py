@@ -154,7 +154,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     from .checks.baseline_cpu_budget import cpu_summary
     from .context import ProbeContext
     from .probes import collect_facts
-    from .registry import RegistryError
+    from .registry import RegistryError, applying_checks
     from .report import build_report, counts_against
     from .runner import run_one
     from .service_sources import service_from_options
@@ -213,18 +213,14 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
         return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
     summary = [f.message for rule in SUMMARY_RULES for f in report.findings if f.rule_id == rule and f.status == "pass"]
     summary = summary or [cpu_summary(facts)]
-    ran = sum(1 for check in checks if not any(need.missing(facts) for need in check.requires))
-    summary.append(f"{ran} fast checks" + ("" if baseline else ", no baseline"))
+    summary.append(applying_checks(checks, facts) + ("" if baseline else ", no baseline"))
     return Outcome(True, "healthy: " + "; ".join(summary), detail)
 
 
 def _checks(baseline):
     """The fast checks and what judges them: pinned in the baseline, or discovered (slower)."""
     if baseline is not None:
-        from .registry import load_check
-
-        checks = [load_check(pinned.reference) for pinned in baseline.checks]
-        return checks, baseline.rulebook(), baseline.settings, []
+        return baseline.pinned_checks(), baseline.rulebook(), baseline.settings, []
     from .registry import discover_checks
     from .rules import load_rules
     from .settings import Settings

@@ -186,7 +186,30 @@ def test_rules_lists_planned_rules_as_not_yet_checked():
     line = next(l for l in result.stdout.splitlines() if planned in l)
     assert "not yet checked" in line
     line = next(l for l in result.stdout.splitlines() if "PD-CPU-010" in l)
-    assert "yes" in line
+    assert "checked" not in line and line.split()[-1] == "threads"  # a checked rule carries no mark; wide, its experiment
+
+
+def test_rules_fit_80_columns_with_one_line_for_most_rules():
+    lines = run_doctor("rules", env={"COLUMNS": "80"}).stdout.splitlines()
+    rules = load_rules().ordered()
+    assert max(len(line) for line in lines) <= 80
+    starts = [line.split()[0] for line in lines if line.startswith("  PD-")]
+    assert starts == [rule.id for rule in rules]
+    titles_on_one_line = sum(1 for rule in rules if any(line.endswith(rule.title) and rule.id in line for line in lines))
+    assert titles_on_one_line > len(rules) / 2
+    assert len(lines) < 1.7 * len(rules), len(lines)  # it was 257 lines for 64 rules in a boxed table
+
+
+def test_top_level_help_shows_whole_command_descriptions_and_the_options_of_check():
+    text = " ".join(run_doctor("--help", env={"COLUMNS": "80"}).stdout.split())
+    from paddle_doctor.cli import cli
+
+    for name, command in cli.commands.items():
+        assert " ".join(command.help.split("\n\n")[0].split()) in text, name
+    assert "..." not in text.replace("COMMAND [ARGS]...", "")  # nothing is cut
+    assert "Options of check (the command run when none is named):" in text
+    for option in ("--model", "--threads", "--json", "--format", "--fail-on", "--budget"):
+        assert option in text, option
 
 
 def test_explain_prints_one_rule():

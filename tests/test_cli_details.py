@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_root, report_with_its_exit, run_doctor, run_doctor_process
+from paddle_doctor.demo import DEMO_FILES
 from paddle_doctor.verify.model import ModelError, locate_model
 
 ROOT = str(fixture_root("intel-noavx2-v1-quota"))
@@ -55,9 +56,14 @@ def test_no_paddle_cache_is_left_where_home_is_not_writable(tmp_path):
 def test_demo_runs_where_home_is_not_writable(tmp_path):
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    result = run_doctor("demo", "--budget", "2", "--json", env={**NO_HOME, "TMPDIR": str(temporary)}, timeout=300)
+    result = run_doctor("demo", "--budget", "2", "--json", env={**NO_HOME, "TMPDIR": str(temporary)}, timeout=300,
+                        unset=("XDG_CACHE_HOME",))
     assert report_with_its_exit(result)["verification"]["model"]["format"] == "pir"
-    assert os.listdir(temporary) == []
+    # no cache folder to keep the demo model in: it is kept in a temporary folder, which the last line names,
+    # and neither .cache/paddle nor the doctor's own home is left beside it
+    (kept,) = os.listdir(temporary)
+    assert kept.startswith("paddle-doctor-demo-") and set(os.listdir(temporary / kept)) == DEMO_FILES
+    assert f"the demo model is kept in {temporary / kept}" in result.stderr.splitlines()[-1]
 
 
 def fake_model(folder: Path, prefix: str, program: str = ".json") -> None:

@@ -11,12 +11,15 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import venv
+from collections.abc import Callable
 from pathlib import Path
 
 import dockerfile
@@ -111,6 +114,94 @@ def test_ci_files_validate_against_their_schemas(path, schema, tmp_path):
     broken = tmp_path / path.name
     broken.write_text(path.read_text().replace("stage: doctor", "stages: doctor").replace("timeout-minutes", "timeout-minute"))
     assert subprocess.run([*check, str(broken)], capture_output=True, timeout=120).returncode == 1
+
+
+def stages() -> dict[str, list]:
+    """The Dockerfile's instructions by stage: its name (``AS name``), "service" for the last, the default target."""
+    found: list[list] = []
+    for command in dockerfile.parse_file(str(DOCKERFILE)):
+        if command.cmd == "FROM":
+            found.append([])
+        found[-1].append(command)
+    named = {stage[0].value[-1]: stage for stage in found[:-1] if stage[0].value[-2:-1] == ("AS",)}
+    return {**named, "service": found[-1]}
+
+
+def test_the_images_build_from_this_checkout_and_copy_only_what_their_context_keeps():
+    built = stages()
+    assert list(built) == ["doctor-wheel", "fleet", "service"]
+    for name in ("fleet", "service"):
+        assert any(c.cmd == "COPY" and "--from=doctor-wheel" in c.flags for c in built[name]), name
+        assert not any("paddle-doctor==" in " ".join(c.value) for c in built[name] if c.cmd == "RUN")  # no index serves it here
+    sources = [source for stage in built.values() for c in stage if c.cmd == "COPY" and not c.flags for source in c.value[:-1]]
+    assert all((REPO / source).exists() for source in sources), sources
+    kept = [line for line in (EXAMPLES / "Dockerfile.dockerignore").read_text().splitlines() if line.startswith("!")]
+    for source in sources:  # every file the images copy is in the context the ignore file leaves
+        assert any(source.rstrip("/").startswith(line[1:].rstrip("/")) for line in kept), source
+
+
+def image_folders(tmp_path) -> Callable[[str], str]:
+    image = {"/src": tmp_path / "src", "/wheels": tmp_path / "wheels", "/tmp/wheels": tmp_path / "wheels"}
+
+    def mapped(text: str) -> str:
+        for folder in sorted(image, key=len, reverse=True):
+            text = re.sub(rf"(?<![\w/]){re.escape(folder)}(?=/|\s|$)", str(image[folder]), text)
+        return text
+
+    return mapped
+
+
+def build_the_wheel_stage(mapped: Callable[[str], str]) -> None:
+    """The wheel stage's COPY and RUN as written, its folders mapped by ``mapped``."""
+    for command in stages()["doctor-wheel"]:
+        if command.cmd == "COPY":
+            *sources, target = command.value
+            for source in sources:
+                destination = Path(mapped(target)) / ("" if source.endswith("/") else Path(source).name)
+                if source.endswith("/"):
+                    shutil.copytree(REPO / source, destination, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(REPO / source, destination)
+        elif command.cmd == "RUN":
+            built = subprocess.run(["sh", "-c", mapped(command.value[0])], capture_output=True, text=True, timeout=600,
+                                   env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
+            assert built.returncode == 0, built.stderr[-2000:]
+
+
+@pytest.mark.slow  # builds a wheel and installs it into fresh venvs
+def test_the_dockerfiles_paddle_doctor_steps_work_from_this_checkout(tmp_path):
+    """The wheel stage, then each image's install step up to its first `&&` but one that removes the
+    wheels, run as written with the image's folders mapped into a temporary one (no Docker engine here)."""
+    mapped = image_folders(tmp_path)
+    build_the_wheel_stage(mapped)
+    assert len(list((tmp_path / "wheels").glob("paddle_doctor-*.whl"))) == 1
+    for name, extra_import in (("service", None), ("fleet", "kubernetes")):
+        fresh = tmp_path / f"{name}-venv"
+        venv.create(fresh, with_pip=True)
+        (install,) = [c for c in stages()[name] if c.cmd == "RUN" and "/tmp/wheels/" in c.value[0]]
+        steps = [step for step in install.value[0].split("&&") if "pip install" in step or step.strip().startswith("set --")]
+        installed = subprocess.run(["sh", "-c", mapped(" && ".join(steps))], capture_output=True, text=True, timeout=600,
+                                   env={**os.environ, "PATH": f"{fresh / 'bin'}:{os.environ['PATH']}"})
+        assert installed.returncode == 0, (name, installed.stderr[-2000:])
+        version = subprocess.run([str(fresh / "bin" / "paddle-doctor"), "--version"], capture_output=True, text=True, timeout=60)
+        assert version.returncode == 0 and version.stdout.strip() == "paddle-doctor, version 0.1.0", (name, version)
+        if extra_import:
+            assert subprocess.run([str(fresh / "bin" / "python"), "-c", f"import {extra_import}"], timeout=60).returncode == 0
+
+
+def test_the_kubernetes_examples_run_the_images_built_here_without_pulling_them():
+    built = re.search(r"docker build -f examples/Dockerfile -t (\S+) \.", DOCKERFILE.read_text())
+    assert built, "the Dockerfile says how to build it"
+    assert container()["image"] == built.group(1) and not built.group(1).endswith(":latest")
+    assert container()["imagePullPolicy"] == "IfNotPresent"
+    assert built.group(0) in (EXAMPLES / "README.md").read_text()
+    fleet_built = re.search(r"docker build -f examples/Dockerfile --target fleet -t (\S+) \.", DOCKERFILE.read_text())
+    job = next(doc for doc in docs(EXAMPLES / "kubernetes" / "fleet.yaml") if doc["kind"] == "Job")
+    (fleet,) = job["spec"]["template"]["spec"]["containers"]
+    assert fleet_built and fleet["image"] == fleet_built.group(1) and fleet["imagePullPolicy"] == "IfNotPresent"
+    for ci in (GITHUB, GITLAB):
+        assert "docker build -f examples/Dockerfile -t " in ci.read_text() and " examples/\n" not in ci.read_text(), ci
 
 
 # ------------------------------------------------------------------ the commands in them are real
@@ -260,7 +351,7 @@ def test_kubernetes_cpu_limit_matches_threads_and_the_cache_is_on_a_volume():
     resources = container()["resources"]
     assert float(resources["limits"]["cpu"]) == float(resources["requests"]["cpu"]) == service.threads * service.instances
     env = {item["name"]: item["value"] for item in container()["env"]}
-    assert int(env["OMP_NUM_THREADS"]) == service.threads
+    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"  # the pools beside the predictor (tests/test_thread_advice.py)
     mounts = {mount["mountPath"]: mount["name"] for mount in container()["volumeMounts"]}
     volumes = {volume["name"]: volume for volume in deployment()["spec"]["template"]["spec"]["volumes"]}
     assert "persistentVolumeClaim" in volumes[mounts[service.optim_cache_dir]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -164,6 +165,26 @@ def test_unchanged_container_is_healthy(container):
     container.record("--threads", "1")
     line = healthy(container.check())
     assert line.startswith("healthy: cpu budget 1.5 >= 1 threads; 0 CPU quota periods since baseline, not throttled; ")
+
+
+def checks_phrase(line: str) -> str:
+    match = re.search(r"\d+ of \d+ fast checks apply here( \([^)]*\))?", line)
+    assert match, line
+    return match.group(0)
+
+
+@pytest.mark.parametrize("service", [(), ("--config",)])
+def test_the_baseline_and_the_healthcheck_count_the_fast_checks_alike(container, service):
+    args = ("--config", container.with_cache("trt_serialized_a")) if service else ()
+    recorded = container.record(*args).stdout
+    line = healthy(container.check())
+    assert checks_phrase(recorded) == checks_phrase(line), (recorded, line)
+    from paddle_doctor.baseline import load_baseline
+
+    pinned = len(load_baseline(str(container.baseline)).checks)
+    assert f" of {pinned} fast checks apply here" in line
+    if not service:  # a CPU service: the GPU service's checks are the ones that do not apply
+        assert re.search(r"\(\d+ need a gpu service\)", line), line
 
 
 def test_cpu_budget_shrinking_below_the_threads_is_unhealthy(container):

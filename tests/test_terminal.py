@@ -48,3 +48,14 @@ def test_json_is_the_same_bytes_in_an_ascii_locale():
     utf8 = run_doctor("--root", ROOT, "--json", env={"LC_ALL": "C.UTF-8"})
     ascii_locale = run_doctor("--root", ROOT, "--json", env=ASCII_LOCALE, unset=LOCALE_VARIABLES)
     assert utf8.stdout == ascii_locale.stdout
+
+
+@pytest.mark.parametrize("detail", [(), ("-v",), ("-q",)])
+def test_wrapped_lines_carry_no_trailing_spaces(detail, tmp_path):
+    result = run_doctor("--root", ROOT, "--threads", "8", *detail, env={"COLUMNS": "80"})
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) > 70  # the control: lines are wrapped at the width
+    assert [line for line in lines if line != line.rstrip()] == []
+    written = tmp_path / "report.txt"
+    run_doctor("--root", ROOT, "--threads", "8", *detail, "--output", str(written))
+    assert [line for line in written.read_text().splitlines() if line != line.rstrip()] == []

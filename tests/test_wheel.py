@@ -5,12 +5,17 @@ unrelated PyPI distributions), carries rules.yaml and the JSON schema, and runs 
 not installed at all.
 """
 
+import glob
 import json
+import os
+import shutil
 import subprocess
 import sys
 import venv
 import zipfile
+from pathlib import Path
 
+import click
 import pytest
 
 from conftest import REPO, fixture_root
@@ -56,3 +61,38 @@ def test_wheel_runs_in_a_fresh_venv_without_paddle(wheel, tmp_path):
                                  capture_output=True, text=True, timeout=60)
     assert healthcheck.stdout.startswith("unhealthy: PD-CPU-010 8 compute threads on a budget of 2 CPUs")
     assert healthcheck.returncode == 1
+
+
+def older_python(version: str) -> str:
+    """An interpreter of this version that runs (a pyenv shim on the PATH may not)."""
+    candidates = [shutil.which(f"python{version}"), *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True, timeout=60).returncode == 0:
+            return candidate
+    pytest.skip(f"no python{version} on this machine to try the wheel with")
+
+
+def install_for(python: str, wheel, target, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", *extra, "--target", str(target), str(wheel)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_requires_python_is_the_oldest_python_it_runs_on(wheel, tmp_path):
+    """The floor the wheel declares is where the code really starts to work: 3.10 runs the doctor
+    (its dependencies, pure Python, from this venv), 3.9 is refused at install, and forced, fails."""
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("METADATA"))).decode()
+    assert "Requires-Python: >=3.10" in metadata.splitlines()
+    assert "(Python ≥ 3.10, Linux" in (REPO / "README.md").read_text()
+    dependencies = str(Path(click.__file__).resolve().parent.parent)
+    oldest = older_python("3.10")
+    assert install_for(oldest, wheel, tmp_path / "310").returncode == 0
+    ran = subprocess.run([oldest, "-m", "paddle_doctor", "--root", str(fixture_root("intel-noavx2-v1-quota")), "--threads", "8", "--json"],
+                         capture_output=True, text=True, timeout=120, env={"PYTHONPATH": f"{tmp_path / '310'}:{dependencies}", "PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 1 and json.loads(ran.stdout)["tool"]["name"] == "paddle-doctor", ran.stderr[-2000:]
+    too_old = older_python("3.9")
+    refused = install_for(too_old, wheel, tmp_path / "39")
+    assert refused.returncode != 0 and "requires a different Python" in refused.stderr, refused.stderr
+    assert install_for(too_old, wheel, tmp_path / "39", "--ignore-requires-python").returncode == 0
+    forced = subprocess.run([too_old, "-m", "paddle_doctor", "rules"], capture_output=True, text=True, timeout=120,
+                            env={"PYTHONPATH": f"{tmp_path / '39'}:{dependencies}", "PATH": "/usr/bin:/bin"})
+    assert forced.returncode != 0
