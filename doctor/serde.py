@@ -14,6 +14,8 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .inputs import DOCUMENT_BYTES, YAML_BYTES, Refused, parse_json, read_text
+
 T = TypeVar("T")
 
 
@@ -136,12 +138,14 @@ def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
         raise DecodeError(f"{where}: {exc}") from None
 
 
-def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> str:
-    """A file's text, or ``error`` naming the file and why it cannot be read."""
+def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str, limit: int) -> str:
+    """A regular file's text, at most ``limit`` bytes, or ``error`` naming the file and why it cannot be read."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_text(path, limit)
     except FileNotFoundError:
         raise error(f"{path}: {kind} file not found; {hint}") from None
+    except Refused as exc:
+        raise error(refusal(path, kind, exc, hint)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {kind} file ({exc})") from None
 
@@ -204,7 +208,7 @@ def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: s
     """The YAML in a file (safe loader), or ``error`` naming the file, the line and ``hint``."""
     import yaml  # here, not at the top: the healthcheck decodes JSON only
 
-    text = read_text_file(path, error, kind, hint)
+    text = read_text_file(path, error, kind, hint, YAML_BYTES)
     try:
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -215,11 +219,18 @@ def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: s
 
 def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
     """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
-    text = read_text_file(path, error, kind, hint)
+    text = read_text_file(path, error, kind, hint, DOCUMENT_BYTES)
     try:
-        return json.loads(text)
+        return parse_json(text, path)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not JSON ({json_error_text(exc)}); {hint}") from None
+    except Refused as exc:
+        raise error(refusal(path, kind, exc, hint)) from None
+
+
+def refusal(path: str | Path, kind: str, exc: Refused, hint: str) -> str:
+    """One line: the file, why the doctor does not read it, and what it expected."""
+    return f"{path}: the {kind} file {exc}; {hint}"
 
 
 def json_error_text(exc: json.JSONDecodeError) -> str:
