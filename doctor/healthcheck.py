@@ -221,9 +221,9 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
 def _checks(baseline):
     """The fast checks and what judges them: pinned in the baseline, or discovered (slower)."""
     if baseline is not None:
-        from .registry import load_check
+        from .registry import load_pinned
 
-        checks = [load_check(pinned.reference) for pinned in baseline.checks]
+        checks = [load_pinned(pinned.name, pinned.reference) for pinned in baseline.checks]
         return checks, baseline.rulebook(), baseline.settings, []
     from .registry import discover_checks
     from .rules import load_rules

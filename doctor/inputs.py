@@ -27,7 +27,7 @@ YAML_BYTES = 4 * MiB  # --config, --settings, --rules: the bundled rules.yaml is
 SOURCE_BYTES = 2 * MiB  # one Python file of the service
 SYSTEM_BYTES = 16 * MiB  # a file under --root: /proc, /sys, cgroup, a METADATA file, a cache stamp
 PROGRAM_BYTES = 1024 * MiB  # a model's program (its weights are not read)
-MAX_JSON_DEPTH = 200  # levels of nested arrays and objects; real documents have fewer than 20
+MAX_DEPTH = 200  # levels of nested arrays and objects (JSON, YAML); real documents have fewer than 20
 CHUNK = 1 << 16
 
 KINDS = (
@@ -91,18 +91,31 @@ def read_text(path: str | os.PathLike, limit: int, errors: str = "strict") -> st
 
 
 def parse_json(text: str | bytes, source: str | os.PathLike) -> Any:
-    """JSON nested at most MAX_JSON_DEPTH levels (what the doctor's own code can walk); Refused for
-    deeper, json.JSONDecodeError for what is not JSON."""
-    too_deep = Refused(source, f"is nested more than {MAX_JSON_DEPTH} levels deep, the most the doctor reads")
+    """JSON within :func:`within_bounds`; Refused beyond, json.JSONDecodeError for what is not JSON."""
     try:
         data = json.loads(text)
     except RecursionError:
-        raise too_deep from None
-    pending = [(data, 1)]
+        raise too_deep(source) from None
+    return within_bounds(data, source, len(text))
+
+
+def within_bounds(data: Any, source: str | os.PathLike, size: int) -> Any:
+    """``data``, parsed from ``size`` characters, if the doctor's code can walk it: Refused when it is
+    nested more than MAX_DEPTH levels, or holds more values than its text writes out (YAML aliases
+    that repeat a part of it again and again)."""
+    pending, values = [(data, 1)], 0
     while pending:
         value, depth = pending.pop()
+        values += 1
+        if values > size + 1:
+            raise Refused(source, "holds more values than its text writes out (aliases repeating a part of it), "
+                                  "more than the doctor reads")
         if isinstance(value, (dict, list)):
-            if depth > MAX_JSON_DEPTH:
-                raise too_deep
+            if depth > MAX_DEPTH:
+                raise too_deep(source)
             pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
     return data
+
+
+def too_deep(source: str | os.PathLike) -> Refused:
+    return Refused(source, f"is nested more than {MAX_DEPTH} levels deep, the most the doctor reads")
