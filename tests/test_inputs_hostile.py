@@ -104,6 +104,12 @@ def test_a_fifo_or_dev_zero_given_to_an_option_is_refused_in_one_line(endless, o
     one_line_error(run_doctor(*args(path), timeout=QUICK), f"{path}: the {kind} file {words}; {expected}")
 
 
+def test_a_fifo_or_dev_zero_as_the_kubeconfig_is_refused_before_the_client_reads_it(endless):
+    path, words = endless
+    one_line_error(run_doctor("fleet", "--kubernetes", "-l", "app=ocr", "--kubeconfig", path, timeout=QUICK),
+                   f"{path}: the kubeconfig file {words}; expected --kubeconfig FILE")
+
+
 @pytest.mark.parametrize("option", ["--baseline", "--config"])
 def test_the_healthcheck_answers_unhealthy_for_a_fifo_or_dev_zero(endless, option):
     path, words = endless

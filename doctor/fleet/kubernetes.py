@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..inputs import DOCUMENT_BYTES, SYSTEM_BYTES, Refused, parse_json, read_text, size_words
+from ..inputs import DOCUMENT_BYTES, SYSTEM_BYTES, YAML_BYTES, Refused, parse_json, read_bytes, read_text, size_words
 from ..serde import write_text_atomically
 from .reports import FleetError, PodReport, Unreachable, Unreached, pod_report
 
@@ -82,11 +82,15 @@ def _configuration(collection: PodCollection):
             except (OSError, UnicodeDecodeError):
                 namespace = None
         else:
+            if collection.kubeconfig is not None:  # the client would wait on a FIFO, or read /dev/zero without end
+                read_bytes(collection.kubeconfig, YAML_BYTES)
             config.load_kube_config(config_file=collection.kubeconfig, context=collection.context,
                                     client_configuration=configuration)
             contexts, active = config.list_kube_config_contexts(config_file=collection.kubeconfig)
             chosen = next((c for c in contexts if c["name"] == collection.context), active) if collection.context else active
             namespace = ((chosen or {}).get("context") or {}).get("namespace")
+    except Refused as exc:
+        raise FleetError(f"{collection.kubeconfig}: the kubeconfig file {exc}; expected --kubeconfig FILE") from None
     except (config.ConfigException, OSError) as exc:
         raise FleetError(f"no usable Kubernetes configuration ({exc}); expected --kubeconfig FILE, $KUBECONFIG, "
                          "~/.kube/config, or a pod's service account") from None
