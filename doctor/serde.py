@@ -204,7 +204,8 @@ def write_text_atomically(path: str | Path, text: str, error: type[ValueError], 
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         if target.exists() and not target.is_file() and not target.is_dir():
-            with open(_OPENED.pop(str(path), None) or _open_in_place(target), "w", encoding="utf-8") as handle:
+            fd = _OPENED.pop(str(path), None)
+            with open(_open_in_place(target) if fd is None else fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
