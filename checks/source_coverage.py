@@ -24,7 +24,7 @@ def check(facts: Facts) -> list[Finding]:
         parts.append(f"{source.left_out:,} of {len(source.files) + source.left_out:,} Python files were not read "
                      f"(the doctor reads at most {len(source.files):,} in one run)")
     if unread:
-        first = f"{unread[0].location} {unread[0].message.removeprefix(CANNOT_READ)}"
+        first = f"{unread[0].location}: {unread[0].message.removeprefix(CANNOT_READ)}"
         parts.append(f"{len(unread)} file{'s' if len(unread) > 1 else ''} not read ({first}{', ...' if len(unread) > 1 else ''})")
     return [Finding(RULE, Status.FAIL, "; ".join(parts), observed="; ".join(f"{e.location}: {e.message}" for e in unread) or None,
                     expected="every Python file of the service read", locations=[e.location for e in unread])]

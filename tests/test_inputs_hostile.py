@@ -148,7 +148,7 @@ def test_a_fifo_inside_a_source_folder_is_named_and_the_other_files_are_read(tmp
     (threads,) = [s for s in report["service"]["settings"] if s["name"] == "threads"]
     assert threads["value"] == 8 and threads["origin"] == "source"  # app.py was read
     (coverage,) = [f for f in report["findings"] if f["rule_id"] == "PD-SRC-008"]
-    assert coverage["status"] == "fail" and f"pipe.py:0 {FIFO_WORDS}" in coverage["message"]
+    assert coverage["status"] == "fail" and f"pipe.py:0: {FIFO_WORDS}" in coverage["message"]
     assert result.returncode == 1
 
 
