@@ -72,6 +72,17 @@ def test_proc_files_that_say_they_are_empty_are_read_to_their_end_and_bounded():
         read_bytes("/proc/self/status", 10)
 
 
+def test_a_socket_and_a_folder_are_refused_as_what_they_are(tmp_path):
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "sock"))
+        with pytest.raises(Refused, match=r"^is a socket, not a regular file$"):
+            read_bytes(tmp_path / "sock", 100)
+    with pytest.raises(Refused, match=r"^is a folder, not a regular file$"):
+        read_bytes(tmp_path, 100)
+
+
 def test_a_regular_file_past_its_bound_is_refused_unread(tmp_path):
     sparse = tmp_path / "facts.json"
     with open(sparse, "wb") as handle:
