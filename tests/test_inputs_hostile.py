@@ -45,6 +45,10 @@ def unhealthy_line(result, *words: str) -> str:
     return line
 
 
+def deeply_nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
 @pytest.fixture
 def fifo(tmp_path):
     path = tmp_path / "pipe"
@@ -180,6 +184,24 @@ def test_a_fifo_as_a_cgroup_file_under_root_is_named_and_the_report_follows(tmp_
     assert line.startswith(f"unhealthy: cannot read /sys/fs/cgroup/cpu.max: {FIFO_WORDS}")
 
 
+@pytest.mark.parametrize("program", ["fifo", "nested"])
+def test_a_model_program_that_is_a_fifo_or_nested_too_deeply_is_a_finding_and_the_report_follows(tmp_path, program):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "inference.pdiparams").write_bytes(b"weights")
+    if program == "fifo":
+        os.mkfifo(model / "inference.json")
+        words = f"{FIFO_WORDS}; expected a Paddle program file (*.json, *.pdmodel or __model__)"
+    else:
+        (model / "inference.json").write_text(deeply_nested(100_000))
+        words = f"is nested more than {MAX_DEPTH} levels deep, the most the doctor reads; expected a Paddle PIR program"
+    result = run_doctor("--root", ROOT, "--model", str(model), "--json", *NO_PROBES, timeout=QUICK)
+    report = report_with_its_exit(result)
+    (unreadable,) = [f for f in report["findings"] if f["rule_id"] == "PD-GRAPH-006"]
+    assert unreadable["status"] == "fail" and unreadable["message"] == f"{model / 'inference.json'}: {words}"
+    assert "Traceback" not in result.stderr and result.returncode == 1
+
+
 # ------------------------------------------------------------------ nested past what recursion can walk
 
 
@@ -208,10 +230,6 @@ def test_an_expression_within_the_bound_is_read(tmp_path):
     assert result.stderr == "" and statuses(report)["PD-SRC-008"] == "pass"
     (threads,) = [s for s in report["service"]["settings"] if s["name"] == "threads"]
     assert "from an expression the doctor cannot evaluate" in threads["detail"]
-
-
-def deeply_nested(levels: int) -> str:
-    return "[" * levels + "]" * levels
 
 
 @pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 100_000])
