@@ -61,7 +61,10 @@ def size_words(limit: int) -> str:
 def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them; Refused for anything else,
     OSError as ``open`` raises it (missing, permission denied)."""
-    mode = os.stat(path).st_mode
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:  # a name read from a file (a baseline's METADATA path) may hold what no path can
+        raise Refused(path, "is not a path (it holds a NUL character)") from None
     if not stat.S_ISREG(mode):  # looked at before opening: opening a device can do something
         raise Refused(path, f"is {what_it_is(mode)}, not a regular file")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)

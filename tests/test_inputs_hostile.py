@@ -87,6 +87,11 @@ def test_a_socket_and_a_folder_are_refused_as_what_they_are(tmp_path):
         read_bytes(tmp_path, 100)
 
 
+def test_a_name_no_path_can_have_is_refused_as_such():
+    with pytest.raises(Refused, match=r"^is not a path \(it holds a NUL character\)$"):
+        read_bytes("/proc/self/status\0", 100)
+
+
 def test_a_regular_file_past_its_bound_is_refused_unread(tmp_path):
     sparse = tmp_path / "facts.json"
     with open(sparse, "wb") as handle:
