@@ -27,7 +27,7 @@ YAML_BYTES = 4 * MiB  # --config, --settings, --rules: the bundled rules.yaml is
 SOURCE_BYTES = 2 * MiB  # one Python file of the service
 SYSTEM_BYTES = 16 * MiB  # a file under --root: /proc, /sys, cgroup, a METADATA file, a cache stamp
 PROGRAM_BYTES = 1024 * MiB  # a model's program (its weights are not read)
-MAX_DEPTH = 200  # levels of nested arrays and objects (JSON, YAML); real documents have fewer than 20
+MAX_DEPTH = 200  # levels of nesting the doctor's code walks: JSON and YAML documents (real ones have under 20), Python source
 CHUNK = 1 << 16
 
 KINDS = (

@@ -215,12 +215,13 @@ def chained_terms(count: int) -> str:
     return THREADS_8.replace("num_threads(8)", f"num_threads({terms})")
 
 
-def test_a_450_term_expression_names_the_file_as_not_read_and_the_report_follows(tmp_path):
+@pytest.mark.parametrize("terms, line", [(450, 3), (100_000, 0)], ids=["450 terms", "past Python's own parser"])
+def test_a_long_expression_names_the_file_as_not_read_and_the_report_follows(tmp_path, terms, line):
     deep = tmp_path / "deep.py"
-    deep.write_text(chained_terms(450))
+    deep.write_text(chained_terms(terms))
     result = run_doctor("--root", ROOT, "--source", str(deep), "--json", *NO_PROBES, timeout=QUICK)
     report = report_with_its_exit(result)
-    assert result.stderr == (f"paddle-doctor: warning: {deep}:3: cannot read: nested more than 200 levels deep, the most "
+    assert result.stderr == (f"paddle-doctor: warning: {deep}:{line}: cannot read: nested more than 200 levels deep, the most "
                              "the doctor follows; the rest of the source and the report follow\n")
     (coverage,) = [f for f in report["findings"] if f["rule_id"] == "PD-SRC-008"]
     assert coverage["status"] == "fail" and coverage["severity"] == "error"

@@ -7,9 +7,9 @@ import ast
 from dataclasses import dataclass, field
 
 from ..facts import SourceLocation
+from ..inputs import MAX_DEPTH
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
-MAX_DEPTH = 200  # levels of nested statements and expressions the doctor follows (its walks recurse)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
