@@ -83,9 +83,9 @@ class Baseline:
         return json.dumps(to_data(self), indent=2, sort_keys=True) + "\n"
 
     def pinned_checks(self) -> list[Check]:
-        from .registry import load_check
+        from .registry import load_pinned
 
-        return [load_check(pinned.reference) for pinned in self.checks]
+        return [load_pinned(pinned.name, pinned.reference) for pinned in self.checks]
 
     def describe(self, facts: Facts) -> str:
         budget = f"{self.cpu.budget_cpus:g}" if self.cpu.budget_cpus is not None else "unknown"

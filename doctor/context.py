@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_READ_BYTES = 4 * 1024 * 1024
+from .inputs import SYSTEM_BYTES, read_text
+
 MAX_LINKS = 40  # as the kernel's path walk allows
 
 
@@ -79,11 +80,10 @@ class ProbeContext:
         except OSError:
             return False
 
-    def read_text(self, path: str) -> str:
-        """File text; raises OSError (missing, unreadable) or UnicodeDecodeError."""
-        with open(self.path(path), "rb") as handle:
-            data = handle.read(MAX_READ_BYTES)
-        return data.decode("utf-8")
+    def read_text(self, path: str, errors: str = "strict") -> str:
+        """A regular file's text, within the bound for system files; raises OSError (missing,
+        unreadable; ``inputs.Refused`` for a FIFO, a device or a file too large) or UnicodeDecodeError."""
+        return read_text(self.path(path), SYSTEM_BYTES, errors)
 
     def listdir(self, path: str) -> list[str]:
         return sorted(os.listdir(self.path(path)))

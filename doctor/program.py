@@ -12,11 +12,12 @@ the reader names them ``%<id>``, which is local to one file (parameters and inpu
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .inputs import PROGRAM_BYTES, Refused, parse_json, read_bytes
 
 PIR_VERSIONS_KNOWN = (1, 2, 3, 4, 5, 6)
 PROTO_DTYPES = {0: "bool", 1: "int16", 2: "int32", 3: "int64", 4: "float16", 5: "float32", 6: "float64",
@@ -110,7 +111,9 @@ class Program:
 def read_program(path: str | Path) -> Program:
     path = Path(path)
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, PROGRAM_BYTES)
+    except Refused as exc:
+        raise ProgramError(f"{path}: {exc}; expected a Paddle program file (*.json, *.pdmodel or __model__)") from None
     except OSError as exc:
         raise ProgramError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if not data:
@@ -125,11 +128,13 @@ def read_program(path: str | Path) -> Program:
 
 def _read_pir(path: Path, data: bytes) -> Program:
     try:
-        document = json.loads(data)
+        document = parse_json(data, path)
         base = document.get("base_code", {})
         blocks = document["program"]["regions"][0]["blocks"]
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise ProgramError(f"{path}: not a Paddle PIR program (expected JSON with program.regions[].blocks[])") from None
+    except Refused as exc:
+        raise ProgramError(f"{path}: {exc}; expected a Paddle PIR program") from None
     if base.get("magic") != "pir":
         raise ProgramError(f"{path}: not a Paddle PIR program (base_code.magic is {base.get('magic')!r})")
     version = base.get("version")

@@ -141,6 +141,40 @@ def discover_registered() -> tuple[list[tuple[str, Check]], list[LoadFailure]]:
     return [checks[name] for name in sorted(checks)], failures
 
 
+BUILT_IN_MODULE = "paddle_doctor.checks.{name}:CHECK"
+
+
+def load_pinned(name: str, reference: str) -> Check:
+    """The check a baseline pins by ``name``, found among the installed checks: a baseline names
+    checks, never code, so its ``reference`` is only a claim to verify. A built-in check is its
+    module in the package's ``checks`` folder (no entry-point scan: the healthcheck's start-up);
+    any other must be the entry point an installed distribution registers with that value.
+
+    Raises RegistryError naming the check and why it is not loaded; nothing else is imported.
+    """
+    if name.isidentifier() and reference == BUILT_IN_MODULE.format(name=name) and _built_in(name):
+        check = load_check(reference)
+    else:
+        from importlib import metadata
+
+        entry = next((e for e in metadata.entry_points(group=ENTRY_POINT_GROUP) if e.value == reference), None)
+        if entry is None:
+            raise RegistryError(f"the baseline pins check {name!r} as {reference!r}, which no installed package registers "
+                                f"under {ENTRY_POINT_GROUP}")
+        check = load_check(entry.value)
+    if check.name != name:
+        raise RegistryError(f"the baseline pins check {name!r} as {reference!r}, which is the check {check.name!r}")
+    return check
+
+
+def _built_in(name: str) -> bool:
+    from pathlib import Path
+
+    from . import checks
+
+    return (Path(checks.__file__).parent / f"{name}.py").is_file()
+
+
 def load_check(reference: str) -> Check:
     """The check an entry-point value ``module:attribute`` names, imported directly.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import errno
 import functools
 import json
 import os
@@ -13,6 +14,8 @@ import types
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
+
+from .inputs import DOCUMENT_BYTES, YAML_BYTES, Refused, parse_json, read_text, too_deep, within_bounds
 
 T = TypeVar("T")
 
@@ -136,14 +139,20 @@ def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
         raise DecodeError(f"{where}: {exc}") from None
 
 
-def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> str:
-    """A file's text, or ``error`` naming the file and why it cannot be read."""
+def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str, limit: int) -> str:
+    """A regular file's text, at most ``limit`` bytes, or ``error`` naming the file and why it cannot be read."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_text(path, limit)
     except FileNotFoundError:
         raise error(f"{path}: {kind} file not found; {hint}") from None
+    except Refused as exc:
+        raise error(refusal(path, kind, exc, hint)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {kind} file ({exc})") from None
+
+
+# Devices and pipes check_writable opened before the work, by path, for write_text_atomically to write.
+_OPENED: dict[str, int] = {}
 
 
 class OutputError(ValueError):
@@ -162,14 +171,21 @@ def check_writable(path: str | Path, error: type[ValueError], kind: str) -> None
         if target.is_dir():
             raise error(f"{path}: is a folder; expected the file to write the {kind} to")
         if target.exists() and not target.is_file():  # a device or pipe (/dev/stdout) is written in place
-            if not os.access(target, os.W_OK):
-                raise error(f"{path}: cannot write the {kind} (permission denied)")
+            fd = _open_in_place(target)
+            try:
+                os.write(fd, b"")  # what the device answers to a write, without writing: /dev/full refuses it
+            except OSError:
+                os.close(fd)
+                raise
+            with contextlib.suppress(KeyError, OSError):
+                os.close(_OPENED.pop(str(path)))
+            _OPENED[str(path)] = fd  # held until written: closing it would end a FIFO's reader
             return
         folder = target.absolute().parent
         while not folder.exists():
             folder = folder.parent
     except OSError as exc:
-        raise error(f"{path}: cannot write the {kind} ({exc.strerror or exc})") from None
+        raise error(_cannot_write(path, kind, exc)) from None
     if not folder.is_dir():
         raise error(f"{path}: cannot write the {kind}: {folder} is a file, not a folder")
     import tempfile
@@ -188,7 +204,8 @@ def write_text_atomically(path: str | Path, text: str, error: type[ValueError], 
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         if target.exists() and not target.is_file() and not target.is_dir():
-            with open(target, "w", encoding="utf-8") as handle:
+            fd = _OPENED.pop(str(path), None)
+            with open(_open_in_place(target) if fd is None else fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -197,29 +214,54 @@ def write_text_atomically(path: str | Path, text: str, error: type[ValueError], 
     except OSError as exc:
         with contextlib.suppress(OSError):
             partial.unlink()
-        raise error(f"{path}: cannot write the {kind} ({exc.strerror or exc})") from None
+        raise error(_cannot_write(path, kind, exc)) from None
+
+
+def _open_in_place(target: Path) -> int:
+    """A device or pipe opened to write without waiting (a FIFO that nothing reads is an error, not
+    a wait for ever); the writes then wait for a slow reader, as a pipe's writer does."""
+    fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _cannot_write(path: str | Path, kind: str, exc: OSError) -> str:
+    if exc.errno == errno.ENXIO and Path(path).is_fifo():
+        return f"{path}: cannot write the {kind}: it is a FIFO (named pipe) that nothing reads; expected a file, or a pipe being read"
+    return f"{path}: cannot write the {kind} ({exc.strerror or exc})"
 
 
 def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
     """The YAML in a file (safe loader), or ``error`` naming the file, the line and ``hint``."""
     import yaml  # here, not at the top: the healthcheck decodes JSON only
 
-    text = read_text_file(path, error, kind, hint)
+    text = read_text_file(path, error, kind, hint, YAML_BYTES)
     try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return within_bounds(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)), path, len(text))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise error(f"{path}: not valid YAML{where}; {hint}") from None
+    except RecursionError:
+        raise error(refusal(path, kind, too_deep(path), hint)) from None
+    except Refused as exc:
+        raise error(refusal(path, kind, exc, hint)) from None
 
 
 def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
     """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
-    text = read_text_file(path, error, kind, hint)
+    text = read_text_file(path, error, kind, hint, DOCUMENT_BYTES)
     try:
-        return json.loads(text)
+        return parse_json(text, path)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not JSON ({json_error_text(exc)}); {hint}") from None
+    except Refused as exc:
+        raise error(refusal(path, kind, exc, hint)) from None
+
+
+def refusal(path: str | Path, kind: str, exc: Refused, hint: str) -> str:
+    """One line: the file, why the doctor does not read it, and what it expected."""
+    return f"{path}: the {kind} file {exc}; {hint}"
 
 
 def json_error_text(exc: json.JSONDecodeError) -> str:

@@ -463,8 +463,8 @@ def test_a_pinned_check_that_cannot_be_loaded_asks_for_a_new_baseline(container,
     result = run_doctor("baseline", "--root", str(container.root), "--out", str(container.baseline), env={"PYTHONPATH": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert "thirdparty_check:CHECK" in container.baseline.read_text()
-    line = unhealthy(container.check())  # without the plugin on the path
-    assert "cannot load check thirdparty_check:CHECK: ModuleNotFoundError" in line
+    line = unhealthy(container.check())  # without the plugin installed: what the baseline names is not imported
+    assert "the baseline pins check 'site_plugin' as 'thirdparty_check:CHECK', which no installed package registers" in line
     assert line.endswith(f"re-create the baseline with 'paddle-doctor baseline --out {container.baseline}'")
 
 
@@ -535,7 +535,7 @@ def test_a_baseline_with_a_mistyped_field_asks_to_recreate_it(container):
 
 def test_a_directory_as_baseline_is_unhealthy(tmp_path):
     line = unhealthy(run_doctor("healthcheck", "--baseline", str(tmp_path)))
-    assert str(tmp_path) in line and "cannot read baseline file" in line
+    assert line.startswith(f"unhealthy: {tmp_path}: the baseline file is a folder, not a regular file; record it with")
 
 
 @pytest.mark.parametrize(
@@ -564,17 +564,26 @@ def test_help_exits_0_with_usage():
     assert result.returncode == 0 and result.stdout.startswith("usage: paddle-doctor healthcheck")
 
 
-def test_past_its_budget_it_reports_what_did_not_finish(container):
-    """A read that never returns (a FIFO stands in for a hung filesystem) cannot hold the healthcheck."""
-    container.record("--threads", "1")
-    mountinfo = container.root / "proc/self/mountinfo"
-    mountinfo.unlink()
-    os.mkfifo(mountinfo)
-    line = unhealthy(container.check("--budget", "0.5"))
-    assert line == "unhealthy: did not finish within 0.5 s: still probing the container"
-    detail = json.loads(container.check("--budget", "0.5", "--json").stdout)
-    assert detail["unfinished"] == ["probing the container"]
-    assert detail["finished"] == [f"reading the baseline {container.baseline}", "reading the service settings"]
+def test_past_its_budget_it_reports_what_did_not_finish(container, tmp_path):
+    """A check that never returns (it waits on a FIFO no one writes) cannot hold the healthcheck.
+    (A FIFO among the files the probes read no longer hangs: it is refused, tests/test_inputs_hostile.py.)"""
+    never = tmp_path / "never-written"
+    os.mkfifo(never)
+    install_plugin(tmp_path, f'''
+        """Plugin. Why: test. Fix: none."""
+        from paddle_doctor.registry import Check
+
+        def wait(facts):
+            open({str(never)!r}).read()
+
+        CHECK = Check(name="waiting", rules=("PD-PADDLE-001",), run=wait)
+    ''')
+    args = ("healthcheck", "--root", str(container.root), "--budget", "2")
+    line = unhealthy(run_doctor(*args, env={"PYTHONPATH": str(tmp_path)}, timeout=60))
+    assert line == "unhealthy: did not finish within 2 s: still running check waiting"
+    detail = json.loads(run_doctor(*args, "--json", env={"PYTHONPATH": str(tmp_path)}, timeout=60).stdout)
+    assert detail["unfinished"] == ["running check waiting"]
+    assert detail["finished"][:3] == ["reading the service settings", "probing the container", "loading the checks"]
 
 
 def test_an_internal_error_is_unhealthy(monkeypatch, capsys):

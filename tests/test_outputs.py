@@ -45,6 +45,18 @@ def test_a_full_device_is_a_write_error(kind):
 
 
 @pytest.mark.parametrize("kind", WRITERS)
+def test_a_full_device_is_refused_before_any_work(tmp_path, kind):
+    # the device is opened and asked to take a write before the work: a missing --config would be reported by the work
+    result = run_doctor(*WRITERS[kind]("/dev/full"), "--config", str(tmp_path / "missing.yaml"))
+    one_line_error(result, "/dev/full: cannot write the", "No space left on device")
+
+
+def test_a_full_device_as_the_fleet_output_is_refused_before_the_reports_are_read(tmp_path):
+    result = run_doctor("fleet", str(tmp_path / "missing.json"), "--output", "/dev/full")
+    one_line_error(result, "/dev/full: cannot write the fleet report (No space left on device)")
+
+
+@pytest.mark.parametrize("kind", WRITERS)
 def test_a_path_through_a_file_is_refused_before_any_work(tmp_path, kind):
     (tmp_path / "file").write_text("mine")
     out = str(tmp_path / "file" / "out.json")

@@ -243,6 +243,7 @@ LINT = {
     "PD-SRC-005": "paddle_doctor.checks.source_shared_predictor:CHECK",
     "PD-SRC-006": "paddle_doctor.checks.source_warmup:CHECK",
     "PD-SRC-007": "paddle_doctor.checks.source_host_cpus:CHECK",
+    "PD-SRC-008": "paddle_doctor.checks.source_coverage:CHECK",
 }
 FIRES = {
     "env_helper.py": {"PD-SRC-001": [10]},

@@ -319,7 +319,8 @@ class SourceError:
 @dataclass
 class SourceFacts:
     """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
-    not_read (no --source and no script from --pid; ``reason`` says why)."""
+    not_read (no --source and no script from --pid; ``reason`` says why). ``left_out``: Python
+    files found past the most the doctor reads in one run (``files`` are those it read)."""
 
     status: SourceStatus = SourceStatus.NOT_READ
     reason: str | None = None
@@ -329,6 +330,13 @@ class SourceFacts:
     settings: list[SourceSetting] = field(default_factory=list)
     patterns: list[SourcePattern] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
+    left_out: Count = 0
+
+    @property
+    def unread(self) -> list[SourceError]:
+        """The files the doctor did not read (not a regular file, too large, nested too deeply,
+        unreadable), as opposed to files Python itself cannot parse."""
+        return [error for error in self.errors if error.message.startswith(CANNOT_READ)]
 
 
 @dataclass

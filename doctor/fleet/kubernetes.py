@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..inputs import DOCUMENT_BYTES, SYSTEM_BYTES, YAML_BYTES, Refused, parse_json, read_bytes, read_text, size_words
 from ..serde import write_text_atomically
 from .reports import FleetError, PodReport, Unreachable, Unreached, pod_report
 
@@ -77,15 +78,19 @@ def _configuration(collection: PodCollection):
         if collection.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             config.load_incluster_config(client_configuration=configuration)
             try:
-                namespace = open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8").read().strip() or None
-            except OSError:
+                namespace = read_text(SERVICE_ACCOUNT_NAMESPACE, SYSTEM_BYTES).strip() or None
+            except (OSError, UnicodeDecodeError):
                 namespace = None
         else:
+            if collection.kubeconfig is not None:  # the client would wait on a FIFO, or read /dev/zero without end
+                read_bytes(collection.kubeconfig, YAML_BYTES)
             config.load_kube_config(config_file=collection.kubeconfig, context=collection.context,
                                     client_configuration=configuration)
             contexts, active = config.list_kube_config_contexts(config_file=collection.kubeconfig)
             chosen = next((c for c in contexts if c["name"] == collection.context), active) if collection.context else active
             namespace = ((chosen or {}).get("context") or {}).get("namespace")
+    except Refused as exc:
+        raise FleetError(f"{collection.kubeconfig}: the kubeconfig file {exc}; expected --kubeconfig FILE") from None
     except (config.ConfigException, OSError) as exc:
         raise FleetError(f"no usable Kubernetes configuration ({exc}); expected --kubeconfig FILE, $KUBECONFIG, "
                          "~/.kube/config, or a pod's service account") from None
@@ -147,8 +152,10 @@ def _outcome(name: str, node: str | None, namespace: str, stdout: str, stderr: s
     if exit_code not in (0, 1):
         return Unreached(name, node, Unreachable.FAILED, f"{collection.command[0]} exited {exit_code}: {_last_line(stderr)}")
     try:
-        report = pod_report(json.loads(stdout), name, f"{namespace}/{name}", node)
-    except ValueError as exc:  # not JSON, or FleetError: not a report
+        if len(stdout) > DOCUMENT_BYTES:
+            raise Refused(f"{namespace}/{name}", f"printed more than {size_words(DOCUMENT_BYTES)}, the most the doctor reads of a report")
+        report = pod_report(parse_json(stdout, f"{namespace}/{name}"), name, f"{namespace}/{name}", node)
+    except (ValueError, Refused) as exc:  # not JSON, nested too deeply, too large, or FleetError: not a report
         return Unreached(name, node, Unreachable.FAILED, f"did not print a --json report ({str(exc).splitlines()[0]})")
     if collection.save_dir:
         write_text_atomically(Path(collection.save_dir) / f"{name}.json", stdout, FleetError, "report")

@@ -6,6 +6,7 @@ import json
 
 from ..context import ProbeContext
 from ..facts import CANNOT_READ, ProbeIssue
+from ..inputs import Refused, parse_json
 
 
 class Reader:
@@ -95,8 +96,8 @@ def tagged_lines(stdout: str, tags: tuple[str, ...]) -> dict[str, dict]:
         tag, _, body = line.partition(" ")
         if tag in tags:
             try:
-                payload = json.loads(body)
-            except json.JSONDecodeError:
+                payload = parse_json(body, tag)
+            except (json.JSONDecodeError, Refused):
                 continue
             if isinstance(payload, dict):
                 found[tag] = payload

@@ -204,12 +204,9 @@ def _link(ctx: ProbeContext, path: str) -> str | None:
 
 def _read(ctx: ProbeContext, path: str) -> str:
     try:
-        return ctx.read_text(path)
+        return ctx.read_text(path, errors="replace")
     except (FileNotFoundError, ProcessLookupError) as exc:
         raise ProcessGone(f"{path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        with open(ctx.path(path), "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
 
 
 def _readable(denied: list[str], read, path: str):

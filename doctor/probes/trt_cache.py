@@ -18,6 +18,7 @@ import stat
 
 from ..context import ProbeContext
 from ..facts import ServiceConfig, TrtCacheFacts
+from ..inputs import Refused, parse_json
 from ..serde import json_error_text
 from .common import Reader
 from ..vocabulary import CacheStatus
@@ -88,9 +89,11 @@ def read_stamp(reader: Reader, path: str) -> tuple[dict[str, str] | None, str | 
     if text is None:
         return None, f"{path} cannot be read"
     try:
-        data = json.loads(text)
+        data = parse_json(text, path)
     except json.JSONDecodeError as exc:
         return None, f"{path} is not JSON ({json_error_text(exc)})"
+    except Refused as exc:
+        return None, f"{path} {exc}"
     if not isinstance(data, dict):
         return None, f"{path} is not a JSON object"
     return {str(key): str(value) for key, value in data.items()}, None

@@ -2,14 +2,17 @@
 
 ``read_source`` takes files or folders and returns SourceFacts: every ``paddle.inference.Config``
 built, each setting made on it with file:line, and how the predictor is served. A file Python
-cannot parse is one SourceError at its line; the other files are still read.
+cannot parse, or the doctor does not read (not a regular file, too large, nested too deeply), is one
+SourceError; the other files are still read. At most MAX_FILES files are read; how many more were
+found is ``left_out`` (PD-SRC-008 says so).
 """
 
 from __future__ import annotations
 
 import os
 
-from ..facts import SourceError, SourceFacts, SourceLocation
+from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
+from ..inputs import SOURCE_BYTES, read_text, what_it_is
 from ..service import SourceInputError
 from .configs import read_configs
 from .evaluate import Evaluator
@@ -19,21 +22,21 @@ from ..vocabulary import SourceStatus
 
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
-MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 def read_source(paths: list[str], environ: dict[str, str] | None = None) -> SourceFacts:
     """``environ``: the service process's environment (--pid), for the live value of variables the source reads."""
-    facts = SourceFacts(status=SourceStatus.READ, paths=list(paths))
-    for file in python_files(paths):
+    found = python_files(paths)
+    facts = SourceFacts(status=SourceStatus.READ, paths=list(paths), left_out=max(0, len(found) - MAX_FILES))
+    for file in found[:MAX_FILES]:
         facts.files.append(file)
         try:
-            module = Module.parse(file, _read(file))
+            module = Module.parse(file, read_text(file, SOURCE_BYTES))
         except SyntaxError as exc:
             facts.errors.append(SourceError(SourceLocation(file, exc.lineno or 0), f"syntax error: {exc.msg}"))
             continue
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            facts.errors.append(SourceError(SourceLocation(file, 0), f"cannot read: {exc}"))
+            facts.errors.append(SourceError(SourceLocation(file, getattr(exc, "lineno", None) or 0), f"{CANNOT_READ}{exc}"))
             continue
         configs = read_configs(module, Evaluator(module, environ))
         facts.configs.extend(configs.built)
@@ -52,9 +55,12 @@ def python_files(paths: list[str]) -> list[str]:
             files.append(path)
         elif os.path.isdir(path):
             files.extend(_under(path))
+        elif os.path.exists(path):  # a FIFO, a device, a socket
+            raise SourceInputError(f"--source {path}: is {what_it_is(os.stat(path).st_mode)}; "
+                                   "expected the service's .py file or its folder")
         else:
             raise SourceInputError(f"--source {path}: no such file or folder; expected the service's .py file or its folder")
-    return files[:MAX_FILES]
+    return files
 
 
 def _under(folder: str) -> list[str]:
@@ -63,14 +69,3 @@ def _under(folder: str) -> list[str]:
         folders[:] = sorted(name for name in folders if not name.startswith(".") and name not in SKIPPED_FOLDERS)
         found.extend(os.path.join(directory, name) for name in sorted(names) if name.endswith(".py"))
     return found
-
-
-def _read(file: str) -> str:
-    with open(file, "rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES >> 20} MiB; not a service module")
-    return data.decode("utf-8")
-
-
-

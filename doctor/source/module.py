@@ -7,9 +7,18 @@ import ast
 from dataclasses import dataclass, field
 
 from ..facts import SourceLocation
+from ..inputs import MAX_DEPTH
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class NestedTooDeeply(ValueError):
+    """A file valid for Python with an expression or statement nested deeper than the doctor follows."""
+
+    def __init__(self, lineno: int | None = None):
+        self.lineno = lineno  # where the read stopped, for the SourceError's location
+        super().__init__(f"nested more than {MAX_DEPTH} levels deep, the most the doctor follows")
 
 
 @dataclass
@@ -22,11 +31,18 @@ class Module:
 
     @classmethod
     def parse(cls, file: str, text: str) -> "Module":
-        """Raises SyntaxError for a file Python cannot parse."""
-        module = cls(file, ast.parse(text, filename=file))
+        """Raises SyntaxError for a file Python cannot parse, NestedTooDeeply for one the doctor does not follow."""
+        try:
+            module = cls(file, ast.parse(text, filename=file))
+        except RecursionError:  # Python's own parser gave up building the tree
+            raise NestedTooDeeply() from None
+        depth = {module.tree: 1}
         for node in ast.walk(module.tree):
             for child in ast.iter_child_nodes(node):
                 module.parents[child] = node
+                depth[child] = depth[node] + 1
+                if depth[child] > MAX_DEPTH:
+                    raise NestedTooDeeply(getattr(child, "lineno", None))
             if isinstance(node, ast.Import):
                 for name in node.names:
                     if name.asname:

@@ -13,6 +13,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..inputs import what_it_is
+
 MAGIC = b"\x93NUMPY"
 DTYPES = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
           "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool"}
@@ -57,7 +59,8 @@ def npz_files(path: str | Path) -> list[Path]:
             raise NpzError(f"{path}: the folder holds no .npz file (expected {EXPECTED})")
         return found
     if not path.is_file():
-        raise NpzError(f"{path}: no such file or folder (expected {EXPECTED})")
+        what = f"is {what_it_is(path.stat().st_mode)}" if path.exists() else "no such file or folder"
+        raise NpzError(f"{path}: {what} (expected {EXPECTED})")
     return [path]
 
 

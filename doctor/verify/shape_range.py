@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..inputs import DOCUMENT_BYTES, read_text
+
 FILE_NAME = "shape_range_info.pbtxt"
 BLOCK = re.compile(r"shape_range_info\s*\{(.*?)\}", re.S)
 NAME = re.compile(r'name:\s*"([^"]*)"')
@@ -28,8 +30,8 @@ def find_shape_range_file(model_dir: str | Path, named: str | None = None) -> Pa
 def read_opt_shapes(path: str | Path) -> dict[str, list[int]]:
     """Tensor name -> opt shape; unreadable text gives no shapes rather than a guess."""
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_text(path, DOCUMENT_BYTES, errors="replace")
+    except OSError:  # missing, unreadable, or refused (not a regular file, too large)
         return {}
     shapes = {}
     for block in BLOCK.findall(text):

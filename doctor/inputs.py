@@ -1,0 +1,124 @@
+"""Reading a file the doctor is given or finds: a regular file only, and never more than a bound.
+
+Every input file goes through :func:`read_bytes`: options (``--facts``, ``--config``, ``--settings``,
+``--rules``, a baseline, fleet reports, a model's program), the service's source, and what the
+probes read under ``--root``. It never blocks and never reads without end: what is not a regular
+file (a FIFO, which would wait for a writer forever; a device such as ``/dev/zero``, which never
+ends; a socket, a folder) is refused without being opened, and a file larger than the bound for its
+kind is refused unread. Files of /proc and cgroupfs say they are empty; they are read up to the bound.
+
+A refusal is :class:`Refused`, an OSError whose text is the reason alone (``is a FIFO (named pipe),
+not a regular file``), so that code reporting an OSError's ``strerror`` says it as it is. Only the
+standard library is imported here: the healthcheck reads through it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from typing import Any
+
+MiB = 1 << 20
+# Bounds per kind of file, far above what a real one holds.
+DOCUMENT_BYTES = 64 * MiB  # facts, reports, baselines: real ones are under 1 MiB
+YAML_BYTES = 4 * MiB  # --config, --settings, --rules: the bundled rules.yaml is 60 KiB
+SOURCE_BYTES = 2 * MiB  # one Python file of the service
+SYSTEM_BYTES = 16 * MiB  # a file under --root: /proc, /sys, cgroup, a METADATA file, a cache stamp
+PROGRAM_BYTES = 1024 * MiB  # a model's program (its weights are not read)
+MAX_DEPTH = 200  # levels of nesting the doctor's code walks: JSON and YAML documents (real ones have under 20), Python source
+CHUNK = 1 << 16
+
+KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+class Refused(OSError):
+    """A path the doctor does not read: not a regular file, larger than its bound, or nested too deeply."""
+
+    def __init__(self, path: str | os.PathLike, reason: str):
+        super().__init__(errno.EINVAL, reason, os.fspath(path))
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def what_it_is(mode: int) -> str:
+    """``a FIFO (named pipe)``, ``a character device``, ...: what a path that is not a regular file is."""
+    return next((words for test, words in KINDS if test(mode)), "not a file")
+
+
+def size_words(limit: int) -> str:
+    return f"{limit // MiB} MiB" if limit >= MiB else f"{limit} bytes"
+
+
+def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; Refused for anything else,
+    OSError as ``open`` raises it (missing, permission denied)."""
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:  # a name read from a file (a baseline's METADATA path) may hold what no path can
+        raise Refused(path, "is not a path (it holds a NUL character)") from None
+    if not stat.S_ISREG(mode):  # looked at before opening: opening a device can do something
+        raise Refused(path, f"is {what_it_is(mode)}, not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        status = os.fstat(fd)  # what was opened, which may not be what was looked at
+        if not stat.S_ISREG(status.st_mode):
+            raise Refused(path, f"is {what_it_is(status.st_mode)}, not a regular file")
+        if status.st_size > limit:
+            raise Refused(path, f"is larger than {size_words(limit)}, the most the doctor reads of such a file")
+        chunks, size = [], 0
+        while size <= limit:  # /proc and cgroup files say size 0: read to their end, up to the bound
+            chunk = os.read(fd, min(CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise Refused(path, f"is larger than {size_words(limit)}, the most the doctor reads of such a file")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: str | os.PathLike, limit: int, errors: str = "strict") -> str:
+    """:func:`read_bytes` as UTF-8; UnicodeDecodeError for what is not, unless ``errors`` says otherwise."""
+    return read_bytes(path, limit).decode("utf-8", errors)
+
+
+def parse_json(text: str | bytes, source: str | os.PathLike) -> Any:
+    """JSON within :func:`within_bounds`; Refused beyond, json.JSONDecodeError for what is not JSON."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise too_deep(source) from None
+    return within_bounds(data, source, len(text))
+
+
+def within_bounds(data: Any, source: str | os.PathLike, size: int) -> Any:
+    """``data``, parsed from ``size`` characters, if the doctor's code can walk it: Refused when it is
+    nested more than MAX_DEPTH levels, or holds more values than its text writes out (YAML aliases
+    that repeat a part of it again and again)."""
+    pending, values = [(data, 1)], 0
+    while pending:
+        value, depth = pending.pop()
+        values += 1
+        if values > size + 1:
+            raise Refused(source, "holds more values than its text writes out (aliases repeating a part of it), "
+                                  "more than the doctor reads")
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise too_deep(source)
+            pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return data
+
+
+def too_deep(source: str | os.PathLike) -> Refused:
+    return Refused(source, f"is nested more than {MAX_DEPTH} levels deep, the most the doctor reads")
