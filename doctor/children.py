@@ -63,6 +63,7 @@ class _State:
     finished: list[str] = field(default_factory=list)
     stop: Stop | None = None
     announce: bool = False
+    spawning: bool = False  # the main thread is starting a child: a signal must not cut it before it is kept
 
 
 _live: set[subprocess.Popen] = set()
@@ -104,10 +105,19 @@ def spawn(argv: list[str], **popen_options) -> subprocess.Popen:
     """Start a child in a session of its own and keep it until ``end``; none starts after a stop signal."""
     import subprocess  # here: the healthcheck handles stop signals but starts no child, and the import costs its start-up
 
+    import threading
+
     if _state.stop:
         raise Interrupted(_state.stop.signal_name)
-    proc = subprocess.Popen(argv, start_new_session=True, **popen_options)
-    _live.add(proc)
+    _state.spawning = threading.current_thread() is threading.main_thread()  # where the handler runs
+    try:
+        proc = subprocess.Popen(argv, start_new_session=True, **popen_options)
+        _live.add(proc)
+    finally:
+        _state.spawning = False
+    if _state.stop:  # it arrived while the child started: the child is ended with the others
+        end(proc)
+        raise Interrupted(_state.stop.signal_name)
     return proc
 
 
@@ -147,13 +157,15 @@ def _on_stop_signal(number: int, frame: object) -> None:
         if proc.returncode is None:
             _kill_group(proc)
     if _state.stop is not None:  # a second signal: nothing is waited for any more
-        raise Interrupted(_state.stop.signal_name)
+        if not _state.spawning:
+            raise Interrupted(_state.stop.signal_name)
+        return
     if _state.phases:
         name, deferred = _state.phases[-1]
     else:
         name, deferred = (f"after {_state.finished[-1]}" if _state.finished else BEFORE_ANY_PHASE), False
     _state.stop = Stop(signal_name(number), name, list(_state.finished), deferred)
-    if not deferred:
+    if not deferred and not _state.spawning:
         raise Interrupted(_state.stop.signal_name)
 
 

@@ -266,7 +266,7 @@ def cli() -> None:
               help="YAML file with fail_on, ignore and per-rule severity overrides.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--quiet", "-q", is_flag=True, help="Text report: only the summary (verdict, problems by measured gain, recommendation).")
-@click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too.")
+@click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too; and each phase named on stderr as it begins.")
 def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace

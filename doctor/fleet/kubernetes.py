@@ -123,6 +123,9 @@ def _diagnose_all(configuration, namespace: str, pods: list, collection: PodColl
             name, outcome = done.get()
             outcomes[name] = outcome
     except children.Interrupted as stop:
+        while not done.empty():  # diagnosed, not yet taken
+            name, outcome = done.get_nowait()
+            outcomes[name] = outcome
         for pod in pods:
             if pod.metadata.name not in outcomes:
                 outcomes[pod.metadata.name] = Unreached(pod.metadata.name, pod.spec.node_name, Unreachable.STOPPED,
