@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
 
 import jsonschema
 import pytest
@@ -46,6 +50,43 @@ def wait_for_file(path, doctor: RunningDoctor, timeout: float = 60.0) -> None:
     finally:
         deadline.cancel()
     assert path.exists(), f"the Paddle probe did not start within {timeout:g} s"
+
+
+@contextmanager
+def opened_by_the_doctor(fifo: Path, timeout: float = 60.0) -> Iterator[None]:
+    """Until the doctor has opened ``fifo`` to read it (our end, opened for writing, returns then);
+    nothing is written, so the doctor's read waits. Fails, unblocked, when it does not within ``timeout``."""
+    writer: list[int] = []
+    opening = threading.Thread(target=lambda: writer.append(os.open(fifo, os.O_WRONLY)), daemon=True)
+    opening.start()
+    opening.join(timeout)
+    if not writer:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets our own open return
+        opening.join(5)
+        os.close(writer[0]) if writer else None
+        raise AssertionError(f"the doctor did not open {fifo} within {timeout:g} s")
+    try:
+        yield
+    finally:
+        os.close(writer[0])
+
+
+def test_a_stop_signal_while_a_probe_s_thread_reads_a_fifo_ends_the_doctor(tmp_path):
+    """The GPU probe reads in a thread of its own while the others read: a read there that never
+    returns holds neither the stop nor the exit."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT, root, symlinks=True)
+    fifo = root / "proc" / "driver" / "nvidia" / "version"
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    with RunningDoctor("-v", "--root", str(root), "--gpu", "--no-paddle", "--json") as doctor:
+        with opened_by_the_doctor(fifo):
+            code, took, left = doctor.stop(signal.SIGTERM)
+    assert code == 2 and took < PROMPT_S, (code, took, doctor.stderr_lines)
+    assert doctor.last_line == (f"paddle-doctor: stopped by SIGTERM while probing the container, before anything "
+                                f"was printed (exit 2); {ENDED}")
+    assert not left, f"processes of the doctor's tree survived it: {left}"
 
 
 @pytest.mark.parametrize("stop", STOP_SIGNALS, ids=lambda s: s.name)
@@ -113,25 +154,19 @@ def test_a_stop_signal_is_the_healthcheck_s_one_line_and_exit_1(tmp_path, stop):
     config = tmp_path / "service.yaml"
     os.mkfifo(config)
     with RunningDoctor("healthcheck", "--root", str(ROOT), "--config", str(config), "--budget", "60") as doctor:
-        writer = os.open(config, os.O_WRONLY)  # returns once the healthcheck has opened it: it now waits to read
-        try:
+        with opened_by_the_doctor(config):
             code, took, left = doctor.stop(stop)
-        finally:
-            os.close(writer)
     assert code == 1 and took < PROMPT_S, (code, took, doctor.stdout, doctor.stderr_lines)
     assert doctor.stdout == f"unhealthy: stopped by {stop.name} before it finished (still reading the service settings)\n"
-    assert doctor.stderr_lines == []
+    assert doctor.stderr_lines == [] and not left
 
 
 def test_a_stopped_healthcheck_s_detail_names_the_signal(tmp_path):
     config = tmp_path / "service.yaml"
     os.mkfifo(config)
     with RunningDoctor("healthcheck", "--root", str(ROOT), "--config", str(config), "--budget", "60", "--json") as doctor:
-        writer = os.open(config, os.O_WRONLY)
-        try:
+        with opened_by_the_doctor(config):
             code, _, _ = doctor.stop(signal.SIGTERM)
-        finally:
-            os.close(writer)
     detail = json.loads(doctor.stdout)
     assert code == 1 and detail["healthy"] is False and detail["stopped_by"] == "SIGTERM"
     assert detail["unfinished"] == ["reading the service settings"] and detail["finished"] == []
