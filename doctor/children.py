@@ -8,7 +8,8 @@ waiting or reading, so that no phase can hold it; the command then prints what t
 finished found. The doctor names its phases (:func:`phase`): the stop says which one it cut short
 and which ones finished. A *deferred* phase (running the checks, writing the report: short, and
 what the report is made of) is not cut: the signal is recorded, the phase finishes, and the
-command says so. A second signal cuts even those.
+command says so. Between phases, once one has finished, a signal is recorded and the next phase
+that may be cut does not begin. A second signal cuts even those.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Stop:
 class _State:
     phases: list[tuple[str, bool]] = field(default_factory=list)  # (name, deferred), innermost last
     finished: list[str] = field(default_factory=list)
+    last_deferred: bool = False  # whether the phase that finished last was a deferred one
     stop: Stop | None = None
     announce: bool = False
     spawning: bool = False  # the main thread is starting a child: a signal must not cut it before it is kept
@@ -89,14 +91,17 @@ def announce_phases() -> None:
 def phase(name: str, deferred: bool = False) -> Iterator[None]:
     """The doctor is doing ``name``. A phase left without a stop signal during it has finished (an
     outermost one is listed in ``Stop.finished``); a deferred one is not cut by a first signal."""
-    if _state.announce:
-        print(f"paddle-doctor: {name}", file=sys.stderr, flush=True)
+    if _state.stop is not None and not deferred:  # it arrived between phases
+        raise Interrupted(_state.stop.signal_name)
     _state.phases.append((name, deferred))
     outermost = len(_state.phases) == 1
     try:
+        if _state.announce:  # once it has begun: a signal sent on seeing this line stops this phase
+            print(f"paddle-doctor: {name}", file=sys.stderr, flush=True)
         yield
         if outermost and _state.stop is None:
             _state.finished.append(name)
+            _state.last_deferred = deferred
     finally:
         _state.phases.pop()
 
@@ -160,12 +165,14 @@ def _on_stop_signal(number: int, frame: object) -> None:
         if not _state.spawning:
             raise Interrupted(_state.stop.signal_name)
         return
+    between = not _state.phases and bool(_state.finished)  # the next phase does not begin
     if _state.phases:
         name, deferred = _state.phases[-1]
     else:
-        name, deferred = (f"after {_state.finished[-1]}" if _state.finished else BEFORE_ANY_PHASE), False
+        name = f"moving on from {_state.finished[-1]}" if between else BEFORE_ANY_PHASE
+        deferred = between and _state.last_deferred  # what the command printed is as complete as that phase left it
     _state.stop = Stop(signal_name(number), name, list(_state.finished), deferred)
-    if not deferred and not _state.spawning:
+    if not deferred and not between and not _state.spawning:
         raise Interrupted(_state.stop.signal_name)
 
 

@@ -178,15 +178,15 @@ def _collect(params: dict[str, Any], measure: bool = True):
     if run is not None:
         from .graph.probe import probe_graph
 
-        with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
-            try:
+        try:
+            with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
                 with children.phase(GRAPH):  # an unreadable program is a finding; the rest of the report still comes out
                     facts.graph = probe_graph(facts, run)
                 if run.program is not None:
                     with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
                         facts.verification = _verify(facts, run, params)
-            except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
-                _not_finished(facts, stop.signal_name, params["model"])
+        except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
+            _not_finished(facts, stop.signal_name, params["model"])
     return facts
 
 
@@ -279,6 +279,9 @@ def check(**params: Any) -> None:
     from .runner import run_checks
 
     _check_output(params["output_file"], "report")
+    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
+    if params["as_json"] and output_format != "json":
+        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
     if params["verbose"]:
         children.announce_phases()
     rulebook = load_rules(params["rules_file"])
@@ -292,9 +295,6 @@ def check(**params: Any) -> None:
     else:
         params["progress"] = not params["as_json"] and params["output_format"] != "json"
         facts = _collect(params)
-    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
-    if params["as_json"] and output_format != "json":
-        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
     with children.phase(CHECKING, deferred=True):
         checks, load_failures = discover_checks()
         report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
@@ -377,7 +377,9 @@ def _write_stdout(write: Callable[[], None], kind: str) -> None:
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
     _check_output(params["output"], "facts")
-    _write_output(_collect(params).to_json(), params["output"], "facts")
+    facts = _collect(params)
+    with children.phase("writing the facts", deferred=True):
+        _write_output(facts.to_json(), params["output"], "facts")
 
 
 @cli.command("rules")
@@ -456,8 +458,9 @@ def baseline(**params: Any) -> None:
     rulebook = load_rules(params["rules_file"])
     settings = _settings(params, rulebook)
     facts = _collect(params, measure=False)
-    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
-    write_baseline(record, params["out"])
+    with children.phase("recording the baseline"):  # written atomically: cut, the old one stays
+        record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
+        write_baseline(record, params["out"])
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
     click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe()}")
@@ -476,7 +479,8 @@ def stamp_cache(**params: Any) -> None:
     from .context import ProbeContext
 
     facts = _collect(params, measure=False)
-    path, stamp, written = write_stamp(ProbeContext(params["root"]), facts, params["force"])
+    with children.phase("stamping the cache"):
+        path, stamp, written = write_stamp(ProbeContext(params["root"]), facts, params["force"])
     described = ", ".join(f"{key} {value}" for key, value in sorted(stamp.items()))
     click.echo(f"paddle-doctor: {path} {'written' if written else 'already says so'}: {described}")
 

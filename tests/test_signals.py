@@ -205,6 +205,20 @@ def test_a_deferred_phase_finishes_on_a_first_signal_and_a_second_one_cuts_it():
         f"SIGHUP arrived while writing; that was finished first, so the output is complete (exit 1); {ENDED}")
 
 
+def test_a_signal_between_phases_lets_the_next_phase_not_begin():
+    began = []
+    with children.handling_stop_signals():
+        with children.phase("first"):
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+        threading.Event().wait(0.2)  # not cut between phases: nothing there waits
+        with pytest.raises(children.Interrupted):
+            with children.phase("second"):
+                began.append("second")
+    stop = children.stopped()
+    assert not began and (stop.phase, stop.finished, stop.deferred) == ("moving on from first", ["first"], False)
+
+
 def test_the_signal_handlers_are_given_back_after_a_command():
     before = [signal.getsignal(number) for number in children.STOP_SIGNALS]
     with children.handling_stop_signals():

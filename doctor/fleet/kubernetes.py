@@ -113,7 +113,11 @@ def _diagnose_all(configuration, namespace: str, pods: list, collection: PodColl
                 pod = waiting.get_nowait()
             except queue.Empty:
                 return
-            done.put((pod.metadata.name, _diagnose(configuration, namespace, pod, collection)))
+            try:
+                outcome = _diagnose(configuration, namespace, pod, collection)
+            except BaseException as exc:  # raised in the main thread: a --save that cannot be written, say
+                outcome = exc
+            done.put((pod.metadata.name, outcome))
 
     for index in range(min(collection.parallel, len(pods))):
         threading.Thread(target=diagnose_some, name=f"kubernetes-exec-{index}", daemon=True).start()
@@ -121,11 +125,14 @@ def _diagnose_all(configuration, namespace: str, pods: list, collection: PodColl
     try:
         while len(outcomes) < len(pods):
             name, outcome = done.get()
+            if isinstance(outcome, BaseException):
+                raise outcome
             outcomes[name] = outcome
     except children.Interrupted as stop:
         while not done.empty():  # diagnosed, not yet taken
             name, outcome = done.get_nowait()
-            outcomes[name] = outcome
+            if not isinstance(outcome, BaseException):
+                outcomes[name] = outcome
         for pod in pods:
             if pod.metadata.name not in outcomes:
                 outcomes[pod.metadata.name] = Unreached(pod.metadata.name, pod.spec.node_name, Unreachable.STOPPED,
