@@ -8,6 +8,7 @@ import html
 import json
 import shlex
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 import yaml
 
 from conftest import REPO, fixture_root, run_doctor
-from fake_kube import FakeCluster, FakePod, SilentServer
+from fake_kube import FakeCluster, FakePod, SilentServer, kubeconfig
 from process_tree import RunningDoctor
 
 FLEET_SCHEMA = json.loads((REPO / "doctor" / "schemas" / "fleet.schema.json").read_text())
@@ -186,6 +187,16 @@ def test_an_api_server_that_never_answers_is_one_line_within_the_pod_timeout(tmp
     assert result.stderr == (f"paddle-doctor: error: the Kubernetes API at {server.url} did not answer the pod listing "
                              f"within {POD_TIMEOUT_S:g} s (--pod-timeout); expected a reachable API server\n")
     assert accepted == 1  # tried once: the client's retries are off
+
+
+def test_an_api_server_that_refuses_the_connection_is_not_said_to_be_slow(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as closed:  # a port nothing listens on, once closed
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    result = run_doctor("fleet", "--kubernetes", "-l", "app=ocr", "--kubeconfig", str(kubeconfig(tmp_path / "kubeconfig", url)),
+                        "--pod-timeout", "60")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"paddle-doctor: error: cannot reach the Kubernetes API at {url}: NewConnectionError: ")
+    assert "Connection refused" in result.stderr
 
 
 def test_a_pod_that_never_answers_is_a_timeout_within_the_pod_timeout(tmp_path):

@@ -65,7 +65,8 @@ def collect_pods(collection: PodCollection) -> tuple[list[PodReport], list[Unrea
     configuration.retries = False  # tried once, within its deadline: a retry would multiply --pod-timeout
     namespace = collection.namespace or context_namespace or "default"
     with children.phase(LISTING):
-        listed = run_within(lambda: client.CoreV1Api(client.ApiClient(configuration)).list_namespaced_pod(
+        core = client.CoreV1Api(client.ApiClient(configuration))  # seconds of the client loading its classes: not the API's
+        listed = run_within(lambda: core.list_namespaced_pod(
             namespace, label_selector=collection.selector, _request_timeout=collection.timeout_s).items,
             collection.timeout_s, "kubernetes-list")
     if not listed.finished or _timed_out(listed.error):
@@ -92,11 +93,12 @@ LISTING, DIAGNOSING = "listing the pods", "exec'ing the doctor in the pods"
 
 
 def _timed_out(error: BaseException | None) -> bool:
-    """Whether the client gave up waiting (urllib3 raises its own timeout errors, not TimeoutError)."""
-    import urllib3.exceptions
+    """Whether the client gave up waiting (urllib3 raises its own timeout errors; a refused connection,
+    NewConnectionError, is one of them only by inheritance)."""
+    from urllib3.exceptions import NewConnectionError, TimeoutError as Urllib3Timeout
 
-    return isinstance(error, (TimeoutError, urllib3.exceptions.TimeoutError)) or \
-        isinstance(getattr(error, "reason", None), urllib3.exceptions.TimeoutError)
+    error = getattr(error, "reason", None) or error  # MaxRetryError wraps what happened
+    return isinstance(error, (TimeoutError, Urllib3Timeout)) and not isinstance(error, NewConnectionError)
 
 
 def _diagnose_all(configuration, namespace: str, pods: list, collection: PodCollection) -> list[PodReport | Unreached]:
@@ -263,7 +265,7 @@ def _outcome(name: str, node: str | None, namespace: str, stdout: str, stderr: s
     try:
         report = pod_report(json.loads(stdout), name, f"{namespace}/{name}", node)
     except ValueError as exc:  # not JSON, or FleetError: not a report
-        return Unreached(name, node, Unreachable.FAILED, f"did not print a --json report ({str(exc).splitlines()[0]})")
+        return Unreached(name, node, Unreachable.FAILED, f"did not print a --json report ({_one_line(str(exc).splitlines()[0])})")
     if collection.save_dir:
         write_text_atomically(Path(collection.save_dir) / f"{name}.json", stdout, FleetError, "report")
     return report
