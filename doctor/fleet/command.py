@@ -68,7 +68,8 @@ def fleet(**params: Any) -> None:
         else:
             if not params["reports"]:
                 raise click.UsageError("no reports given: name --json report files or folders, or use --kubernetes -l SELECTOR")
-            reports, unreached = read_reports(list(params["reports"])), []
+            with children.phase("reading the reports"):
+                reports, unreached = read_reports(list(params["reports"])), []
     except FleetError as exc:
         raise click.ClickException(str(exc)) from None
     with children.phase("writing the fleet report", deferred=True):
