@@ -529,15 +529,30 @@ def main(argv: list[str] | None = None) -> None:
         try:
             _run(args)
         except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else EXIT_DOCTOR_FAILED if exc.code else 0
             if not children.stopped():
-                raise
-            code = exc.code if isinstance(exc.code, int) else EXIT_DOCTOR_FAILED
+                _exit(code)
         except children.Interrupted:
             code = None
     stop = children.stopped()
     exit_code = code if stop.deferred and code is not None else EXIT_DOCTOR_FAILED
     click.echo(f"paddle-doctor: {stop.line(reported=code is not None, exit_code=exit_code)}", err=True)
-    sys.exit(exit_code)
+    _exit(exit_code)
+
+
+def _exit(code: int) -> None:
+    """sys.exit; or, where a thread is left in a wait that never ends (timebox), the exit without the
+    interpreter's shutdown, which that thread, waking during it, would abort."""
+    from .timebox import left_behind
+
+    if left_behind():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def _run(args: list[str]) -> None:

@@ -26,6 +26,15 @@ class Bounded(Generic[T]):
     seconds: float
 
 
+_running: set[threading.Thread] = set()
+
+
+def left_behind() -> bool:
+    """Whether work given up on still runs (a read that never returns): the process must then end
+    without the interpreter's shutdown, which such a thread, waking, would abort (SIGABRT)."""
+    return any(thread.is_alive() for thread in list(_running))
+
+
 class Background(Generic[T]):
     """``work()`` started in a daemon thread named ``name``; wait for it with ``wait`` or ``result``."""
 
@@ -33,6 +42,7 @@ class Background(Generic[T]):
         self._box: dict[str, object] = {}
         self._started = time.perf_counter()
         self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
+        _running.add(self._thread)
         self._thread.start()
 
     def _run(self, work: Callable[[], T]) -> None:
@@ -40,6 +50,8 @@ class Background(Generic[T]):
             self._box["value"] = work()
         except BaseException as exc:  # reported to the caller, whatever it was
             self._box["error"] = exc
+        finally:
+            _running.discard(self._thread)
 
     def wait(self, seconds: float | None = None) -> Bounded[T]:
         """Waits at most ``seconds`` (None: until it ends); the thread may be left behind."""

@@ -20,7 +20,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from conftest import REPO, fixture_root, run_doctor
+from conftest import REPO, fixture_root, run_doctor, run_doctor_process
 from fake_kube import FakeCluster, FakePod, SilentServer, kubeconfig
 from process_tree import RunningDoctor
 
@@ -187,6 +187,17 @@ def test_an_api_server_that_never_answers_is_one_line_within_the_pod_timeout(tmp
     assert result.stderr == (f"paddle-doctor: error: the Kubernetes API at {server.url} did not answer the pod listing "
                              f"within {POD_TIMEOUT_S:g} s (--pod-timeout); expected a reachable API server\n")
     assert accepted == 1  # tried once: the client's retries are off
+
+
+def test_given_up_on_the_listing_the_process_still_exits_2(tmp_path):
+    """The listing's thread, left waiting, would abort the interpreter's shutdown when its own
+    timeout wakes it (exit 134): a new interpreter, exactly as a user runs it, exits 2."""
+    with SilentServer() as server:
+        result = run_doctor_process("fleet", "--kubernetes", "-l", "app=ocr", "--kubeconfig",
+                                    str(server.kubeconfig(tmp_path / "kubeconfig")), "--pod-timeout", f"{POD_TIMEOUT_S:g}")
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stderr.endswith(f"did not answer the pod listing within {POD_TIMEOUT_S:g} s (--pod-timeout); "
+                                  "expected a reachable API server\n") and len(result.stderr.splitlines()) == 1, result.stderr
 
 
 def test_an_api_server_that_refuses_the_connection_is_not_said_to_be_slow(tmp_path):
