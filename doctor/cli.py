@@ -2,8 +2,10 @@
 
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 the doctor itself
 failed or was used wrongly (one line on stderr; the traceback only with --debug), or was stopped
-by SIGTERM or SIGINT: every child process is ended, the report of what was measured before the
-signal is printed, and the exit code is 2.
+by SIGTERM, SIGINT or SIGHUP in any phase: every child process is ended, the report of the phases
+that finished is printed (the report says exit code 2), and one line names the signal, the phase
+it stopped and what finished. A signal while the checks run or the report is written lets that
+finish first; the line says so, and the exit code is the report's.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from .vocabulary import Layout, Precision, Severity
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
+PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
+CHECKING, WRITING = "running the checks", "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
                StampError, SourceInputError, DemoFolderError)
 
@@ -169,32 +173,47 @@ def _collect(params: dict[str, Any], measure: bool = True):
         from .verify.model import ModelRun
 
         run = ModelRun(params["model"])
-    ctx = ProbeContext(params["root"])
-    process, sample, source = _patient(params, ctx)
-    python = params["python"]
-    if python is None and ctx.is_live:
-        python = service_interpreter(process) or sys.executable
-    if params["no_paddle"]:
-        python = None
-    service, origins = service_from_options(params, source=source, environ_source=process.environ_source)
-    if params["model"]:
-        service.model = params["model"]
-    probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
-    with children.interruptible():
+    with children.phase(PROBING):  # a stop signal here leaves nothing to report
+        ctx = ProbeContext(params["root"])
+        process, sample, source = _patient(params, ctx)
+        python = params["python"]
+        if python is None and ctx.is_live:
+            python = service_interpreter(process) or sys.executable
+        if params["no_paddle"]:
+            python = None
+        service, origins = service_from_options(params, source=source, environ_source=process.environ_source)
+        if params["model"]:
+            service.model = params["model"]
+        probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
         facts = collect_facts(ctx, service, python, params["paddle_timeout"],
                               environ=process.environ if process.environ_source else None,
                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
         _finish_process(process, sample)
         attach_patient(facts, process, source, origins)
-        if run is not None:
-            from .graph.probe import probe_graph
+    if run is not None:
+        from .graph.probe import probe_graph
 
+        try:
             with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
-                if not children.received():  # an unreadable program is a finding; the rest of the report still comes out
+                with children.phase(GRAPH):  # an unreadable program is a finding; the rest of the report still comes out
                     facts.graph = probe_graph(facts, run)
-                if run.program is not None and not children.received():  # stopped: report what was probed, now
-                    facts.verification = _verify(facts, run, params)
+                if run.program is not None:
+                    with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
+                        facts.verification = _verify(facts, run, params)
+        except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
+            _not_finished(facts, stop.signal_name, params["model"])
     return facts
+
+
+def _not_finished(facts, signal_name: str, model: str) -> None:
+    """Graph coverage or measuring, cut by a stop signal, as what the checks that need them are told."""
+    from .facts import ProbeIssue
+
+    if facts.graph is None:
+        facts.issues.append(ProbeIssue("graph", model, f"not read: the doctor was stopped by {signal_name} before {GRAPH} finished"))
+    if facts.verification is None:
+        facts.issues.append(ProbeIssue("verification", model, f"not measured: the doctor was stopped by {signal_name} "
+                                                              "before measuring finished"))
 
 
 def _verify(facts, run, params: dict[str, Any]):
@@ -262,7 +281,7 @@ def cli() -> None:
               help="YAML file with fail_on, ignore and per-rule severity overrides.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--quiet", "-q", is_flag=True, help="Text report: only the summary (verdict, problems by measured gain, recommendation).")
-@click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too.")
+@click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too; and each phase named on stderr as it begins.")
 def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
@@ -275,6 +294,11 @@ def check(**params: Any) -> None:
     from .runner import run_checks
 
     _check_output(params["output_file"], "report")
+    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
+    if params["as_json"] and output_format != "json":
+        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
+    if params["verbose"]:
+        children.announce_phases()
     rulebook = load_rules(params["rules_file"])
     settings = _settings(params, rulebook)
     if params["fail_on"]:
@@ -286,23 +310,23 @@ def check(**params: Any) -> None:
     else:
         params["progress"] = not params["as_json"] and params["output_format"] != "json"
         facts = _collect(params)
-    checks, load_failures = discover_checks()
-    report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
-    if children.received():  # stopped by SIGTERM/SIGINT: the partial report says the exit code the doctor ends with
+    with children.phase(CHECKING, deferred=True):
+        checks, load_failures = discover_checks()
+        report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
+    if children.received():  # stopped by a signal: the partial report says the exit code the doctor ends with
         report.exit_code = EXIT_DOCTOR_FAILED
-    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
-    if params["as_json"] and output_format != "json":
-        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
-    if output_format == "text":
-        from .render.text import render_text
+    with children.phase(WRITING, deferred=True):
+        if output_format == "text":
+            from .render.text import render_text
 
-        detail = "summary" if params["quiet"] else "full" if params["verbose"] else "default"
-        write_rendered(lambda console: render_text(report, console, detail), params["output_file"], "report")
-    else:
-        from .docs import docs_page
-        from .render import render_document
+            detail = "summary" if params["quiet"] else "full" if params["verbose"] else "default"
+            write_rendered(lambda console: render_text(report, console, detail), params["output_file"], "report")
+        else:
+            from .docs import docs_page
+            from .render import render_document
 
-        _write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)), params["output_file"], "report")
+            _write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)),
+                          params["output_file"], "report")
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "
@@ -370,7 +394,9 @@ def _write_stdout(write: Callable[[], None], kind: str) -> None:
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
     _check_output(params["output"], "facts")
-    _write_output(_collect(params).to_json(), params["output"], "facts")
+    facts = _collect(params)
+    with children.phase("writing the facts", deferred=True):
+        _write_output(facts.to_json(), params["output"], "facts")
 
 
 @cli.command("rules")
@@ -430,8 +456,9 @@ def baseline(**params: Any) -> None:
     rulebook = load_rules(params["rules_file"])
     settings = _settings(params, rulebook)
     facts = _collect(params, measure=False)
-    record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
-    write_baseline(record, params["out"])
+    with children.phase("recording the baseline"):  # written atomically: cut, the old one stays
+        record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
+        write_baseline(record, params["out"])
     for failure in load_failures:
         click.echo(f"paddle-doctor: warning: check not pinned, it could not be loaded: {failure.entry_point}: {failure.reason}", err=True)
     click.echo(f"paddle-doctor: baseline written to {params['out']}: {record.describe(facts)}")
@@ -450,7 +477,8 @@ def stamp_cache(**params: Any) -> None:
     from .context import ProbeContext
 
     facts = _collect(params, measure=False)
-    path, stamp, written = write_stamp(ProbeContext(params["root"]), facts, params["force"])
+    with children.phase("stamping the cache"):
+        path, stamp, written = write_stamp(ProbeContext(params["root"]), facts, params["force"])
     described = ", ".join(f"{key} {value}" for key, value in sorted(stamp.items()))
     click.echo(f"paddle-doctor: {path} {'written' if written else 'already says so'}: {described}")
 
@@ -496,19 +524,36 @@ cli.add_command(fleet)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The command line, with SIGTERM and SIGINT handled: see the module's docstring."""
+    """The command line, with SIGTERM, SIGINT and SIGHUP handled: see the module's docstring."""
     args = sys.argv[1:] if argv is None else argv
     with children.handling_stop_signals():
         try:
             _run(args)
-        except SystemExit:
-            if not children.received():
-                raise
-            reported = True
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else EXIT_DOCTOR_FAILED if exc.code else 0
+            if not children.stopped():
+                _exit(code)
         except children.Interrupted:
-            reported = False
-    what = "the report shows what was measured before it" if reported else "stopped before the report"
-    _fail(f"interrupted by {children.received()}: {what}; every child process was ended")
+            code = None
+    stop = children.stopped()
+    exit_code = code if stop.deferred and code is not None else EXIT_DOCTOR_FAILED
+    click.echo(f"paddle-doctor: {stop.line(reported=code is not None, exit_code=exit_code)}", err=True)
+    _exit(exit_code)
+
+
+def _exit(code: int) -> None:
+    """sys.exit; or, where a thread is left in a wait that never ends (timebox), the exit without the
+    interpreter's shutdown, which that thread, waking during it, would abort."""
+    from .timebox import left_behind
+
+    if left_behind():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def _run(args: list[str]) -> None:

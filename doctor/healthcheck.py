@@ -8,7 +8,8 @@ All of that runs within a time budget (default 2 s); whatever has not finished b
 as unhealthy.
 
 Exit 0 healthy, 1 unhealthy, and nothing else (Docker reserves 2): bad arguments, a missing or
-corrupt baseline and internal errors are unhealthy too. One short line goes to stdout, which
+corrupt baseline and internal errors are unhealthy too, and so is a healthcheck stopped by SIGTERM,
+SIGINT or SIGHUP before it finished (its line names the signal and what it was doing). One short line goes to stdout, which
 Docker keeps in ``docker inspect``; ``--json`` prints the detail instead.
 
 Start-up is most of the cost, so the entry point dispatches here before click and rich are
@@ -127,26 +128,43 @@ def parse_args(argv: list[str]) -> SimpleNamespace:
 
 
 def main(argv: list[str]) -> None:
+    from . import children
+
     start = time.perf_counter()
     try:
         args = parse_args(argv)
     except Usage as exc:
         _finish(Outcome(False, f"unhealthy: bad arguments: {exc} (paddle-doctor healthcheck --help)", {}), as_json=False)
+    progress = Progress()
+    with children.handling_stop_signals():
+        try:
+            outcome, stuck = _evaluate_within_budget(args, progress)
+        except children.Interrupted as stop:  # the evaluation may be stuck in a read: its thread is left behind
+            outcome, stuck = _stopped(stop, progress), True
+        outcome.detail.update(budget_seconds=args.budget, seconds=round(time.perf_counter() - start, 3))
+        with children.phase("answering", deferred=True):  # a signal now lets the answer out whole
+            _finish(outcome, args.json, hard=stuck)
+
+
+def _evaluate_within_budget(args: SimpleNamespace, progress: Progress) -> tuple[Outcome, bool]:
+    """The outcome, and whether the evaluation is still running (stuck in a read)."""
     from .timebox import run_within
 
-    progress = Progress()
     bounded = run_within(lambda: evaluate(args, progress), args.budget, "healthcheck")
     if not bounded.finished:
         reason = f"did not finish within {args.budget:g} s: still {progress.current}"
-        outcome = _unhealthy(reason, {"unfinished": [progress.current], "finished": progress.finished})
-    elif bounded.error is not None:  # the healthcheck must answer 0 or 1, whatever happens
+        return _unhealthy(reason, {"unfinished": [progress.current], "finished": progress.finished}), True
+    if bounded.error is not None:  # the healthcheck must answer 0 or 1, whatever happens
         exc = bounded.error
         reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
-        outcome = _unhealthy(reason, {"error": reason})
-    else:
-        outcome = bounded.value
-    outcome.detail.update(budget_seconds=args.budget, seconds=round(time.perf_counter() - start, 3))
-    _finish(outcome, args.json, hard=not bounded.finished)
+        return _unhealthy(reason, {"error": reason}), False
+    return bounded.value, False
+
+
+def _stopped(stop, progress: Progress) -> Outcome:
+    """A stop signal before the answer: unhealthy, since nothing was judged, and why, truthfully."""
+    return _unhealthy(f"stopped by {stop.signal_name} before it finished (still {progress.current})",
+                      {"stopped_by": stop.signal_name, "unfinished": [progress.current], "finished": progress.finished})
 
 
 def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:

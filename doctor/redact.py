@@ -38,11 +38,16 @@ def redact(name: str, value: str) -> str:
     """``value`` as it may be recorded for the variable ``name``."""
     if secret_name(name):
         return REDACTED
-    value = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", value)
+    return redact_text(value)
+
+
+def redact_text(text: str) -> str:
+    """Free text (a value, a line a process printed) with the parts shaped like a secret cut out."""
+    text = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     for shape in (SECRET_JSON, SECRET_FLAG, SECRET_PAIR, SECRET_COLON, BEARER):
-        value = shape.sub(lambda m: m.group("key") + REDACTED, value)
-    value = HEX_SECRET.sub(REDACTED, value)
-    return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), value)
+        text = shape.sub(lambda m: m.group("key") + REDACTED, text)
+    text = HEX_SECRET.sub(REDACTED, text)
+    return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), text)
 
 
 def secret_name(name: str) -> bool:

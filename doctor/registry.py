@@ -34,11 +34,16 @@ class Need(Word):
         if self is Need.MEASUREMENTS:
             if facts.verification is not None:
                 return None
+            if facts.issues_for("verification"):  # asked for, and not finished
+                return facts.issues_for("verification")[0].reason
             if facts.service.device == Device.GPU:
                 return "not measured: the doctor measures predictors on the CPU, and this service runs on the GPU"
             return "not measured: give --model to measure on the real predictor"
         if self is Need.GRAPH:
-            return None if facts.graph is not None else "no model given (--model or model: in --config)"
+            if facts.graph is not None:
+                return None
+            stopped = facts.issues_for("graph")
+            return stopped[0].reason if stopped else "no model given (--model or model: in --config)"
         if self is Need.SOURCE:
             return None if facts.service_source.status == SourceStatus.READ else \
                 "no service source was read (--source FILE, or --pid for the script the service runs)"

@@ -149,7 +149,7 @@ class Report:
     findings: list[ReportFinding]
     check_errors: list[CheckError]
     summary: Summary
-    exit_code: ExitCode = field(default=EXIT_OK, metadata={"schema": {"description": "What the doctor exits with: 0 nothing at or above fail_on, 1 findings at or above it, 2 stopped by SIGTERM/SIGINT (the report is partial)"}})
+    exit_code: ExitCode = field(default=EXIT_OK, metadata={"schema": {"description": "What the doctor exits with: 0 nothing at or above fail_on, 1 findings at or above it, 2 stopped by SIGTERM, SIGINT or SIGHUP (the report is partial)"}})
     areas: dict[str, str] = field(default_factory=lambda: dict(AREAS))
     verification: VerificationSummary | None = None
     graph: GraphSummary | None = None

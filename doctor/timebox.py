@@ -1,5 +1,10 @@
-"""The one deadline runner of work inside this process: each check under its timeout, and the whole
-healthcheck under its budget. (Child processes have theirs in ``children`` and ``verify.deadline``.)"""
+"""The one deadline runner of work inside this process: each check under its timeout, the whole
+healthcheck under its budget, and the probes that wait for a child while the others read.
+(Child processes have theirs in ``children`` and ``verify.deadline``.)
+
+The work runs in a daemon thread and the caller only waits for it, so a stop signal (which Python
+delivers to the main thread) ends the wait, and a read that never returns holds neither the caller
+nor the interpreter's exit."""
 
 from __future__ import annotations
 
@@ -21,21 +26,49 @@ class Bounded(Generic[T]):
     seconds: float
 
 
-def run_within(work: Callable[[], T], seconds: float, name: str) -> Bounded[T]:
-    """``work()`` in a daemon thread, waited for at most ``seconds``: a read that never returns (a
-    hung filesystem) cannot hold the caller, which may leave the thread behind."""
-    box: dict[str, object] = {}
+_running: set[threading.Thread] = set()
 
-    def target() -> None:
+
+def left_behind() -> bool:
+    """Whether work given up on still runs (a read that never returns): the process must then end
+    without the interpreter's shutdown, which such a thread, waking, would abort (SIGABRT)."""
+    return any(thread.is_alive() for thread in list(_running))
+
+
+class Background(Generic[T]):
+    """``work()`` started in a daemon thread named ``name``; wait for it with ``wait`` or ``result``."""
+
+    def __init__(self, work: Callable[[], T], name: str):
+        self._box: dict[str, object] = {}
+        self._started = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
+        _running.add(self._thread)
+        self._thread.start()
+
+    def _run(self, work: Callable[[], T]) -> None:
         try:
-            box["value"] = work()
+            self._box["value"] = work()
         except BaseException as exc:  # reported to the caller, whatever it was
-            box["error"] = exc
+            self._box["error"] = exc
+        finally:
+            _running.discard(self._thread)
 
-    start = time.perf_counter()
-    worker = threading.Thread(target=target, name=name, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    finished = not worker.is_alive()
-    return Bounded(finished, box.get("value") if finished else None, box.get("error") if finished else None,
-                   time.perf_counter() - start)
+    def wait(self, seconds: float | None = None) -> Bounded[T]:
+        """Waits at most ``seconds`` (None: until it ends); the thread may be left behind."""
+        self._thread.join(seconds)
+        finished = not self._thread.is_alive()
+        return Bounded(finished, self._box.get("value") if finished else None, self._box.get("error") if finished else None,
+                       time.perf_counter() - self._started)
+
+    def result(self) -> T:
+        """The value, once the work ends; what it raised is raised here."""
+        bounded = self.wait()
+        if bounded.error is not None:
+            raise bounded.error
+        return bounded.value
+
+
+def run_within(work: Callable[[], T], seconds: float, name: str) -> Bounded[T]:
+    """``work()`` waited for at most ``seconds``: a read that never returns (a hung filesystem)
+    cannot hold the caller, which may leave the thread behind."""
+    return Background(work, name).wait(seconds)

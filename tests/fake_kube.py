@@ -7,7 +7,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -60,14 +62,69 @@ def exec_status(pod: FakePod) -> dict:
             "reason": "NonZeroExitCode", "details": {"causes": [{"reason": "ExitCode", "message": str(pod.exit_code)}]}}
 
 
+def kubeconfig(path: Path, url: str, namespace: str | None = None) -> Path:
+    """A kubeconfig for the API server at ``url``; its context names ``namespace`` when given."""
+    context = {"cluster": "fake", "user": "fake", **({"namespace": namespace} if namespace else {})}
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+        "clusters": [{"name": "fake", "cluster": {"server": url}}],
+        "users": [{"name": "fake", "user": {"token": TOKEN}}],
+        "contexts": [{"name": "fake", "context": context}],
+    }))
+    return path
+
+
+class SilentServer:
+    """An API server on 127.0.0.1 that accepts every connection and never answers (a wedged API
+    server, a black-holing proxy). ``connected`` is set at the first connection, ``accepted`` counts
+    them. It closes itself after ``lifetime_s``, or when the ``with`` block ends."""
+
+    def __init__(self, lifetime_s: float = 120.0):
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.socket.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        self.connected, self.closing = threading.Event(), threading.Event()
+        self.connections: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, args=(lifetime_s,), daemon=True)
+
+    def _serve(self, lifetime_s: float) -> None:
+        ends = time.monotonic() + lifetime_s
+        while not self.closing.is_set() and time.monotonic() < ends:
+            try:
+                connection, _ = self.socket.accept()
+            except socket.timeout:
+                continue
+            self.connections.append(connection)
+            self.connected.set()
+        for connection in self.connections:
+            connection.close()
+        self.socket.close()
+
+    @property
+    def accepted(self) -> int:
+        return len(self.connections)
+
+    def kubeconfig(self, path: Path) -> Path:
+        return kubeconfig(path, self.url)
+
+    def __enter__(self) -> SilentServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.closing.set()
+        self.thread.join(5)
+
+
 class FakeCluster:
     """Serves ``pods`` in namespace ``namespace``; ``execs`` records (pod, container, command) of every exec,
-    ``most_running`` the most execs open at one time."""
+    ``most_running`` the most execs open at one time; ``hanging`` is set once an exec that never answers has begun."""
 
     def __init__(self, pods: list[FakePod], namespace: str = "serving", list_forbidden: bool = False):
         self.pods, self.namespace, self.list_forbidden = pods, namespace, list_forbidden
         self.execs: list[tuple[str, str, list[str]]] = []
         self.running = self.most_running = 0
+        self.hanging = threading.Event()
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
@@ -86,15 +143,7 @@ class FakeCluster:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def kubeconfig(self, path: Path, namespace: str | None = None) -> Path:
-        """A kubeconfig for this server; its context names ``namespace`` when given."""
-        context = {"cluster": "fake", "user": "fake", **({"namespace": namespace} if namespace else {})}
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
-            "users": [{"name": "fake", "user": {"token": TOKEN}}],
-            "contexts": [{"name": "fake", "context": context}],
-        }))
-        return path
+        return kubeconfig(path, self.url, namespace)
 
     def pod_object(self, pod: FakePod) -> dict:
         return {"metadata": {"name": pod.name, "namespace": self.namespace, "labels": pod.labels},
@@ -155,6 +204,7 @@ def _handler(cluster: FakeCluster):
 
         def answer(self, pod: FakePod) -> None:
             if pod.hang:
+                cluster.hanging.set()
                 self.connection.settimeout(30)
                 try:
                     self.connection.recv(64)  # until the client gives up and closes

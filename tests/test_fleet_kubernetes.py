@@ -4,8 +4,12 @@ example, validated against the Kubernetes schemas and run against the stand-in."
 
 from __future__ import annotations
 
+import html
 import json
 import shlex
+import signal
+import socket
+import time
 from pathlib import Path
 
 import jsonschema
@@ -16,8 +20,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from conftest import REPO, fixture_root, run_doctor
-from fake_kube import FakeCluster, FakePod
+from conftest import REPO, fixture_root, run_doctor, run_doctor_process
+from fake_kube import FakeCluster, FakePod, SilentServer, kubeconfig
+from process_tree import RunningDoctor
 
 FLEET_SCHEMA = json.loads((REPO / "doctor" / "schemas" / "fleet.schema.json").read_text())
 FLEET_EXAMPLE = REPO / "examples" / "kubernetes" / "fleet.yaml"
@@ -163,3 +168,126 @@ def test_the_job_s_command_runs_against_the_example_deployment_s_pods(tmp_path, 
         result = run_doctor(*command[1:], "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig")))
     assert result.returncode == 1 and "| 2 | ocr-c (on pool-b-1) | 1 |" in result.stdout, result.stdout + result.stderr
     assert {tuple(exec_command) for _, _, exec_command in cluster.execs} == {tuple(in_pod)}
+
+
+# ------------------------------------------------------------------ deadlines, stop signals, what pods print
+
+
+POD_TIMEOUT_S = 3.0
+
+
+def test_an_api_server_that_never_answers_is_one_line_within_the_pod_timeout(tmp_path):
+    with SilentServer() as server:
+        began = time.monotonic()
+        result = run_doctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--kubeconfig",
+                            str(server.kubeconfig(tmp_path / "kubeconfig")), "--pod-timeout", f"{POD_TIMEOUT_S:g}")
+        took = time.monotonic() - began
+        accepted = server.accepted
+    assert result.returncode == 2 and took < 1.5 * POD_TIMEOUT_S, (result.returncode, took, result.stderr)
+    assert result.stderr == (f"paddle-doctor: error: the Kubernetes API at {server.url} did not answer the pod listing "
+                             f"within {POD_TIMEOUT_S:g} s (--pod-timeout); expected a reachable API server\n")
+    assert accepted == 1  # tried once: the client's retries are off
+
+
+def test_given_up_on_the_listing_the_process_still_exits_2(tmp_path):
+    """The listing's thread, left waiting, would abort the interpreter's shutdown when its own
+    timeout wakes it (exit 134): a new interpreter, exactly as a user runs it, exits 2."""
+    with SilentServer() as server:
+        result = run_doctor_process("fleet", "--kubernetes", "-l", "app=ocr", "--kubeconfig",
+                                    str(server.kubeconfig(tmp_path / "kubeconfig")), "--pod-timeout", f"{POD_TIMEOUT_S:g}")
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stderr.endswith(f"did not answer the pod listing within {POD_TIMEOUT_S:g} s (--pod-timeout); "
+                                  "expected a reachable API server\n") and len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_an_api_server_that_refuses_the_connection_is_not_said_to_be_slow(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as closed:  # a port nothing listens on, once closed
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    result = run_doctor("fleet", "--kubernetes", "-l", "app=ocr", "--kubeconfig", str(kubeconfig(tmp_path / "kubeconfig", url)),
+                        "--pod-timeout", "60")
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"paddle-doctor: error: cannot reach the Kubernetes API at {url}: NewConnectionError: ")
+    assert "Connection refused" in result.stderr
+
+
+def test_a_pod_that_never_answers_is_a_timeout_within_the_pod_timeout(tmp_path):
+    with FakeCluster([FakePod("ocr-slow", hang=True)]) as cluster:
+        began = time.monotonic()
+        result = run_doctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--json", "--kubeconfig",
+                            str(cluster.kubeconfig(tmp_path / "kubeconfig")), "--pod-timeout", f"{POD_TIMEOUT_S:g}")
+        took = time.monotonic() - began
+    (unreached,) = json.loads(result.stdout)["unreached"]
+    assert result.returncode == 1 and unreached["reason"] == "timeout" and took < 1.5 * POD_TIMEOUT_S, (took, result.stderr)
+    assert unreached["detail"] == f"no report within {POD_TIMEOUT_S:g} s"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_during_the_listing_ends_the_fleet_at_once_with_a_true_line(tmp_path, stop):
+    with SilentServer() as server:
+        with RunningDoctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--pod-timeout", "60",
+                           "--kubeconfig", str(server.kubeconfig(tmp_path / "kubeconfig"))) as doctor:
+            assert server.connected.wait(60), doctor.stderr_lines  # the doctor waits for the listing
+            code, took, left = doctor.stop(stop)
+    assert code == 2 and took < 5, (code, took, doctor.stderr_lines)
+    assert doctor.stderr_lines == [f"paddle-doctor: stopped by {stop.name} while listing the pods, before anything was "
+                                   "printed (exit 2); every child process was ended"]
+    assert doctor.stdout == "" and not left
+
+
+@pytest.mark.parametrize("output", ["json", "text"])
+def test_a_stop_signal_during_an_exec_wait_reports_the_pods_diagnosed_before_it(tmp_path, reports, output):
+    pods = [FakePod("ocr-a", reports["alike"]), FakePod("ocr-slow", hang=True, node="pool-b-1")]
+    with FakeCluster(pods) as cluster:
+        with RunningDoctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--pod-timeout", "60",
+                           "--parallel", "1", "--format", output,
+                           "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig")), env={"COLUMNS": "300"}) as doctor:
+            assert cluster.hanging.wait(60), doctor.stderr_lines  # ocr-a is diagnosed; the doctor waits for ocr-slow
+            code, took, left = doctor.stop(signal.SIGTERM)
+    assert code == 2 and took < 5, (code, took, doctor.stderr_lines)
+    assert doctor.stderr_lines == ["paddle-doctor: stopped by SIGTERM while exec'ing the doctor in the pods: what is "
+                                   "printed is what finished before it (listing the pods); exit 2; every child process was ended"]
+    stopped = "not diagnosed: the fleet was stopped by SIGTERM"
+    if output == "json":
+        report = json.loads(doctor.stdout)
+        jsonschema.validate(report, FLEET_SCHEMA)
+        assert [group["pods"] for group in report["groups"]] == [["ocr-a"]] and report["exit_code"] == 2
+        assert report["unreached"] == [{"pod": "ocr-slow", "node": "pool-b-1", "reason": "stopped", "detail": stopped}]
+    else:
+        text = " ".join(doctor.stdout.split())
+        assert "ocr-a" in text and stopped in text and "1 not diagnosed (exit 2)" in text, doctor.stdout
+    assert not left
+
+
+PASSWORD, JWT = "hunter2-Sup3rSecret", ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
+                                        "aWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+
+
+@pytest.mark.parametrize("output", ["json", "text", "markdown", "html"])
+def test_what_a_failing_pod_prints_is_redacted_in_every_format(tmp_path, output):
+    stderr = (f"paddle-doctor: error: cannot reach postgres://ocr:{PASSWORD}@db:5432/ocr; password={PASSWORD}; "
+              f"Authorization: Bearer {JWT}\n")
+    with FakeCluster([FakePod("ocr-broken", exit_code=2, stderr=stderr)]) as cluster:
+        result = run_doctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--format", output,
+                            "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig")), env={"COLUMNS": "400"})
+    assert result.returncode == 1, result.stderr
+    for secret in (PASSWORD, JWT, *JWT.split(".")):
+        assert secret not in result.stdout, output
+    text = html.unescape(" ".join(result.stdout.split()))
+    assert "exited 2: paddle-doctor: error: cannot reach postgres://<redacted>@db:5432/ocr; password=<redacted>; " \
+           "Authorization: Bearer <redacted>" in text, result.stdout
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("apiVersion: v1\nclusters: [\n  - name: x\n", "not valid YAML at line"),
+    ("- a\n- b\n", "not a kubeconfig (the YAML is a list, not a mapping)"),
+    ("clusters: 3\n", "clusters is not a list of named entries"),
+    ("clusters:\n- name: a\n  cluster: 5\ncontexts:\n- name: c\n  context: {cluster: a, user: u}\ncurrent-context: c\n"
+     "users:\n- name: u\n  user: 7\n", "not a usable kubeconfig (TypeError: "),
+])
+def test_a_malformed_kubeconfig_is_one_line_naming_it(tmp_path, content, expected):
+    path = tmp_path / "kubeconfig"
+    path.write_text(content)
+    result = run_doctor("fleet", "--kubernetes", "-l", "app=ocr", "--kubeconfig", str(path))
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"paddle-doctor: error: {path}: ") and expected in result.stderr, result.stderr
+    assert "expected a kubeconfig: YAML with clusters, users and contexts" in result.stderr

@@ -1,6 +1,7 @@
 """``paddle-doctor fleet``: reports from files and folders, or collected from the pods of a Kubernetes
 selector, grouped and printed. Exit 0, 1 (a pod with problems at or above --fail-on, or not
-diagnosed) or 2 (bad input: one line naming it)."""
+diagnosed) or 2 (bad input: one line naming it; or stopped by a signal: the pods diagnosed before
+it are reported, the report says exit 2)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ def fleet(**params: Any) -> None:
 
     REPORTS are `paddle-doctor --json` files, or folders of them (one file per pod, named after it).
     """
+    from .. import children
     from ..cli import _check_output
+    from ..report import EXIT_DOCTOR_FAILED
     from .grouping import build_fleet
     from .reports import read_reports
 
@@ -65,11 +68,15 @@ def fleet(**params: Any) -> None:
         else:
             if not params["reports"]:
                 raise click.UsageError("no reports given: name --json report files or folders, or use --kubernetes -l SELECTOR")
-            reports, unreached = read_reports(list(params["reports"])), []
+            with children.phase("reading the reports"):
+                reports, unreached = read_reports(list(params["reports"])), []
     except FleetError as exc:
         raise click.ClickException(str(exc)) from None
-    report = build_fleet(reports, unreached, params["fail_on"])
-    _write(report, output_format, params["output_file"])
+    with children.phase("writing the fleet report", deferred=True):
+        report = build_fleet(reports, unreached, params["fail_on"])
+        if children.received():  # the report says the exit code the command ends with
+            report.exit_code = EXIT_DOCTOR_FAILED
+        _write(report, output_format, params["output_file"])
     sys.exit(report.exit_code)
 
 

@@ -8,12 +8,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal
 
 from .. import __version__
 from ..findings import Status
 from ..report import EXIT_FINDINGS, EXIT_OK, Tool, counts_against
-from ..schema import Count, version_field
+from ..schema import Count, ExitCode, version_field
 from ..vocabulary import Severity
 from .reports import PodFacts, PodFinding, PodReport, Unreached
 
@@ -67,7 +66,8 @@ class FleetReport:
     groups: list[Group]
     unreached: list[Unreached]
     problem_pods: list[str]
-    exit_code: Literal[0, 1]
+    exit_code: ExitCode = field(metadata={"schema": {"description": "What the fleet command exits with: 0 no pod with problems, "
+                                                     "1 a pod with problems or not diagnosed, 2 stopped by a signal (the report is partial)"}})
 
     @property
     def reference(self) -> Group | None:

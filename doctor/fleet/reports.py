@@ -29,6 +29,7 @@ class Unreachable(str, Enum):
     FORBIDDEN = "forbidden"
     TIMEOUT = "timeout"
     FAILED = "failed"
+    STOPPED = "stopped"  # the fleet itself was stopped (SIGTERM, SIGINT, SIGHUP) before this pod was diagnosed
 
 
 @dataclass(frozen=True)

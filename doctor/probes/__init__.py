@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 
 from .. import __version__
 from ..context import ProbeContext
 from ..facts import Facts, PaddleFacts, ServiceConfig
+from ..timebox import Background
 from .cgroup import probe_cgroup
 from .common import Reader
 from .cpu import probe_cpu
@@ -34,41 +34,33 @@ def collect_facts(
     ``python``: the interpreter whose Paddle to probe; None skips the Paddle probe.
     ``gpu_python``: the interpreter that asks NVML (it needs nvidia-ml-py); None skips NVML.
     """
-    with _child_pool(python, gpu_python) as pool:
-        paddle_future = pool.submit(probe_paddle, ctx, python, paddle_timeout) if python else None
-        reader, gpu_reader = Reader(ctx), Reader(ctx)
-        gpu_future = pool.submit(probe_gpu, gpu_reader, gpu_python, gpu_timeout) if gpu_python else None
-        env = live_environment() if environ is None else environ
-        mounts = probe_mounts(reader)
-        cgroup, memory = probe_cgroup(reader, mounts)
-        facts = Facts(
-            doctor_version=__version__,
-            root=os.fspath(ctx.root),
-            host=probe_host(reader),
-            container=probe_container(reader, mounts, env),
-            cpu=probe_cpu(reader),
-            cgroup=cgroup,
-            memory=memory,
-            process=probe_process(reader),
-            mounts=mounts,
-            env=env,
-            service=service,
-        )
-        facts.trt_cache = probe_trt_cache(reader, service)
-        if paddle_future is not None:
-            facts.paddle = paddle_future.result()
-        else:
-            facts.paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
-        facts.libraries = probe_libraries(reader, env, facts.paddle.cuda_lib_dirs)
-        facts.gpu = gpu_future.result() if gpu_future else probe_gpu(gpu_reader, None, gpu_timeout)
-        facts.issues = reader.issues + gpu_reader.issues
+    # the two children run while the rest is read, in daemon threads: a stop signal ends the wait for them,
+    # and a read that never returns in one holds neither the doctor nor its exit
+    paddle_probe = Background(lambda: probe_paddle(ctx, python, paddle_timeout), "paddle-probe") if python else None
+    reader, gpu_reader = Reader(ctx), Reader(ctx)
+    gpu_probe = Background(lambda: probe_gpu(gpu_reader, gpu_python, gpu_timeout), "gpu-probe") if gpu_python else None
+    env = live_environment() if environ is None else environ
+    mounts = probe_mounts(reader)
+    cgroup, memory = probe_cgroup(reader, mounts)
+    facts = Facts(
+        doctor_version=__version__,
+        root=os.fspath(ctx.root),
+        host=probe_host(reader),
+        container=probe_container(reader, mounts, env),
+        cpu=probe_cpu(reader),
+        cgroup=cgroup,
+        memory=memory,
+        process=probe_process(reader),
+        mounts=mounts,
+        env=env,
+        service=service,
+    )
+    facts.trt_cache = probe_trt_cache(reader, service)
+    if paddle_probe is not None:
+        facts.paddle = paddle_probe.result()
+    else:
+        facts.paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
+    facts.libraries = probe_libraries(reader, env, facts.paddle.cuda_lib_dirs)
+    facts.gpu = gpu_probe.result() if gpu_probe else probe_gpu(gpu_reader, None, gpu_timeout)
+    facts.issues = reader.issues + gpu_reader.issues
     return facts
-
-
-def _child_pool(python: str | None, gpu_python: str | None):
-    """Threads for the Paddle and NVML children, or none where neither runs (the healthcheck saves the import)."""
-    if python is None and gpu_python is None:
-        return nullcontext()
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(max_workers=2)

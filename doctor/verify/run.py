@@ -81,7 +81,8 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
         if _run_experiments(verification, ctx, options, deadline):
             measured = {e.name: e for e in verification.experiments}
             try:
-                verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
+                with children.phase("measuring the recommendation"):
+                    verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
             except (WorkerError, WorkerDied, Interrupted) as exc:
                 verification.error = f"the recommendation could not be measured: {_failure(exc)}"
     verification.seconds = round(deadline.spent(), 3)
@@ -94,8 +95,9 @@ def _load_baseline(verification: VerificationFacts, model: str, new_session: Cal
     """A Measurer with the service's configuration loaded; None (and why, in ``verification``) when it cannot be.
     ``model`` names the program and the Paddle that failed to load it."""
     try:
-        measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count)
-        measurer.load(verification.baseline)
+        with children.phase("loading the service's configuration to measure it"):
+            measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count)
+            measurer.load(verification.baseline)
         return measurer
     except Interrupted as exc:
         verification.error = f"interrupted by {exc.signal_name} while the service's configuration was loaded; nothing was measured"
@@ -120,7 +122,8 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
         shares_left -= share
         began = time.monotonic()
         try:
-            result = runner(ctx, slice_s)
+            with children.phase(f"measuring {name}"):
+                result = runner(ctx, slice_s)
         except (WorkerError, WorkerDied, Interrupted) as exc:
             result = _failed(name, exc, ctx)
         result.seconds = round(time.monotonic() - began, 3)
