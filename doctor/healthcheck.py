@@ -150,7 +150,7 @@ def main(argv: list[str]) -> None:
 
 
 def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
-    from .baseline import BaselineError, load_baseline
+    from .baseline import BaselineError, load_baseline, record_command
     from .checks.baseline_cpu_budget import cpu_summary
     from .context import ProbeContext
     from .probes import collect_facts
@@ -182,7 +182,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     try:
         checks, rulebook, settings, load_failures = _checks(baseline)
     except RegistryError as exc:
-        message = f"{exc}; re-create the baseline with 'paddle-doctor baseline --out {args.baseline}'"
+        message = f"{exc}; re-create the baseline with '{record_command(args.baseline)}'"
         return _unhealthy(message, {"baseline": args.baseline, "error": message})
     results = []
     for check in checks:

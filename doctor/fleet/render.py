@@ -7,6 +7,7 @@ import dataclasses
 import html
 import json
 
+from ..render.escape import escaped, markdown_line, terminal_text
 from ..render.page import html_page, html_table, markdown_table
 from ..serde import to_data
 from .grouping import FleetReport, Group
@@ -64,7 +65,7 @@ def render_fleet_markdown(report: FleetReport) -> str:
     lines = ["# paddle-doctor fleet", "", headline(report), ""]
     for title, columns, rows in tables(report):
         lines += [f"## {title}", "", *markdown_table(columns, rows), ""]
-    return "\n".join(lines + [verdict(report), ""])
+    return "\n".join(lines + [markdown_line(verdict(report)), ""])
 
 
 def render_fleet_html(report: FleetReport) -> str:
@@ -75,18 +76,20 @@ def render_fleet_html(report: FleetReport) -> str:
 
 
 def render_fleet_text(report: FleetReport, console) -> None:
-    """For people, on a rich Console: the same tables as rich tables."""
+    """For people, on a rich Console: the same tables as rich tables, their text shown as it is (no markup)."""
     from rich.table import Table
+    from rich.text import Text
 
-    console.print(f"paddle-doctor fleet: {headline(report)}", highlight=False)
+    report = escaped(report, terminal_text)
+    console.print(Text(f"paddle-doctor fleet: {headline(report)}"))
     for title, columns, rows in tables(report):
         table = Table(title=title, title_justify="left", show_lines=True)
         for column in columns:
             table.add_column(column)
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))
         console.print(table)
-    console.print(verdict(report), highlight=False)
+    console.print(Text(verdict(report)))
 
 
 def render_fleet(fmt: str, report: FleetReport) -> str:

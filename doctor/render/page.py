@@ -6,17 +6,19 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from .escape import markdown_cell
+
 PAGE_STYLE = ("body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;margin-bottom:1.5em}"
               "th,td{border:1px solid #bbb;padding:.3em .6em;text-align:left;vertical-align:top}th{background:#eee}")
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A GitHub-flavoured Markdown table, one line a row; ``|`` and newlines in a cell are escaped."""
+    """A GitHub-flavoured Markdown table, one line a row; each cell is text (``|``, newlines, HTML and links in it escaped)."""
     return [_markdown_row(columns), _markdown_row(["---"] * len(columns)), *(_markdown_row(row) for row in rows)]
 
 
 def _markdown_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
 
 
 def html_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
