@@ -233,11 +233,11 @@ def check_html(hostile: str, benign: str) -> None:
 
 
 def check_text(text: str, value: str) -> None:
+    """No control character reaches the terminal; the value is shown with them written out, and a
+    line break in it starts no line of its own (but in a fix's code, pasted as it is)."""
     for control in TERMINAL_CONTROLS:
         assert control not in text, repr(control)
-    shown = value
-    for control in ("\x1b", "\x07"):
-        shown = shown.replace(control, f"\\x{ord(control):02x}")
+    shown = value.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\n", "\\n")
     assert shown in text
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import html
 import json
 
-from ..render.escape import escaped, markdown_line, terminal_text
+from ..render.escape import escaped, markdown_line, terminal_line
 from ..render.page import html_page, html_table, markdown_table
 from ..serde import to_data
 from .grouping import FleetReport, Group
@@ -80,7 +80,7 @@ def render_fleet_text(report: FleetReport, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    report = escaped(report, terminal_text)
+    report = escaped(report, terminal_line)
     console.print(Text(f"paddle-doctor fleet: {headline(report)}"))
     for title, columns, rows in tables(report):
         table = Table(title=title, title_justify="left", show_lines=True)

@@ -19,11 +19,13 @@ T = TypeVar("T")
 
 # C0 controls but tab and newline, DEL, C1 controls, and the marks that reorder text (bidi overrides)
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-LINE_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+LINE_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 LINE_BREAKS = re.compile("\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]")
 MARKDOWN_INLINE = re.compile(r"[`<\[\]]|\\(?=[!-/:-@\[-`{-~])|&(?=#?\w+;)")
 MARKDOWN_BLOCK_START = re.compile(r"^(?=#{1,6}(?:\s|$)|>|[-+*](?:\s|$)|[-*_](?:\s*[-*_]){2,}\s*$|~{3,}|=+\s*$)")
 MARKDOWN_ORDERED_START = re.compile(r"^(\d{1,9})(?=[.)](?:\s|$))")
+WRITTEN_OUT = {"\n": "\\n", "\r": "\\r"}
+CODE_FIELDS = ("code", "snippet")  # Change.code, Recommendation.snippet: lines of code, pasted as they are
 
 
 def terminal_text(text: str) -> str:
@@ -33,13 +35,14 @@ def terminal_text(text: str) -> str:
 
 
 def terminal_line(text: str) -> str:
-    """One line for a terminal (an error message): as :func:`terminal_text`, line breaks and tabs written out too."""
+    """One line for a terminal (a message, an error): as :func:`terminal_text`, line breaks written out too (``\\n``)."""
     return LINE_CONTROL.sub(_written_out, text)
 
 
 def _written_out(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    char = match.group()
+    code = ord(char)
+    return WRITTEN_OUT.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def markdown_inline(text: str) -> str:
@@ -65,18 +68,20 @@ def uri_path(path: str) -> str:
     return quote(path, safe="/")
 
 
-def escaped(value: T, escape: Callable[[str], str]) -> T:
+def escaped(value: T, escape: Callable[[str], str], code: Callable[[str], str] | None = None) -> T:
     """A copy of a report (dataclasses, lists, tuples, dicts) with ``escape`` applied to every string
-    in it, dictionary keys too; enum members are the doctor's own words and stay."""
+    in it, dictionary keys too, and ``code`` (if given) to the fields that hold code (a fix's code, a
+    snippet); enum members are the doctor's own words and stay."""
     if isinstance(value, enum.Enum):
         return value
     if isinstance(value, str):
         return escape(value)  # type: ignore[return-value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: escaped(getattr(value, f.name), escape) for f in dataclasses.fields(value) if f.init}
+        changes = {f.name: escaped(getattr(value, f.name), code if code and f.name in CODE_FIELDS else escape, code)
+                   for f in dataclasses.fields(value) if f.init}
         return dataclasses.replace(value, **changes)
     if isinstance(value, dict):
-        return type(value)((escaped(k, escape), escaped(v, escape)) for k, v in value.items())  # type: ignore[call-arg]
+        return type(value)((escaped(k, escape, code), escaped(v, escape, code)) for k, v in value.items())  # type: ignore[call-arg]
     if isinstance(value, (list, tuple)):
-        return type(value)(escaped(item, escape) for item in value)  # type: ignore[call-arg]
+        return type(value)(escaped(item, escape, code) for item in value)  # type: ignore[call-arg]
     return value

@@ -14,7 +14,7 @@ from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.stats import speed_words
 from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
-from .escape import escaped, terminal_text
+from .escape import escaped, terminal_line, terminal_text
 
 if TYPE_CHECKING:
     from ..facts.graph import FusionInstance
@@ -34,8 +34,8 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     """The summary first (verdict, problems ranked by measured gain, the recommended configuration
     as code, the model's inputs); then, unless ``summary``, the problems in full and the passes and
     skips one line per area (``full``: each in full). Every string is shown as it is: control
-    characters written out (``\\x1b``), never read as markup."""
-    report = escaped(report, terminal_text)
+    characters (and, but in code, line breaks) written out (``\\x1b``), never read as markup."""
+    report = escaped(report, terminal_line, code=terminal_text)
     summary = digest(report)
     _render_summary(report, summary, console)
     if detail == "summary":
