@@ -259,7 +259,9 @@ def _finish(outcome: Outcome, as_json: bool, hard: bool = False) -> None:
         payload = {"healthy": outcome.healthy, "line": outcome.line, **outcome.detail}
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     else:
-        line = " ".join(outcome.line.split())  # one line, whatever the messages inside it hold
+        from .render.escape import terminal_line
+
+        line = terminal_line(" ".join(outcome.line.split()))  # one line, no control character, whatever the messages hold
         sys.stdout.write((line[: LINE_MAX - 3] + "...") if len(line) > LINE_MAX else line)
         sys.stdout.write("\n")
     sys.stdout.flush()

@@ -343,6 +343,22 @@ def test_a_pods_name_is_data_in_every_fleet_format(tmp_path, value, pod_report, 
     check_html(output(fleet_run(tmp_path / "html", value, "html", pod_report)), plain_fleet_outputs["html"])
 
 
+# ------------------------------------------------------------------ the healthcheck's one line
+
+
+@CASES
+def test_the_healthcheck_line_names_a_baseline_path_as_data(tmp_path, value):
+    path = tmp_path / f"{file_name(value)}.json"
+    result = run_doctor("healthcheck", "--baseline", str(path))
+    (line,) = result.stdout.splitlines()
+    assert result.returncode == 1 and line.startswith("unhealthy: ")
+    for control in TERMINAL_CONTROLS:
+        assert control not in line, repr(control)
+    command = line[line.index("record it with '") + len("record it with '"):-1]
+    if not any(char in value for char in "\n\x1b\x07"):  # the line writes those out: what pastes is the rest
+        assert shlex.split(command) == ["paddle-doctor", "baseline", "--out", str(path)]
+
+
 # ------------------------------------------------------------------ a measured model in a hostile folder
 
 
