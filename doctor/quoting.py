@@ -15,6 +15,7 @@ from typing import Any
 
 LINE_BREAK = re.compile(r"[\r\n]")
 YAML_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
+YAML_NOT_TEXT = re.compile(r"(?i)true|false|yes|no|on|off|y|n|null|[-+]?\.?\d[\d._:eE+-]*|\.inf|\.nan")  # YAML reads these as no string
 
 
 class Code(str):
@@ -56,7 +57,7 @@ def yaml_scalar(value: Any) -> str:
     """A YAML scalar (block or flow context) that reads back as ``value``'s text: plain when that is
     safe, else double-quoted with JSON's escapes (which YAML reads)."""
     text = str(value)
-    if isinstance(value, (int, float)) or YAML_PLAIN.fullmatch(text):
+    if isinstance(value, (int, float)) or (YAML_PLAIN.fullmatch(text) and not YAML_NOT_TEXT.fullmatch(text)):
         return text
     return json.dumps(text, ensure_ascii=False)
 
