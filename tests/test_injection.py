@@ -428,6 +428,17 @@ def test_python_snippets_hold_the_value_as_one_string(value):
     assert [node.value for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Constant) and node.value == value]
 
 
+@CASES
+def test_the_shape_flag_named_for_a_model_input_pastes_as_that_input(value):
+    """A model's input names come from its program; the report says how to set one's shape."""
+    from paddle_doctor.facts.verification import ModelInput
+    from paddle_doctor.render.digest import _input_view
+
+    view = _input_view(ModelInput(value, "float32", [-1, 3], [[1, 3]], "defaults"))
+    flag = view.how_to_change.split(" (repeat it")[0]
+    assert shlex.split(flag) == ["--shape", f"{value}:DIMS"]
+
+
 @pytest.mark.parametrize("value", [*HOSTILE.values(), "true", "null", "1.5", "~", "-", "a: b", "{x}", "#"])
 def test_a_kubernetes_fix_reads_back_with_the_value_as_one_string(value):
     (template,) = [c for c in RULES["PD-TRT-002"].fix_changes if c.kind == "kubernetes"]
