@@ -83,7 +83,8 @@ def rules_doc_markdown(rulebook: Rulebook) -> str:
         f"set `{DOCS_URL_ENV}` or `docs_url` in the settings file to the address where this page is "
         "published and the links point there instead. `paddle-doctor explain ID` prints the same in a "
         "terminal. Words in braces in a fix, such as `{threads_per_instance}`, are filled in with the "
-        "values the doctor measured when it reports the finding.",
+        "values the doctor measured when it reports the finding, quoted for the fix's language (a shell "
+        "word, a Python string, a YAML scalar).",
         "",
     ]
     for area, title in AREAS.items():
