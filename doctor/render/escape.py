@@ -21,7 +21,9 @@ T = TypeVar("T")
 TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 LINE_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 LINE_BREAKS = re.compile("\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]")
-MARKDOWN_INLINE = re.compile(r"[`<\[\]]|\\(?=[!-/:-@\[-`{-~])|&(?=#?\w+;)")
+# a backtick, a tag's or autolink's "<", the "]" that would end a link's text (before "(", "[" or a
+# definition's ":"), a backslash that would escape what follows, an "&" that starts a character reference
+MARKDOWN_INLINE = re.compile(r"[`<]|\](?=[(\[:])|\\(?=[!-/:-@\[-`{-~])|&(?=#?\w+;)")
 MARKDOWN_BLOCK_START = re.compile(r"^(?=#{1,6}(?:\s|$)|>|[-+*](?:\s|$)|[-*_](?:\s*[-*_]){2,}\s*$|~{3,}|=+\s*$)")
 MARKDOWN_ORDERED_START = re.compile(r"^(\d{1,9})(?=[.)](?:\s|$))")
 WRITTEN_OUT = {"\n": "\\n", "\r": "\\r"}
