@@ -171,15 +171,17 @@ def check_fixes(report: dict, value: str, where: Path) -> int:
     for finding in report["findings"]:
         rule = RULES.rules.get(finding["rule_id"])
         for number, (change, template) in enumerate(zip(finding["fix"]["changes"], rule.fix_changes if rule else ())):
-            code = change["code"]
-            strings = [v for v in finding["evidence"].values() if isinstance(v, str) and value in v]
-            if not strings or not PLACEHOLDER.search(template.code):
+            code, evidence = change["code"], finding["evidence"]
+            strings = [evidence[name] for name in PLACEHOLDER.findall(template.code)
+                       if isinstance(evidence.get(name), str) and value in evidence[name]]
+            if not strings:
                 continue
             held += 1
             if change["kind"] in ("shell", "env"):
-                assert shell_tokens(code) == filled_tokens(template.code, finding["evidence"]), code
+                assert shell_tokens(code) == filled_tokens(template.code, evidence), code
+            if change["kind"] == "shell":
                 arguments = [arg for call in pasted(code, where / f"{finding['rule_id']}-{number}") for arg in call]
-                assert any(s in arg for s in strings for arg in arguments) or change["kind"] == "env", (code, arguments)
+                assert all(any(s in arg for arg in arguments) for s in strings), (code, arguments)
             elif change["kind"] == "python":
                 constants = {node.value for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Constant)}
                 assert set(strings) <= constants, code
