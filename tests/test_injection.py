@@ -461,6 +461,16 @@ def test_a_docs_url_that_is_no_https_url_is_refused_in_one_line(url):
     assert "PADDLE_DOCTOR_DOCS_URL" in line and "expected the https:// URL" in line and "\x1b" not in line
 
 
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "http://docs.example.com/rules", "docs/rules.md"])
+def test_a_settings_docs_url_that_is_no_https_url_is_refused_in_one_line(tmp_path, url):
+    settings = tmp_path / "doctor.yaml"
+    settings.write_text(f"docs_url: {json.dumps(url)}\n")
+    result = run_doctor("--root", str(fixture_root("intel-noavx2-v1-quota")), "--settings", str(settings), "--format", "html")
+    assert result.returncode == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert str(settings) in line and "docs_url" in line and "an https:// URL" in line
+
+
 # ------------------------------------------------------------------ in a real browser
 
 
