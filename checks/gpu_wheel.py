@@ -14,6 +14,7 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import (PADDLE_INDEX_TAG, compute_capability, describe, gpu_wheel, host_evidence, host_gpu,
                                no_service_gpu, service_gpu, version_tuple, wheel_label)
+from paddle_doctor.quoting import Code
 from paddle_doctor.registry import Check
 
 ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"
@@ -30,7 +31,7 @@ def mismatch_finding(facts: Facts) -> Finding:
         return skipped(MISMATCH, f"cannot compare the wheel with the hardware: {label}")
     gpus = len(facts.gpu.devices) if facts.gpu.status == "ok" else 0
     driver_cuda = version_tuple(facts.gpu.cuda_driver_version) or (12,)
-    gpu_install = f"paddlepaddle-gpu -i {INDEX}/{PADDLE_INDEX_TAG.get(driver_cuda[0], 'cu126')}/"
+    gpu_install = Code(f"paddlepaddle-gpu -i {INDEX}/{PADDLE_INDEX_TAG.get(driver_cuda[0], 'cu126')}/")
     if not wheel and (device == "gpu" or gpus):
         why = "the service config asks for the GPU" if device == "gpu" else f"NVML sees {gpus} GPU{'s' if gpus != 1 else ''}"
         return Finding(MISMATCH, Status.FAIL, f"{label} is installed but {why}: every request runs on the CPU",
@@ -39,7 +40,7 @@ def mismatch_finding(facts: Facts) -> Finding:
     if wheel and device != "gpu" and host_gpu(facts) == "absent":
         return Finding(MISMATCH, Status.FAIL, f"{label} is installed but {host_evidence(facts)}",
                        observed=label, expected="the CPU wheel here, or a GPU in the container (--gpus)",
-                       evidence={"installed": facts.paddle.distribution, "wanted": "paddlepaddle==3.*"})
+                       evidence={"installed": facts.paddle.distribution, "wanted": Code("paddlepaddle==3.*")})
     if wheel and device == "gpu":
         return passed(MISMATCH, f"{label} for a service configured for the GPU")
     return passed(MISMATCH, f"{label} fits this host: {host_evidence(facts)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.reconcile import outcome
+from paddle_doctor.quoting import Code
 from paddle_doctor.registry import Check, Need
 from paddle_doctor.vocabulary import Effect
 
@@ -32,7 +33,7 @@ def check(facts: Facts) -> list[Finding]:
     if comparison is None or comparison.verdict != Effect.IMPROVED:
         verdict = comparison.verdict if comparison else "no candidate was faster"
         return [passed(RULE, f"no configuration measured faster than the service's ({verdict})")]
-    calls = "\n".join(line for line in recommendation.snippet.splitlines() if line.startswith("config."))
+    calls = Code("\n".join(line for line in recommendation.snippet.splitlines() if line.startswith("config.")))
     base, best = recommendation.baseline, recommendation.recommended
     return [Finding(RULE, Status.FAIL,
                     f"the recommended configuration is {comparison.ratio:.2f}x faster "

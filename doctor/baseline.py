@@ -28,6 +28,7 @@ from .facts.baseline import BaselineFacts, CacheRecord, CpuRecord, GpuRecord, Me
 from .gpu import uses_gpu
 from .probes.mounts import lost_on_restart, mount_for
 from .probes.trt_cache import absolute
+from .quoting import shell_word
 from .registry import Check, LoadFailure, Need, applying_checks, discover_registered
 from .rules import Rule, Rulebook
 from .serde import decode_document, load_json_file, to_data, write_text_atomically
@@ -206,13 +207,18 @@ def write_baseline(baseline: Baseline, path: str | Path) -> None:
     write_text_atomically(path, baseline.to_json(), BaselineError, "baseline")
 
 
+def record_command(path: str | Path) -> str:
+    """The command that records a baseline at ``path``, to paste."""
+    return f"paddle-doctor baseline --out {shell_word(path)}"
+
+
 def load_baseline(path: str | Path) -> Baseline:
-    record = f"record it with 'paddle-doctor baseline --out {path}'"
+    record = f"record it with '{record_command(path)}'"
     data = load_json_file(path, BaselineError, "baseline", record)
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise BaselineError(f"{path}: not a paddle-doctor baseline; {record}")
     return decode_document(Baseline, data, str(path), "baseline", SCHEMA_VERSION, BaselineError,
-                           f"re-create the baseline with 'paddle-doctor baseline --out {path}'")
+                           f"re-create the baseline with '{record_command(path)}'")
 
 
 def size_text(value: int | None) -> str:

@@ -22,9 +22,11 @@ from . import __version__, children
 from .baseline import BaselineError
 from .cache_stamp import StampError
 from .demo import DemoFolderError
+from .docs import DocsUrlError
 from .facts import FactsError
 from .fleet.command import fleet
 from .render import FORMATS
+from .render.escape import terminal_line
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
 from .serde import OutputError, check_writable, write_text_atomically
@@ -40,7 +42,7 @@ DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
 CHECKING, WRITING = "running the checks", "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError, DemoFolderError)
+               StampError, SourceInputError, DemoFolderError, DocsUrlError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -143,7 +145,7 @@ def _patient(params: dict[str, Any], ctx):
         paths = [str(ctx.path(process.script))]
     source = read_source(paths, environ) if paths else SourceFacts(reason="no --source, and no script from --pid")
     for error in source.errors:
-        click.echo(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow",
+        click.echo(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"),
                    err=True)
     return process, sample, source
 
@@ -153,7 +155,7 @@ def _finish_process(process, sample) -> None:
     if sample is not None:
         sample.finish(process)
     if process.reason and process.status != "not_probed":
-        click.echo(f"paddle-doctor: {process.reason}", err=True)
+        click.echo(terminal_line(f"paddle-doctor: {process.reason}"), err=True)
 
 
 def _collect(params: dict[str, Any], measure: bool = True):
@@ -578,5 +580,5 @@ def _run(args: list[str]) -> None:
 
 def _fail(message: str) -> None:
     """One line on stderr and exit 2: the doctor itself failed or was used wrongly."""
-    click.echo(f"paddle-doctor: {message}", err=True)
+    click.echo(terminal_line(f"paddle-doctor: {message}"), err=True)
     sys.exit(EXIT_DOCTOR_FAILED)

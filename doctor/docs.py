@@ -4,6 +4,8 @@ tests), the listing of `paddle-doctor rules`, and the link from a finding to its
 from __future__ import annotations
 
 import os
+import re
+from urllib.parse import urlsplit
 
 from .rules import AREAS, Rule, Rulebook
 
@@ -17,6 +19,7 @@ RULES_DOC = "docs/rules.md"
 DOCS_URL_ENV = "PADDLE_DOCTOR_DOCS_URL"
 FENCE_LANGUAGE = {"python": "python", "env": "sh", "dockerfile": "dockerfile", "shell": "sh",
                   "kubernetes": "yaml", "yaml": "yaml", "text": "text"}
+NOT_IN_A_URL = re.compile(r"[\x00-\x20\x7f\"'<>\\`]")
 LIFECYCLE_TEXT = {
     "stable": "checked",
     "planned": "planned (in the checklist; no check evaluates it yet)",
@@ -65,10 +68,26 @@ def replace_readme_table(readme: str, table: str) -> str:
     return readme[:start] + "\n" + table + readme[end:]
 
 
+class DocsUrlError(ValueError):
+    """$PADDLE_DOCTOR_DOCS_URL is no https URL: a report would link to whatever it names."""
+
+
+def is_https_url(text: str) -> bool:
+    """An absolute https URL with a host, and nothing a page or a terminal would read as more than a URL."""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return False
+    return parts.scheme == "https" and bool(parts.hostname) and not NOT_IN_A_URL.search(text)
+
+
 def docs_page(configured: str | None = None) -> str:
-    """Where the rules page lives: $PADDLE_DOCTOR_DOCS_URL, else the settings' docs_url, else the
-    repository-relative docs/rules.md."""
-    return os.environ.get(DOCS_URL_ENV) or configured or RULES_DOC
+    """Where the rules page lives: $PADDLE_DOCTOR_DOCS_URL (an https URL), else the settings' docs_url,
+    else the repository-relative docs/rules.md."""
+    published = os.environ.get(DOCS_URL_ENV)
+    if published and not is_https_url(published):
+        raise DocsUrlError(f"{DOCS_URL_ENV} is {published[:80]!r}; expected the https:// URL where docs/rules.md is published")
+    return published or configured or RULES_DOC
 
 
 def docs_link(rule_id: str, page: str) -> str:
@@ -92,8 +111,9 @@ def rules_doc_markdown(rulebook: Rulebook) -> str:
         f"set `{DOCS_URL_ENV}` or `docs_url` in the settings file to the address where this page is "
         "published and the links point there instead. `paddle-doctor explain ID` prints the same in a "
         "terminal. Words in braces in a fix, such as `{threads_per_instance}`, are filled in with the "
-        "values the doctor measured when it reports the finding; `explain` fills in those the CPU budget "
-        "of its machine gives, and writes the others as `<name>`, a template to fill in.",
+        "values the doctor measured when it reports the finding, quoted for the fix's language (a shell "
+        "word, a Python string, a YAML scalar); `explain` fills in those the CPU budget of its machine "
+        "gives, and writes the others as `<name>`, a template to fill in.",
         "",
     ]
     for area, title in AREAS.items():

@@ -168,7 +168,7 @@ def _stopped(stop, progress: Progress) -> Outcome:
 
 
 def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
-    from .baseline import BaselineError, load_baseline
+    from .baseline import BaselineError, load_baseline, record_command
     from .checks.baseline_cpu_budget import cpu_summary
     from .context import ProbeContext
     from .probes import collect_facts
@@ -200,7 +200,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     try:
         checks, rulebook, settings, load_failures = _checks(baseline)
     except RegistryError as exc:
-        message = f"{exc}; re-create the baseline with 'paddle-doctor baseline --out {args.baseline}'"
+        message = f"{exc}; re-create the baseline with '{record_command(args.baseline)}'"
         return _unhealthy(message, {"baseline": args.baseline, "error": message})
     results = []
     for check in checks:
@@ -273,7 +273,9 @@ def _finish(outcome: Outcome, as_json: bool, hard: bool = False) -> None:
         payload = {"healthy": outcome.healthy, "line": outcome.line, **outcome.detail}
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     else:
-        line = " ".join(outcome.line.split())  # one line, whatever the messages inside it hold
+        from .render.escape import terminal_line
+
+        line = terminal_line(" ".join(outcome.line.split()))  # one line, no control character, whatever the messages hold
         sys.stdout.write((line[: LINE_MAX - 3] + "...") if len(line) > LINE_MAX else line)
         sys.stdout.write("\n")
     sys.stdout.flush()

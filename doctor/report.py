@@ -14,6 +14,7 @@ from .findings import Finding, Status, Verdict
 from .gpu import summary as gpu_summary
 from .lazy import lazy_names
 from .profile import Profile, build_profile
+from .quoting import quoted
 from .registry import LoadFailure
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
@@ -216,7 +217,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         evidence=finding.evidence,
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
-        fix=Fix(rule.fix_text, [replace(c, code=fill_placeholders(c.code, finding.evidence)) for c in rule.fix_changes])
+        fix=Fix(rule.fix_text, [replace(c, code=fill_placeholders(c.code, finding.evidence, c.kind)) for c in rule.fix_changes])
         if rule
         else Fix("", []),
         docs=list(rule.docs) if rule else [],
@@ -262,9 +263,10 @@ def service_summary(facts: Facts) -> ServiceSummary:
     return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source)
 
 
-def fill_placeholders(code: str, values: dict[str, Any]) -> str:
-    """``{name}`` in a rule's fix becomes the finding's evidence value, so the fix is concrete."""
-    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), code)
+def fill_placeholders(code: str, values: dict[str, Any], kind: str) -> str:
+    """``{name}`` in a rule's fix becomes the finding's evidence value, quoted for the change's kind
+    (a shell word, a Python literal, ...), so the fix is concrete and pastes as that value."""
+    return PLACEHOLDER.sub(lambda m: quoted(values[m.group(1)], kind) if m.group(1) in values else m.group(0), code)
 
 
 def host_summary(facts: Facts) -> HostSummary:

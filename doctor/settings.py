@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .docs import is_https_url
 from .serde import load_yaml_file
 from .vocabulary import Severity
 
@@ -91,6 +92,6 @@ def load_settings(path: str | Path) -> Settings:
         if level not in Severity.values():
             raise SettingsError(f"{path}: severity of {rule_id} is {level!r}; expected one of {Severity.listing()}")
     docs_url = data.get("docs_url")
-    if docs_url is not None and (not isinstance(docs_url, str) or not docs_url.strip()):
-        raise SettingsError(f"{path}: docs_url must be the URL of the published docs/rules.md page")
+    if docs_url is not None and (not isinstance(docs_url, str) or not is_https_url(docs_url)):
+        raise SettingsError(f"{path}: docs_url must be the URL of the published docs/rules.md page, an https:// URL")
     return Settings(fail_on=fail_on, ignore=rule_ids(ignore), severity={str(k).upper(): v for k, v in severity.items()}, docs_url=docs_url)

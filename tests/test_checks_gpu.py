@@ -132,7 +132,7 @@ CASES = {
         service={"tensorrt": {**HEALTHY_SERVICE["tensorrt"], "use_static": False, "dynamic_shape_file": None}}),
     "shape-range file missing": Case(
         "t4-driver-470", expected={"PD-TRT-006": "fail"},
-        fix=("PD-TRT-006", 'config.enable_tuned_tensorrt_dynamic_shape("/cache/paddle/missing.pbtxt", True)'),
+        fix=("PD-TRT-006", "config.enable_tuned_tensorrt_dynamic_shape('/cache/paddle/missing.pbtxt', True)"),
         service={"tensorrt": {**HEALTHY_SERVICE["tensorrt"], "dynamic_shape_file": "/cache/paddle/missing.pbtxt"}}),
     "TensorRT off: no TensorRT rule applies, and FP32 leaves the tensor cores idle": Case(
         "t4-driver-470", expected={**{f"PD-TRT-00{n}": "skip" for n in range(1, 7)}, "PD-PREC-002": "fail"}, service=NO_TRT),

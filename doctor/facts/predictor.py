@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..quoting import python_call
 from ..vocabulary import Device, Precision
 
 if TYPE_CHECKING:
@@ -126,9 +127,9 @@ class PredictorConfig:
 
     def snippet(self, program: str, params: str | None) -> str:
         """Ready-to-paste Python that builds this configuration."""
-        model_args = f"{program!r}, {params!r}" if params else repr(str(program).rsplit("/", 1)[0])
-        lines = ["import paddle.inference as paddle_infer", "", f"config = paddle_infer.Config({model_args})"]
-        lines += [f"config.{method}({', '.join(repr(a) for a in args)})" for method, args in self.config_calls()]
+        model_args = [program, params] if params else [str(program).rsplit("/", 1)[0]]
+        lines = ["import paddle.inference as paddle_infer", "", f"config = {python_call('paddle_infer.Config', model_args)}"]
+        lines += [f"config.{python_call(method, args)}" for method, args in self.config_calls()]
         lines.append("predictor = paddle_infer.create_predictor(config)")
         return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ import dataclasses
 import html
 import json
 
+from ..render.escape import escaped, markdown_line, terminal_line
 from ..render.page import html_page, html_table, markdown_table
 from ..render.words import counted
 from ..serde import to_data
@@ -98,7 +99,7 @@ def render_fleet_markdown(report: FleetReport) -> str:
     lines = ["# paddle-doctor fleet", "", headline(report), ""]
     for title, columns, rows in tables(report):
         lines += [f"## {title}", "", *markdown_table(columns, rows), ""]
-    return "\n".join(lines + [verdict(report), ""])
+    return "\n".join(lines + [markdown_line(verdict(report)), ""])
 
 
 def render_fleet_html(report: FleetReport) -> str:
@@ -114,18 +115,20 @@ def render_fleet_html(report: FleetReport) -> str:
 
 
 def render_fleet_text(report: FleetReport, console) -> None:
-    """For people, on a rich Console: the same tables as rich tables."""
+    """For people, on a rich Console: the same tables as rich tables, their text shown as it is (no markup)."""
     from rich.table import Table
+    from rich.text import Text
 
-    console.print(f"paddle-doctor fleet: {headline(report)}", highlight=False)
+    report = escaped(report, terminal_line)
+    console.print(Text(f"paddle-doctor fleet: {headline(report)}"))
     for title, columns, rows in tables(report):
         table = Table(title=title, title_justify="left", show_lines=True)
         for column in columns:
             table.add_column(column)
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))
         console.print(table)
-    console.print(verdict(report), highlight=False)
+    console.print(Text(verdict(report)))
 
 
 def render_fleet(fmt: str, report: FleetReport) -> str:

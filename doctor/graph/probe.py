@@ -19,6 +19,7 @@ from pathlib import Path
 from ..facts import Facts, GraphFacts, OptimisedProgram, PassRejection, ServiceConfig
 from ..facts.predictor import PredictorConfig, service_calls
 from ..program import Program, ProgramError, read_program
+from ..quoting import python_call
 from ..verify.model import ModelRun
 from ..verify.session import WorkerDied, WorkerError
 from ..vocabulary import ModelFormat, ProgramStatus
@@ -60,7 +61,7 @@ def optimised_program(facts: Facts, run: ModelRun) -> tuple[OptimisedProgram, Pr
     device = device_label(service, PredictorConfig.of_service(facts).onednn)
     ir = "PIR program" if files.format == ModelFormat.PIR else "old-IR program"
     result = OptimisedProgram(status=ProgramStatus.SKIPPED, pipeline=f"{ir}, {device}",
-                              config=[f"{method}({', '.join(repr(a) for a in args)})" for method, args in calls])
+                              config=[python_call(method, args) for method, args in calls])
     paddle = facts.paddle
     if service.ir_optim is False:
         result.reason = f"{IR_OFF}: the predictor runs the program as saved"

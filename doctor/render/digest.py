@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..quoting import shell_word
 from ..report import Report, ReportFinding
 from ..verify.stats import speed_words
 from ..vocabulary import Effect, Status
@@ -134,7 +135,7 @@ def _input_view(item: ModelInput) -> InputView:
     if dynamic:
         declared += f" (dynamic: dim {', '.join(dynamic)})"
     shapes = [dims(shape) for shape in item.shapes]
-    how = f"--shape {item.name}:DIMS (repeat it for a set of shapes) or --inputs FILE.npz|FOLDER"
+    how = f"--shape {shell_word(item.name)}:DIMS (repeat it for a set of shapes) or --inputs FILE.npz|FOLDER"
     return InputView(item.name, item.dtype, declared, shapes, item.chosen_by, how)
 
 

@@ -8,31 +8,33 @@ import re
 from ..report import Report
 from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, problem_table
+from .escape import markdown_inline, markdown_line
 from .page import markdown_table
 from .service_lines import service_lines
 
 def render_markdown(report: Report) -> str:
     summary = digest(report)
-    lines = [f"# paddle-doctor {report.tool.version}", "", f"**{summary.verdict}**", ""]
+    lines = [f"# paddle-doctor {markdown_inline(report.tool.version)}", "", f"**{markdown_inline(summary.verdict)}**", ""]
     if summary.problems:
         lines += _table(problem_table(summary))
     if summary.recommendation:
         recommendation = summary.recommendation
-        lines += ["## Recommended configuration", "", recommendation.headline, ""]
+        lines += ["## Recommended configuration", "", markdown_line(recommendation.headline), ""]
         if recommendation.enforced:
-            lines += [f"Enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY}).", ""]
+            lines += [f"Enforced: {markdown_inline(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).", ""]
         lines += [*fenced(recommendation.snippet, "python"), ""]
-        lines += [f"- {step}" for step in recommendation.steps] + [""]
+        lines += [f"- {markdown_line(step)}" for step in recommendation.steps] + [""]
     for table in input_tables(summary):
         lines += _table(table)
     service = service_lines(report.service)
     if service:
-        lines += ["## Service", "", *(f"- {line}" for line in service), ""]
+        lines += ["## Service", "", *(f"- {markdown_line(line)}" for line in service), ""]
     for problem in summary.problems:
         finding = problem.finding
-        lines += [f"### {STATUS_LABEL[finding.status]} {finding.rule_id}: {finding.title}", "", finding.message, ""]
+        lines += [f"### {STATUS_LABEL[finding.status]} {markdown_inline(f'{finding.rule_id}: {finding.title}')}", "",
+                  markdown_line(finding.message), ""]
         if finding.status != Status.ERROR:
-            lines += [f"**Fix:** {finding.fix.text}", ""]
+            lines += [f"**Fix:** {markdown_inline(finding.fix.text)}", ""]
             for change in finding.fix.changes:
                 lines += [*fenced(change.code, change.kind), ""]
         if finding.docs_link:
@@ -40,7 +42,7 @@ def render_markdown(report: Report) -> str:
     areas = collapsed_areas(report)
     if areas:
         lines += ["## Passed and skipped", ""]
-        lines += [f"- **{title}**: " + "; ".join(f"{STATUS_LABEL[status]} {' '.join(ids)}" for status, ids in ids.items() if ids)
+        lines += [f"- **{markdown_inline(title)}**: " + "; ".join(f"{STATUS_LABEL[status]} {' '.join(ids)}" for status, ids in ids.items() if ids)
                   for title, ids in areas]
         lines.append("")
     return "\n".join(lines)
@@ -55,4 +57,4 @@ def fenced(code: str, language: str) -> list[str]:
 
 def _table(table: Table) -> list[str]:
     title, columns, rows = table
-    return [f"## {title}", "", *markdown_table(columns, rows), ""]
+    return [f"## {markdown_inline(title)}", "", *markdown_table(columns, rows), ""]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from .escape import markdown_cell
+
 # Narrower than 40em (a phone) a table's rows become cards: each cell under its column's name, so
 # no column is squeezed to a letter's width and nothing scrolls sideways.
 PAGE_STYLE = ("body{font-family:sans-serif;line-height:1.4;margin:2em auto;padding:0 2em;max-width:70em}"
@@ -20,12 +22,12 @@ PAGE_STYLE = ("body{font-family:sans-serif;line-height:1.4;margin:2em auto;paddi
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A GitHub-flavoured Markdown table, one line a row; ``|`` and newlines in a cell are escaped."""
+    """A GitHub-flavoured Markdown table, one line a row; each cell is text (``|``, newlines, HTML and links in it escaped)."""
     return [_markdown_row(columns), _markdown_row(["---"] * len(columns)), *(_markdown_row(row) for row in rows)]
 
 
 def _markdown_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
 
 
 def html_table(columns: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[Sequence[str]] = ()) -> str:

@@ -22,6 +22,7 @@ from ..report import Report, ReportFinding
 from ..rules import AREAS, Rule, Rulebook
 from ..serde import to_data
 from ..vocabulary import Status
+from .escape import uri_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -113,10 +114,11 @@ def _result(finding: ReportFinding, index: dict[str, int]) -> dict[str, Any]:
 
 def artifact_uri(file: str) -> str:
     """A path under the working directory (the repository, in CI) relative to it, as code scanning
-    resolves it; any other path as an absolute file URI (never a ``../`` path nothing can resolve)."""
+    resolves it; any other path as an absolute file URI (never a ``../`` path nothing can resolve).
+    Both percent-encoded, so a ``#``, ``;`` or space in a name stays part of the path."""
     resolved = (Path.cwd() / file).resolve()
     try:
-        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+        return uri_path(resolved.relative_to(Path.cwd().resolve()).as_posix())
     except ValueError:
         return resolved.as_uri()
 

@@ -14,6 +14,7 @@ from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.stats import speed_words
 from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
+from .escape import escaped, terminal_line, terminal_text
 from .service_lines import process_line, process_note, source_line
 from .words import byte_size as _bytes
 
@@ -34,7 +35,9 @@ DETAILS = ("summary", "default", "full")  # -q, default, -v
 def render_text(report: Report, console: Console, detail: str = "default") -> None:
     """The summary first (verdict, problems ranked by measured gain, the recommended configuration
     as code, the model's inputs); then, unless ``summary``, the problems in full and the passes and
-    skips one line per area (``full``: each in full)."""
+    skips one line per area (``full``: each in full). Every string is shown as it is: control
+    characters (and, but in code, line breaks) written out (``\\x1b``), never read as markup."""
+    report = escaped(report, terminal_line, code=terminal_text)
     summary = digest(report)
     _render_summary(report, summary, console)
     if detail == "summary":
@@ -152,18 +155,18 @@ def _host_table(report: Report) -> Table:
     table.add_column(style="bold")
     table.add_column(overflow="fold")  # a long path breaks across lines, never cut
     flags = ", ".join(host.cpu_flags) or "none of avx/avx2/avx512"
-    table.add_row("CPU", f"{host.cpu_model or 'unknown'} ({host.cpu_arch or '?'}); {flags}")
+    table.add_row("CPU", Text(f"{host.cpu_model or 'unknown'} ({host.cpu_arch or '?'}); {flags}"))
     if host.cpu_budget is not None:
-        table.add_row("CPU budget", f"{host.cpu_budget:g} CPUs, from {host.cpu_budget_limited_by} ({host.cpu_budget_file or '?'})")
-    table.add_row("Memory", f"limit {_bytes(host.memory_limit_bytes)}; /dev/shm {_bytes(host.shm_bytes)}")
-    table.add_row("Container", host.container)
+        table.add_row("CPU budget", Text(f"{host.cpu_budget:g} CPUs, from {host.cpu_budget_limited_by} ({host.cpu_budget_file or '?'})"))
+    table.add_row("Memory", Text(f"limit {_bytes(host.memory_limit_bytes)}; /dev/shm {_bytes(host.shm_bytes)}"))
+    table.add_row("Container", Text(host.container))
     if host.paddle_version:
         paddle = f"{host.paddle_distribution} {host.paddle_version} ({host.paddle_status})"
     else:
         paddle = paddle_status_words(host.paddle_status)
-    table.add_row("Paddle", f"{paddle}; python {host.python or '?'}")
+    table.add_row("Paddle", Text(f"{paddle}; python {host.python or '?'}"))
     if host.gpu:
-        table.add_row("GPU", host.gpu)
+        table.add_row("GPU", Text(host.gpu))
     return table
 
 
@@ -185,7 +188,7 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
     console.print(Text("Service", style="bold underline"))
     line = process_line(process)
     if line:
-        console.print(line, highlight=False)
+        console.print(Text(line))
         for name, value in process.environ.items():
             console.print(Text(f"  {name}={value} ({process.environ_source})", style="dim"))
     note = process_note(process)
@@ -193,7 +196,7 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         console.print(Text(note, style="yellow"))
     line = source_line(source)
     if line:
-        console.print(line, highlight=False)
+        console.print(Text(line))
     for error in source.errors:
         console.print(Text(f"{error.location}: {error.message}", style="yellow"))
     for setting in service.settings:
@@ -282,12 +285,12 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
         console.print(Text(graph.error, style="bold magenta"))
         return
     version = f" version {graph.version}" if graph.version is not None else ""
-    console.print(f"program {graph.program} ({graph.format}{version}, {graph.ops} ops; "
-                  f"feed/fetch {_counts(graph.feed_fetch)})", highlight=False)
+    console.print(Text(f"program {graph.program} ({graph.format}{version}, {graph.ops} ops; "
+                   f"feed/fetch {_counts(graph.feed_fetch)})"))
     optimised = graph.optimised
     if optimised and optimised.status == "read":
-        console.print(f"optimised for {optimised.pipeline}: {optimised.ops} ops, {len(optimised.passes or [])} passes ran; "
-                      f"removed {_counts(optimised.removed)}; added {_counts(optimised.added)}", highlight=False)
+        console.print(Text(f"optimised for {optimised.pipeline}: {optimised.ops} ops, {len(optimised.passes or [])} passes ran; "
+                       f"removed {_counts(optimised.removed)}; added {_counts(optimised.added)}"))
     elif optimised:
         console.print(Text(f"optimised program {optimised.status}: {optimised.reason}", style="dim"))
     table = Table(box=None, padding=(0, 1), show_edge=False)
@@ -296,7 +299,7 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
     for row in graph.coverage + ([graph.total] if graph.total else []):
         cells = [row.title, *(str(count) for count in (row.fusible, row.fused, row.partial, row.unfused)),
                  f"{row.coverage:.0%}" if row.coverage is not None else "-"]
-        table.add_row(*cells, style="bold" if row.pattern == "total" else None)
+        table.add_row(*map(Text, cells), style="bold" if row.pattern == "total" else None)
     console.print(table)
     groups: dict[tuple, list[FusionInstance]] = {}
     for instance in graph.instances:
@@ -311,11 +314,11 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
                                     (f": {reason}", "dim")))
     if graph.dropout:
         left = "unknown" if graph.dropout_left is None else graph.dropout_left
-        console.print(f"dropout: {len(graph.dropout)} ops in the program, {left} left after optimisation", highlight=False)
+        console.print(Text(f"dropout: {len(graph.dropout)} ops in the program, {left} left after optimisation"))
     share = optimised.tensorrt if optimised else None
     if share:
-        console.print(f"TensorRT: {share.ops_inside} of {share.ops_inside + share.ops_outside} ops inside "
-                      f"{share.engines} engines; outside {_counts(share.outside)}", highlight=False)
+        console.print(Text(f"TensorRT: {share.ops_inside} of {share.ops_inside + share.ops_outside} ops inside "
+                       f"{share.engines} engines; outside {_counts(share.outside)}"))
     if graph.ir_optim_experiment:
         for line in measurement_lines(graph.ir_optim_experiment):
             console.print(line)
@@ -331,8 +334,8 @@ def _render_verification(verification: VerificationSummary, summary: Digest, con
     console.print()
     model = verification.model
     console.print(Text("Verification on the real predictor", style="bold underline"))
-    console.print(f"model {model.path} ({model.format}); measured {verification.seconds:.1f} s "
-                  f"of a {verification.budget_s:g} s budget; minimum effect {verification.min_effect:.0%}", highlight=False)
+    console.print(Text(f"model {model.path} ({model.format}); measured {verification.seconds:.1f} s "
+                   f"of a {verification.budget_s:g} s budget; minimum effect {verification.min_effect:.0%}"))
     if verification.error:
         console.print(Text(verification.error, style="bold magenta"))
     if verification.over_budget and verification.over_budget != verification.error:
@@ -345,15 +348,15 @@ def _render_verification(verification: VerificationSummary, summary: Digest, con
         console.print(Text(f"  not measured: {', '.join(e.name for e in not_measured)} (-v says why)", style="dim"))
     for row in summary.shape_latencies:
         p50 = "; ".join(f"{label} {_number(ms)} ms" for label, ms in row.p50_ms.items())
-        console.print(f"  p50 on {row.shapes}: {p50}", highlight=False)
+        console.print(Text(f"  p50 on {row.shapes}: {p50}"))
     recommendation = verification.recommendation
     if recommendation and summary.shape_latencies:
-        console.print(f"  p50 over the mix: baseline {_number(recommendation.baseline.p50)} ms; "
-                      f"recommended {_number(recommendation.recommended.p50)} ms", highlight=False)
+        console.print(Text(f"  p50 over the mix: baseline {_number(recommendation.baseline.p50)} ms; "
+                       f"recommended {_number(recommendation.recommended.p50)} ms"))
     if recommendation and detail == "full":
         console.print(Text("how the recommended configuration was found:", style="bold"))
         for step in recommendation.steps:
-            console.print(f"  • {step}", highlight=False)
+            console.print(Text(f"  • {step}"))
 
 
 def _render_layouts(report: Report, console: Console) -> None:
@@ -364,8 +367,8 @@ def _render_layouts(report: Report, console: Console) -> None:
     measured = experiment.layouts
     console.print()
     console.print(Text("Serving layouts under load", style="bold underline"))
-    console.print(f"{measured.concurrency} concurrent clients, CPU budget {measured.budget_cpus:g}; {measured.rounds} rounds "
-                  f"of {measured.window_s:.2f} s windows, interleaved (stopped: {measured.stopped})", highlight=False)
+    console.print(Text(f"{measured.concurrency} concurrent clients, CPU budget {measured.budget_cpus:g}; {measured.rounds} rounds "
+                   f"of {measured.window_s:.2f} s windows, interleaved (stopped: {measured.stopped})"))
     ratios = {c.candidate: c for c in experiment.comparisons}
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for column in ("layout", "threads", "req/s", "p50 ms", "p90 ms", "p99 ms", "vs service"):
@@ -373,20 +376,21 @@ def _render_layouts(report: Report, console: Console) -> None:
     for arm in experiment.arms:
         layout, versus = arm.layout, ratios.get(arm.label)
         fits = "" if layout.fits_budget else " (over budget)"
-        table.add_row(("→ " if arm.label == measured.recommended else "  ") + arm.label,
-                      f"{layout.total_threads}{fits}", _number(arm.throughput_rps), _number(arm.p50),
-                      _number(arm.p90), _number(arm.p99),
-                      f"{versus.ratio:.2f}x [{versus.ci_low:.2f}-{versus.ci_high:.2f}] {versus.verdict}" if versus else "")
+        cells = [("→ " if arm.label == measured.recommended else "  ") + arm.label,
+                 f"{layout.total_threads}{fits}", _number(arm.throughput_rps), _number(arm.p50),
+                 _number(arm.p90), _number(arm.p99),
+                 f"{versus.ratio:.2f}x [{versus.ci_low:.2f}-{versus.ci_high:.2f}] {versus.verdict}" if versus else ""]
+        table.add_row(*map(Text, cells))
     console.print(table)
     throttled = {name: t for name, t in measured.throttling.items() if t.throttled_periods}
     for name, counts in throttled.items():
-        console.print(f"  throttled in {counts.throttled_periods} of {counts.periods} quota periods "
-                      f"({counts.throttled_us / 1e6:.2f} s) while measuring {name}", highlight=False)
+        console.print(Text(f"  throttled in {counts.throttled_periods} of {counts.periods} quota periods "
+                       f"({counts.throttled_us / 1e6:.2f} s) while measuring {name}"))
     if measured.throttling and not throttled:
         periods = sum(t.periods for t in measured.throttling.values())
-        console.print(f"  cpu.stat: no throttled period in {periods} quota periods while measuring" if periods
-                      else "  cpu.stat: no CPU quota periods elapsed (no quota), so nothing was throttled", style="dim")
-    console.print(f"→ {measured.recommended}: {measured.why}", highlight=False)
+        console.print(Text(f"  cpu.stat: no throttled period in {periods} quota periods while measuring" if periods
+                       else "  cpu.stat: no CPU quota periods elapsed (no quota), so nothing was throttled", style="dim"))
+    console.print(Text(f"→ {measured.recommended}: {measured.why}"))
     for excluded in measured.excluded:
         console.print(Text(f"  not measured: {excluded.layout} — {excluded.reason}", style="dim"))
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..budget import cpu_budget
 from ..facts import Facts
+from ..quoting import Code
 from ..service import serving_layout
 from ..vocabulary import Layout, ModelFormat
 from .model import ModelFiles
@@ -196,7 +197,7 @@ def _mib(value: int) -> str:
     return f"{value / (1 << 30):.1f} GiB" if value >= 1 << 30 else f"{value / (1 << 20):.0f} MiB"
 
 
-def layout_snippet(kind: Layout, instances: int, threads: int) -> str:
+def layout_snippet(kind: Layout, instances: int, threads: int) -> Code:
     """Python that serves with this layout (``config`` is the service's paddle_infer.Config)."""
     lines = [f"config.set_cpu_math_library_num_threads({threads})"]
     if instances == 1:
@@ -211,4 +212,4 @@ def layout_snippet(kind: Layout, instances: int, threads: int) -> str:
     else:
         lines += [f"pool = paddle_infer.PredictorPool(config, {instances})",
                   f"predictor = pool.retrieve(worker_index)  # worker_index 0..{instances - 1}; older Paddle: pool.retrive"]
-    return "\n".join(lines)
+    return Code("\n".join(lines))
