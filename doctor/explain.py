@@ -61,7 +61,7 @@ def machine_values(instances: int = 1, root: str = "/") -> MachineValues:
 def fix_blocks(rule: Rule, known: MachineValues | None) -> list[FixBlock]:
     blocks = []
     for change in rule.fix_changes:
-        filled = fill_placeholders(change.code, known.values if known else {})
+        filled = fill_placeholders(change.code, known.values if known else {}, change.kind)
         missing = tuple(dict.fromkeys(PLACEHOLDER.findall(filled)))
         blocks.append(FixBlock(change.kind, PLACEHOLDER.sub(r"<\1>", filled), missing))
     return blocks
