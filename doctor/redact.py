@@ -1,10 +1,14 @@
-"""Secrets out of the recorded environment, by the variable's name and by the shape of its value.
+"""Secrets out of everything the doctor records, by a variable's name and by the shape of the text.
 
 Facts travel (a support ticket, a CI artifact), so a value is hidden when its name says it is a
-secret (``DB_PASS``, ``API_KEY``, ``HF_TOKEN``), and within any other value the parts shaped like
-one are cut out: ``key=value`` secrets in connection strings (``Password=...;``,
-``AccountKey=...``), credentials in URLs, bearer tokens and long random tokens. What the checks
-read (thread counts, paths, ``FLAGS_*``, GPU ids) has none of those shapes and stays as it is.
+secret (``DB_PASS``, ``API_KEY``, ``HF_TOKEN``), and within any other text (``redact_text``: an
+environment value, a command-line argument, a string literal of the service's source, a pod's
+log) the parts shaped like one are cut out: ``key=value`` secrets (``password=...``,
+``Password=...;``, ``AccountKey=...``, ``--api-key=...``), credentials in URLs, bearer and basic
+authorizations, JWTs, private key blocks, the tokens of AWS, GitHub, GitLab, Slack and others by
+their prefix, and long random tokens. The words around a secret stay, so a reader sees what was
+cut: ``postgres://<redacted>@db:5432/app``. What the checks read (thread counts, paths,
+``FLAGS_*``, GPU ids) has none of those shapes and stays as it is.
 """
 
 from __future__ import annotations
@@ -19,15 +23,26 @@ SECRET_WORDS = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASS", "
                 "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE", "COOKIE", "SESSION", "SIGNATURE", "APIKEY", "DSN"}
 SECRET_WORD_ENDINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY")
 NOT_SECRET_NAMES = {"PWD", "OLDPWD"}  # the working directories
-SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?)"
-SECRET_PAIR = re.compile(
-    rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*)"
-    r"(?P<value>\"[^\"]*\"|'[^']*'|[^;&,\s]+)", re.I)
-SECRET_COLON = re.compile(r"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>[^\s;&,\"']+)", re.I)
+SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?|auth|cookie)"
+VALUE = rf"(?P<value>{re.escape(REDACTED)}|\"[^\"]*\"|'[^']*'|[^;&,\s]+)"  # cut once, it stays as it was cut
+SECRET_PAIR = re.compile(rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*){VALUE}", re.I)
+SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{re.escape(REDACTED)}|[^\s;&,\"']+)", re.I)
 SECRET_JSON = re.compile(rf"(?P<key>\"[a-z_-]*{SECRET_KEY}\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")", re.I)
-SECRET_FLAG = re.compile(rf"(?P<key>--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
-URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
+SECRET_FLAG = re.compile(rf"(?P<key>--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{re.escape(REDACTED)}|\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
+AUTHORIZATION = re.compile(r"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>[^\s,;\"']+)", re.I)
 BEARER = re.compile(r"(?P<key>\bbearer\s+)(?P<value>\S+)", re.I)
+# user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one)
+URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?:[^/@\s]+|[^/@\s:]+:(?!\d+/)[^@\s]+)@", re.I)
+PRIVATE_KEY = re.compile(r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----).*?(?:-----END (?P=kind)-----|\Z)", re.S)
+JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+PREFIXED_TOKEN = re.compile("|".join((
+    r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])",  # AWS key ids
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}", r"\bgithub_pat_[A-Za-z0-9_]{30,}",  # GitHub
+    r"\bgl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,}",  # GitLab
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}", r"(?<=hooks\.slack\.com/services/)[A-Za-z0-9/]+",  # Slack
+    r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",  # OpenAI, Stripe
+    r"\bAIza[0-9A-Za-z_-]{35}", r"\bhf_[A-Za-z0-9]{30,}", r"\bnpm_[A-Za-z0-9]{36}", r"\bpypi-[A-Za-z0-9_-]{50,}",
+)))
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
@@ -36,13 +51,19 @@ UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 
 def redact(name: str, value: str) -> str:
     """``value`` as it may be recorded for the variable ``name``."""
-    if secret_name(name):
-        return REDACTED
-    value = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", value)
-    for shape in (SECRET_JSON, SECRET_FLAG, SECRET_PAIR, SECRET_COLON, BEARER):
-        value = shape.sub(lambda m: m.group("key") + REDACTED, value)
-    value = HEX_SECRET.sub(REDACTED, value)
-    return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), value)
+    return REDACTED if secret_name(name) else redact_text(value)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every part shaped like a secret replaced by ``<redacted>``, the words around it kept."""
+    text = PRIVATE_KEY.sub(lambda m: f"{m.group('begin')}{REDACTED}-----END {m.group('kind')}-----", text)
+    text = JWT.sub(REDACTED, text)
+    text = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    text = PREFIXED_TOKEN.sub(REDACTED, text)
+    for shape in (SECRET_JSON, SECRET_FLAG, SECRET_PAIR, SECRET_COLON, AUTHORIZATION, BEARER):
+        text = shape.sub(lambda m: m.group("key") + REDACTED, text)
+    text = HEX_SECRET.sub(REDACTED, text)
+    return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), text)
 
 
 def secret_name(name: str) -> bool:

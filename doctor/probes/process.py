@@ -17,7 +17,7 @@ from ..context import ProbeContext
 from ..facts import MappedLibrary, ServiceProcessFacts
 from .common import parse_cpu_list
 from .libraries import SHARED_OBJECT
-from ..redact import redact_environment
+from ..redact import redact_environment, redact_text
 from ..vocabulary import LibraryKind, ProcessStatus
 
 PADDLE_LIBRARY = "libpaddle"
@@ -139,7 +139,7 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
         return
     _read_status(ctx, facts, f"{proc}/status")
     denied: list[str] = []
-    argv = _read(ctx, f"{proc}/cmdline").split("\0")
+    argv = [redact_text(argument) for argument in _read(ctx, f"{proc}/cmdline").split("\0")]  # --password=..., URLs with credentials
     exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
     environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
     variables = {}
