@@ -24,13 +24,14 @@ SECRET_WORDS = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASS", "
 SECRET_WORD_ENDINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY")
 NOT_SECRET_NAMES = {"PWD", "OLDPWD"}  # the working directories
 SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?|auth|cookie)"
-VALUE = rf"(?P<value>{re.escape(REDACTED)}|\"[^\"]*\"|'[^']*'|[^;&,\s]+)"  # cut once, it stays as it was cut
+CUT = re.escape(REDACTED)  # a value cut once stays as it was cut, with what follows it
+VALUE = rf"(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^;&,\s]+)"
 SECRET_PAIR = re.compile(rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*){VALUE}", re.I)
-SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{re.escape(REDACTED)}|[^\s;&,\"']+)", re.I)
+SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{CUT}|[^\s;&,\"']+)", re.I)
 SECRET_JSON = re.compile(rf"(?P<key>\"[a-z_-]*{SECRET_KEY}\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")", re.I)
-SECRET_FLAG = re.compile(rf"(?P<key>--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{re.escape(REDACTED)}|\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
-AUTHORIZATION = re.compile(r"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>[^\s,;\"']+)", re.I)
-BEARER = re.compile(r"(?P<key>\bbearer\s+)(?P<value>\S+)", re.I)
+SECRET_FLAG = re.compile(rf"(?P<key>--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
+AUTHORIZATION = re.compile(rf"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>{CUT}|[^\s,;\"']+)", re.I)
+BEARER = re.compile(rf"(?P<key>\bbearer\s+)(?P<value>{CUT}|\S+)", re.I)
 # user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one)
 URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?:[^/@\s]+|[^/@\s:]+:(?!\d+/)[^@\s]+)@", re.I)
 PRIVATE_KEY = re.compile(r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----).*?(?:-----END (?P=kind)-----|\Z)", re.S)
