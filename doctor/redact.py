@@ -29,20 +29,23 @@ VALUE = rf"(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^;&,\s]+)"
 SECRET_PAIR = re.compile(rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*){VALUE}", re.I)
 SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{CUT}|[^\s;&,\"']+)", re.I)
 SECRET_JSON = re.compile(rf"(?P<key>\"[a-z_-]*{SECRET_KEY}\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")", re.I)
-SECRET_FLAG = re.compile(rf"(?P<key>--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
+SECRET_FLAG = re.compile(rf"(?P<key>(?<![\w-])--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
 AUTHORIZATION = re.compile(rf"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>{CUT}|[^\s,;\"']+)", re.I)
 BEARER = re.compile(rf"(?P<key>\bbearer\s+)(?P<value>{CUT}|\S+)", re.I)
-# user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one)
-URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?:[^/@\s]+|[^/@\s:]+:(?!\d+/)[^@\s]+)@", re.I)
+# user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one).
+# Each shape starts only where a run of its characters starts, and what may backtrack is bounded: a
+# megabyte of "a://a://..." or "-----..." is cut in linear time.
+URL_USERINFO = re.compile(r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)(?:[^/@\s]{1,256}|[^/@\s:]{1,256}:(?!\d+/)[^@\s]{1,256})@", re.I)
 PRIVATE_KEY = re.compile(r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----).*?(?:-----END (?P=kind)-----|\Z)", re.S)
-JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+JWT = re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 PREFIXED_TOKEN = re.compile("|".join((
     r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])",  # AWS key ids
-    r"\bgh[pousr]_[A-Za-z0-9]{30,}", r"\bgithub_pat_[A-Za-z0-9_]{30,}",  # GitHub
-    r"\bgl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,}",  # GitLab
-    r"\bxox[abposr]-[A-Za-z0-9-]{10,}", r"(?<=hooks\.slack\.com/services/)[A-Za-z0-9/]+",  # Slack
-    r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",  # OpenAI, Stripe
-    r"\bAIza[0-9A-Za-z_-]{35}", r"\bhf_[A-Za-z0-9]{30,}", r"\bnpm_[A-Za-z0-9]{36}", r"\bpypi-[A-Za-z0-9_-]{50,}",
+    r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
+    r"|gl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"  # OpenAI, Stripe
+    r"|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})",  # Google, Hugging Face, npm, PyPI
+    r"(?<=hooks\.slack\.com/services/)[A-Za-z0-9/]+",
 )))
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest

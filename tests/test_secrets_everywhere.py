@@ -8,6 +8,7 @@ import html
 import json
 import posixpath
 import shutil
+import time
 
 import pytest
 
@@ -152,3 +153,14 @@ config.set_mkldnn_cache_capacity(int(os.environ.get("ONEDNN_CACHE", "10")))
     assert codes["threads"] == "config.set_cpu_math_library_num_threads(os.cpu_count())"
     assert codes["optim_cache_dir"] == "config.set_optim_cache_dir(os.environ.get('CACHE_DIR', '/models/ocr/_opt_cache'))"
     assert "os.cpu_count()" in printed["text"] and "/models/ocr/_opt_cache" in printed["text"]
+
+
+@pytest.mark.parametrize("text", [
+    "a://" * 25_000, "a://b:" * 17_000, "-" * 100_000, "eyJa-" * 20_000, "xoxb-" * 20_000, "glpat-" * 17_000,
+    "a" * 100_000, "-----BEGIN PRIVATE KEY-----" * 4_000, "password=" * 11_000,
+], ids=["schemes", "schemes-with-colons", "dashes", "jwt-starts", "slack-starts", "gitlab-starts", "letters", "key-blocks", "pairs"])
+def test_a_hostile_text_is_redacted_in_linear_time(text):
+    """100 kB shaped to make a backtracking pattern quadratic (a minute, for "a://" repeated) takes well under a second."""
+    started = time.perf_counter()
+    redact_text(text)
+    assert time.perf_counter() - started < 10
