@@ -49,6 +49,7 @@ PREFIXED_TOKEN = re.compile("|".join((
 )))
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest
+TAIL_MARGIN = 4096  # longer than any secret the shapes cut
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
 UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)  # GPU ids
 
@@ -68,6 +69,12 @@ def redact_text(text: str) -> str:
         text = shape.sub(lambda m: m.group("key") + REDACTED, text)
     text = HEX_SECRET.sub(REDACTED, text)
     return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), text)
+
+
+def redacted_tail(text: str, chars: int) -> str:
+    """The last ``chars`` of ``text`` (a child's error output), redacted: a secret the cut would halve
+    is redacted whole first, so no half of it is left for the shapes to miss."""
+    return redact_text(text[-(chars + TAIL_MARGIN):])[-chars:]
 
 
 def secret_name(name: str) -> bool:

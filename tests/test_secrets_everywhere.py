@@ -164,3 +164,22 @@ def test_a_hostile_text_is_redacted_in_linear_time(text):
     started = time.perf_counter()
     redact_text(text)
     assert time.perf_counter() - started < 10
+
+
+@pytest.mark.parametrize("label, secret, sensitive, shown", SECRETS, ids=IDS)
+def test_no_secret_a_child_prints_leaves_the_doctor(tmp_path, label, secret, sensitive, shown):
+    """The Paddle probe's interpreter fails with the secret in its error output (a service's
+    sitecustomize logging its connection): the reason and the error's tail say it redacted."""
+    python = tmp_path / "python3"
+    python.write_text(f"#!/bin/sh\ncat >&2 <<'END'\nTraceback (most recent call last):\nRuntimeError: cannot reach {secret}\nEND\nexit 3\n")
+    python.chmod(0o755)
+    common = ("--root", str(FIXTURES / "roots" / "intel-noavx2-v1-quota"), "--python", str(python), "--no-gpu")
+    printed = {fmt: run_doctor("check", *common, "--format", fmt, env=WIDE) for fmt in REPORT_FORMATS}
+    printed["facts"] = run_doctor("facts", *common)
+    for name, result in printed.items():
+        assert result.stdout, result.stderr
+        for part in sensitive:
+            assert part not in result.stdout + result.stderr, f"{label}: {part!r} printed in the {name} output"
+    paddle = json.loads(printed["facts"].stdout)["paddle"]
+    assert paddle["stderr_tail"].endswith(f"RuntimeError: cannot reach {shown}")
+    assert paddle["reason"] == f"importing Paddle failed (exit code 3): RuntimeError: cannot reach {shown}"
