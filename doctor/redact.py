@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Any
 
 REDACTED = "<redacted>"
 # words of a variable's name (split at "_"): TOKENIZER_THREADS and KEYFRAME_RATE are no secrets
@@ -25,13 +26,20 @@ SECRET_WORD_ENDINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "ACCESSKEY", "SE
 NOT_SECRET_NAMES = {"PWD", "OLDPWD"}  # the working directories
 SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?|auth|cookie)"
 CUT = re.escape(REDACTED)  # a value cut once stays as it was cut, with what follows it
-VALUE = rf"(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^;&,\s]+)"
+
+
+def _unquoted(stops: str = "") -> str:
+    """A value up to whitespace or ``stops``; a quote ends it only where no word follows (``'password=x')``)."""
+    return rf"(?:[^{stops}\s'\"]|['\"](?=\w))+"
+
+
+VALUE = rf"(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|{_unquoted(';&,')})"
 SECRET_PAIR = re.compile(rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*){VALUE}", re.I)
-SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{CUT}|[^\s;&,\"']+)", re.I)
-SECRET_JSON = re.compile(rf"(?P<key>\"[a-z_-]*{SECRET_KEY}\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")", re.I)
-SECRET_FLAG = re.compile(rf"(?P<key>(?<![\w-])--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
-AUTHORIZATION = re.compile(rf"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>{CUT}|[^\s,;\"']+)", re.I)
-BEARER = re.compile(rf"(?P<key>\bbearer\s+)(?P<value>{CUT}|\S+)", re.I)
+SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{CUT}|{_unquoted(';&,')})", re.I)
+SECRET_JSON = re.compile(rf"(?P<key>([\"'])[a-z_-]*{SECRET_KEY}\2\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.I)
+SECRET_FLAG = re.compile(rf"(?P<key>(?<![\w-])--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|(?!-){_unquoted()})", re.I)
+AUTHORIZATION = re.compile(rf"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>{CUT}|{_unquoted(',;')})", re.I)
+BEARER = re.compile(rf"(?P<key>\bbearer\s+)(?P<value>{CUT}|{_unquoted()})", re.I)
 # user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one).
 # Each shape starts only where a run of its characters starts, and what may backtrack is bounded: a
 # megabyte of "a://a://..." or "-----..." is cut in linear time.
@@ -87,6 +95,24 @@ def secret_name(name: str) -> bool:
 
 def redact_environment(environ: dict[str, str]) -> dict[str, str]:
     return {name: redact(name, environ[name]) for name in sorted(environ)}
+
+
+def redact_recorded(data: Any) -> Any:
+    """A JSON document the doctor reads back (recorded facts, a baseline, a pod's report), redacted
+    as the doctor redacts what it probes: one recorded by an older doctor, or written by hand, may
+    hold a secret. What the doctor wrote itself comes back unchanged."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, list):
+        return [redact_recorded(item) for item in data]
+    if isinstance(data, dict):
+        return {key: redact_environment(value) if key == "environ" and _is_environment(value) else redact_recorded(value)
+                for key, value in data.items()}
+    return data
+
+
+def _is_environment(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
 
 
 def _looks_random(run: str) -> bool:

@@ -14,6 +14,8 @@ import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .redact import redact_recorded
+
 T = TypeVar("T")
 
 
@@ -214,10 +216,10 @@ def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: s
 
 
 def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
-    """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
+    """The JSON in a file, its text redacted (it may come from elsewhere), or ``error`` naming the file, what is wrong with it and ``hint``."""
     text = read_text_file(path, error, kind, hint)
     try:
-        return json.loads(text)
+        return redact_recorded(json.loads(text))
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not JSON ({json_error_text(exc)}); {hint}") from None
 

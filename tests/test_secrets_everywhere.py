@@ -183,3 +183,35 @@ def test_no_secret_a_child_prints_leaves_the_doctor(tmp_path, label, secret, sen
     paddle = json.loads(printed["facts"].stdout)["paddle"]
     assert paddle["stderr_tail"].endswith(f"RuntimeError: cannot reach {shown}")
     assert paddle["reason"] == f"importing Paddle failed (exit code 3): RuntimeError: cannot reach {shown}"
+
+
+@pytest.mark.parametrize("label, secret, sensitive, shown", SECRETS, ids=IDS)
+def test_a_recorded_secret_read_back_is_redacted(tmp_path, label, secret, sensitive, shown):
+    """Facts and a baseline recorded by an older doctor, or edited by hand, with the secret in them
+    unredacted: ``check --facts`` and ``healthcheck --baseline`` print it redacted."""
+    environ = {"PATH": "/usr/bin", "INFER_THREADS": "4"}
+    source = SOURCE.format(secret="/models/ocr")
+    root = service_tree(tmp_path, "", environ, ["python3", "app.py"], source)
+    recorded, baseline, config = tmp_path / "facts.json", tmp_path / "baseline.json", tmp_path / "service.yaml"
+    config.write_text("optim_cache_dir: /models/ocr/_opt_cache\n")
+    common = ("--root", str(root), "--pid", PID, "--config", str(config), *NO_PROBES)
+    assert run_doctor("facts", *common, "-o", str(recorded)).returncode == 0
+    assert run_doctor("baseline", *common, "--out", str(baseline)).returncode == 0
+    facts = json.loads(recorded.read_text())
+    facts["service_process"]["environ"].update({"MODEL_SOURCE": secret, "DB_PASS": "hunter2-by-name"})
+    for setting in facts["service_source"]["settings"]:
+        setting["code"] = f"config.set_optim_cache_dir(os.environ.get('MODEL_SOURCE', {secret!r}))"
+    recorded.write_text(json.dumps(facts))
+    data = json.loads(baseline.read_text())
+    data["cache"]["path"] = secret
+    baseline.write_text(json.dumps(data))
+    report = run_doctor("check", "--facts", str(recorded), "--format", "json")
+    health = run_doctor("healthcheck", "--baseline", str(baseline), "--json")
+    for name, result in (("check --facts", report), ("healthcheck", health)):
+        assert result.stdout, result.stderr
+        for part in (*sensitive, "hunter2-by-name"):
+            assert part not in result.stdout + result.stderr, f"{label}: {part!r} printed by {name}"
+    service = json.loads(report.stdout)["service"]
+    assert service["process"]["environ"].get("MODEL_SOURCE", shown) == shown
+    assert f"os.environ.get('MODEL_SOURCE', {shown!r})" in report.stdout
+    assert R in health.stdout
