@@ -25,6 +25,8 @@ SECRET_WORDS = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASS", "
 SECRET_WORD_ENDINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY")
 NOT_SECRET_NAMES = {"PWD", "OLDPWD"}  # the working directories
 SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?|auth|cookie)"
+# Each shape starts only where a run of its characters starts, and what may backtrack is bounded:
+# a megabyte of "a://a://..." or "-----..." is cut in linear time.
 CUT = re.escape(REDACTED)  # a value cut once stays as it was cut, with what follows it
 
 
@@ -40,9 +42,7 @@ SECRET_JSON = re.compile(rf"(?P<key>([\"'])[a-z_-]*{SECRET_KEY}\2\s*:\s*)(?P<val
 SECRET_FLAG = re.compile(rf"(?P<key>(?<![\w-])--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|(?!-){_unquoted()})", re.I)
 AUTHORIZATION = re.compile(rf"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>{CUT}|{_unquoted(',;')})", re.I)
 BEARER = re.compile(rf"(?P<key>\bbearer\s+)(?P<value>{CUT}|{_unquoted()})", re.I)
-# user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one).
-# Each shape starts only where a run of its characters starts, and what may backtrack is bounded: a
-# megabyte of "a://a://..." or "-----..." is cut in linear time.
+# user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one)
 URL_USERINFO = re.compile(r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)(?:[^/@\s]{1,256}|[^/@\s:]{1,256}:(?!\d+/)[^@\s]{1,256})@", re.I)
 PRIVATE_KEY = re.compile(r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----).*?(?:-----END (?P=kind)-----|\Z)", re.S)
 JWT = re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
@@ -58,6 +58,7 @@ PREFIXED_TOKEN = re.compile("|".join((
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest
 TAIL_MARGIN = 4096  # longer than any secret the shapes cut
+CUT_THROUGH = re.compile(r"\A[^\n]*\n|\A\S*")
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
 UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)  # GPU ids
 
@@ -81,8 +82,12 @@ def redact_text(text: str) -> str:
 
 def redacted_tail(text: str, chars: int) -> str:
     """The last ``chars`` of ``text`` (a child's error output), redacted: a secret the cut would halve
-    is redacted whole first, so no half of it is left for the shapes to miss."""
-    return redact_text(text[-(chars + TAIL_MARGIN):])[-chars:]
+    is redacted whole first, and the line (or word) the first cut goes through is dropped, so no
+    half of a secret is left for the shapes to miss."""
+    window = text[-(chars + TAIL_MARGIN):]
+    if len(window) < len(text):
+        window = CUT_THROUGH.sub("", window, count=1)
+    return redact_text(window)[-chars:]
 
 
 def secret_name(name: str) -> bool:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import FIXTURES, run_doctor
-from paddle_doctor.redact import REDACTED, redact_text
+from paddle_doctor.redact import REDACTED, TAIL_MARGIN, redact_text, redacted_tail
 
 R = REDACTED
 PID = "4242"
@@ -215,3 +215,14 @@ def test_a_recorded_secret_read_back_is_redacted(tmp_path, label, secret, sensit
     assert service["process"]["environ"].get("MODEL_SOURCE", shown) == shown
     assert f"os.environ.get('MODEL_SOURCE', {shown!r})" in report.stdout
     assert R in health.stdout
+
+
+def test_the_tail_of_an_error_output_keeps_no_half_of_a_secret():
+    """The kept end of a child's stderr begins inside a secret, and the key block after it shrinks to a line when cut."""
+    chars = 800
+    key_block = f"-----BEGIN PRIVATE KEY-----\n{'A' * (chars + TAIL_MARGIN - 90)}\n-----END PRIVATE KEY-----"
+    text = f"connecting with password=Tr0ub4dor-horse-battery-staple\n{key_block}\nRuntimeError: no database"
+    assert len(text) > chars + TAIL_MARGIN and text[-(chars + TAIL_MARGIN):].startswith("ry-staple")  # the cut halves it
+    tail = redacted_tail(text, chars)
+    assert "staple" not in tail and "AAAA" not in tail
+    assert tail == f"-----BEGIN PRIVATE KEY-----{R}-----END PRIVATE KEY-----\nRuntimeError: no database"
