@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .inputs import SYSTEM_BYTES, read_text
+from .redact import redacted_tail
 
+MAX_STDERR_CHARS = 64 * 1024  # of a child's error output, the end is kept: its last lines say what failed
 MAX_LINKS = 40  # as the kernel's path walk allows
 
 
@@ -127,7 +129,7 @@ class ProbeContext:
             tuple(argv),
             None if timed_out else proc.returncode,
             stdout,
-            stderr,
+            redacted_tail(stderr, MAX_STDERR_CHARS),  # recorded as the reason and evidence of a failure
             time.perf_counter() - start,
             timed_out,
         )

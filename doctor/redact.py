@@ -1,10 +1,14 @@
-"""Secrets out of the recorded environment, by the variable's name and by the shape of its value.
+"""Secrets out of everything the doctor records, by a variable's name and by the shape of the text.
 
 Facts travel (a support ticket, a CI artifact), so a value is hidden when its name says it is a
-secret (``DB_PASS``, ``API_KEY``, ``HF_TOKEN``), and within any other value the parts shaped like
-one are cut out: ``key=value`` secrets in connection strings (``Password=...;``,
-``AccountKey=...``), credentials in URLs, bearer tokens and long random tokens. What the checks
-read (thread counts, paths, ``FLAGS_*``, GPU ids) has none of those shapes and stays as it is.
+secret (``DB_PASS``, ``API_KEY``, ``HF_TOKEN``), and within any other text (``redact_text``: an
+environment value, a command-line argument, a string literal of the service's source, a pod's
+log) the parts shaped like one are cut out: ``key=value`` secrets (``password=...``,
+``Password=...;``, ``AccountKey=...``, ``--api-key=...``), credentials in URLs, bearer and basic
+authorizations, JWTs, private key blocks, the tokens of AWS, GitHub, GitLab, Slack and others by
+their prefix, and long random tokens. The words around a secret stay, so a reader sees what was
+cut: ``postgres://<redacted>@db:5432/app``. What the checks read (thread counts, paths,
+``FLAGS_*``, GPU ids) has none of those shapes and stays as it is.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Any
 
 REDACTED = "<redacted>"
 # words of a variable's name (split at "_"): TOKENIZER_THREADS and KEYFRAME_RATE are no secrets
@@ -19,35 +24,70 @@ SECRET_WORDS = {"TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASS", "
                 "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "PRIVATE", "COOKIE", "SESSION", "SIGNATURE", "APIKEY", "DSN"}
 SECRET_WORD_ENDINGS = ("TOKEN", "SECRET", "PASSWORD", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY")
 NOT_SECRET_NAMES = {"PWD", "OLDPWD"}  # the working directories
-SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?)"
-SECRET_PAIR = re.compile(
-    rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*)"
-    r"(?P<value>\"[^\"]*\"|'[^']*'|[^;&,\s]+)", re.I)
-SECRET_COLON = re.compile(r"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>[^\s;&,\"']+)", re.I)
-SECRET_JSON = re.compile(rf"(?P<key>\"[a-z_-]*{SECRET_KEY}\"\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\")", re.I)
-SECRET_FLAG = re.compile(rf"(?P<key>--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>\"[^\"]*\"|'[^']*'|[^\s-][^\s]*)", re.I)
-URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
-BEARER = re.compile(r"(?P<key>\bbearer\s+)(?P<value>\S+)", re.I)
+SECRET_KEY = r"(?:password|passwd|passphrase|pwd|pass|secret|token|api[_-]?key|access[_-]?key|key|signature|sig|credentials?|auth|cookie)"
+# Each shape starts only where a run of its characters starts, and what may backtrack is bounded:
+# a megabyte of "a://a://..." or "-----..." is cut in linear time.
+CUT = re.escape(REDACTED)  # a value cut once stays as it was cut, with what follows it
+
+
+def _unquoted(stops: str = "") -> str:
+    """A value up to whitespace or ``stops``; a quote ends it only where no word follows (``'password=x')``)."""
+    return rf"(?:[^{stops}\s'\"]|['\"](?=\w))+"
+
+
+VALUE = rf"(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|{_unquoted(';&,')})"
+SECRET_PAIR = re.compile(rf"(?P<key>\b(?:[a-z]+[_ ]?)?{SECRET_KEY}\s*(?:=|:\s)\s*){VALUE}", re.I)
+SECRET_COLON = re.compile(rf"(?P<key>\b(?:[a-z]+[_-]?)?(?:password|passwd|pwd|secret|token):)(?P<value>{CUT}|{_unquoted(';&,')})", re.I)
+SECRET_JSON = re.compile(rf"(?P<key>([\"'])[a-z_-]*{SECRET_KEY}\2\s*:\s*)(?P<value>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.I)
+SECRET_FLAG = re.compile(rf"(?P<key>(?<![\w-])--?[a-z-]*{SECRET_KEY}(?:=|\s+))(?P<value>{CUT}|\"[^\"]*\"|'[^']*'|(?!-){_unquoted()})", re.I)
+AUTHORIZATION = re.compile(rf"(?P<key>\b(?:proxy-)?authorization\s*[:=]\s*(?:[a-z]+\s+)?)(?P<value>{CUT}|{_unquoted(',;')})", re.I)
+BEARER = re.compile(rf"(?P<key>\bbearer\s+)(?P<value>{CUT}|{_unquoted()})", re.I)
+# user:password@ (a password may hold "/", as an AWS secret key does; "host:8080/path@x" is a port, not one)
+URL_USERINFO = re.compile(r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)(?:[^/@\s]{1,256}|[^/@\s:]{1,256}:(?!\d+/)[^@\s]{1,256})@", re.I)
+PRIVATE_KEY = re.compile(r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A-Z ]*)-----).*?(?:-----END (?P=kind)-----|\Z)", re.S)
+JWT = re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+PREFIXED_TOKEN = re.compile("|".join((
+    r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])",  # AWS key ids
+    r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
+    r"|gl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"  # OpenAI, Stripe
+    r"|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})",  # Google, Hugging Face, npm, PyPI
+    r"(?<=hooks\.slack\.com/services/)[A-Za-z0-9/]+",
+)))
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest
+TAIL_MARGIN = 4096  # longer than any secret the shapes cut
+CUT_THROUGH = re.compile(r"\A[^\n]*\n|\A\S*")
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
 UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)  # GPU ids
 
 
 def redact(name: str, value: str) -> str:
     """``value`` as it may be recorded for the variable ``name``."""
-    if secret_name(name):
-        return REDACTED
-    return redact_text(value)
+    return REDACTED if secret_name(name) else redact_text(value)
 
 
 def redact_text(text: str) -> str:
-    """Free text (a value, a line a process printed) with the parts shaped like a secret cut out."""
+    """``text`` with every part shaped like a secret replaced by ``<redacted>``, the words around it kept."""
+    text = PRIVATE_KEY.sub(lambda m: f"{m.group('begin')}{REDACTED}-----END {m.group('kind')}-----", text)
+    text = JWT.sub(REDACTED, text)
     text = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
-    for shape in (SECRET_JSON, SECRET_FLAG, SECRET_PAIR, SECRET_COLON, BEARER):
+    text = PREFIXED_TOKEN.sub(REDACTED, text)
+    for shape in (SECRET_JSON, SECRET_FLAG, SECRET_PAIR, SECRET_COLON, AUTHORIZATION, BEARER):
         text = shape.sub(lambda m: m.group("key") + REDACTED, text)
     text = HEX_SECRET.sub(REDACTED, text)
     return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), text)
+
+
+def redacted_tail(text: str, chars: int) -> str:
+    """The last ``chars`` of ``text`` (a child's error output), redacted: a secret the cut would halve
+    is redacted whole first, and the line (or word) the first cut goes through is dropped, so no
+    half of a secret is left for the shapes to miss."""
+    window = text[-(chars + TAIL_MARGIN):]
+    if len(window) < len(text):
+        window = CUT_THROUGH.sub("", window, count=1)
+    return redact_text(window)[-chars:]
 
 
 def secret_name(name: str) -> bool:
@@ -60,6 +100,24 @@ def secret_name(name: str) -> bool:
 
 def redact_environment(environ: dict[str, str]) -> dict[str, str]:
     return {name: redact(name, environ[name]) for name in sorted(environ)}
+
+
+def redact_recorded(data: Any) -> Any:
+    """A JSON document the doctor reads back (recorded facts, a baseline, a pod's report), redacted
+    as the doctor redacts what it probes: one recorded by an older doctor, or written by hand, may
+    hold a secret. What the doctor wrote itself comes back unchanged."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, list):
+        return [redact_recorded(item) for item in data]
+    if isinstance(data, dict):
+        return {key: redact_environment(value) if key == "environ" and _is_environment(value) else redact_recorded(value)
+                for key, value in data.items()}
+    return data
+
+
+def _is_environment(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
 
 
 def _looks_random(run: str) -> bool:

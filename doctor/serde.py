@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .inputs import DOCUMENT_BYTES, YAML_BYTES, Refused, parse_json, read_text, too_deep, within_bounds
+from .redact import redact_recorded
 
 T = TypeVar("T")
 
@@ -249,10 +250,10 @@ def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: s
 
 
 def load_json_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:
-    """The JSON in a file, or ``error`` naming the file, what is wrong with it and ``hint``."""
+    """The JSON in a file, its text redacted (it may come from elsewhere), or ``error`` naming the file, what is wrong with it and ``hint``."""
     text = read_text_file(path, error, kind, hint, DOCUMENT_BYTES)
     try:
-        return parse_json(text, path)
+        return redact_recorded(parse_json(text, path))
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not JSON ({json_error_text(exc)}); {hint}") from None
     except Refused as exc:

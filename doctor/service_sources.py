@@ -11,7 +11,7 @@ from typing import Any
 
 from .facts import Facts, ServiceConfig, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
 from .serde import DecodeError, from_data, load_yaml_file, to_data
-from .redact import REDACTED
+from .redact import REDACTED, redact_text
 from .vocabulary import Origin
 from .service import ServiceConfigError, service_from_data, validate_service
 
@@ -45,6 +45,7 @@ def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: 
         config = load_yaml_file(config_path, ServiceConfigError, "service config", "see doctor/service.py for the keys") or {}
         service_from_data(config, config_path)
         for name, value in _flatten(config):
+            value = redact_text(value) if isinstance(value, str) else value  # a model URL with its credentials
             _set(data, name, value)
             origins[name] = SettingOrigin(name, value, Origin.CONFIG, config_path)
     for name, value in flags.items():

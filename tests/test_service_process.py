@@ -235,6 +235,66 @@ def test_root_reads_a_process_of_another_user():
     assert (facts.status, facts.uid, facts.environ_source) == ("probed", 65534, f"/proc/{sleeper.pid}/environ")
 
 
+def _capable_of_ptrace() -> bool:
+    status = open("/proc/self/status").read()
+    return bool(int(status.split("CapBnd:")[1].split()[0], 16) >> 19 & 1)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not _capable_of_ptrace(),
+                    reason="needs root with CAP_SYS_PTRACE to drop it, and setpriv")
+def test_root_without_cap_sys_ptrace_is_told_to_add_it_not_to_run_as_root():
+    """As in a container (CAP_SYS_PTRACE dropped): root, and still refused, so "run as root" would be untrue."""
+    sleeper = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "60"])
+    try:
+        while not os.path.exists(f"/proc/{sleeper.pid}/status") or "65534" not in open(f"/proc/{sleeper.pid}/status").read():
+            time.sleep(0.01)
+        result = subprocess.run(["setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace", sys.executable, "-m",
+                                 "paddle_doctor", "--pid", str(sleeper.pid), "--json", *NO_PROBES],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    process = service_section(result)["process"]
+    assert process["status"] == "no_permission"
+    assert process["reason"].startswith(f"permission denied reading /proc/{sleeper.pid}/exe")
+    assert process["reason"].endswith(": the doctor runs as root but without CAP_SYS_PTRACE, which reading another process needs "
+                                      "(containers drop it): add it (docker run --cap-add SYS_PTRACE; Kubernetes "
+                                      "securityContext.capabilities.add: [SYS_PTRACE]) or run the doctor as the service's user (uid 65534)")
+
+
+def _refused_to_root(pid: int) -> bool:
+    try:
+        open(f"/proc/{pid}/environ", "rb").close()
+        return False
+    except PermissionError:
+        return True
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not _capable_of_ptrace() or not _refused_to_root(1),
+                    reason="needs a kernel that refuses /proc/1/environ to root with CAP_SYS_PTRACE (as in a sandbox)")
+def test_a_process_the_kernel_refuses_even_to_root_is_not_met_with_run_as_root():
+    result = run_doctor("--pid", "1", "--json", *NO_PROBES)
+    process = service_section(result)["process"]
+    assert process["status"] == "no_permission"
+    assert "run the doctor as root" not in process["reason"]
+    assert ", although the doctor runs as root with CAP_SYS_PTRACE: the kernel refuses it for process 1" in process["reason"]
+
+
+@pytest.mark.parametrize("super_options, said", [("rw,hidepid=invisible", True), ("rw,hidepid=2", True), ("rw", False)])
+def test_a_pid_hidden_by_hidepid_says_so(tmp_path, super_options, said):
+    root = tmp_path / "root"
+    shutil.copytree(PROCESSES / "one-service", root, symlinks=True)
+    (root / "proc" / "self").mkdir()
+    (root / "proc" / "self" / "mountinfo").write_text(
+        "22 1 0:5 / /proc rw,nosuid,nodev,noexec,relatime shared:13 - proc proc " + super_options + "\n")
+    process = service_section(run_doctor("--root", str(root), "--pid", "4300", "--json", *NO_PROBES))["process"]
+    assert process["status"] == "vanished"
+    assert process["reason"].startswith("process 4300 does not exist or exited while it was read")
+    hint = (f"; /proc is mounted with {super_options.split(',')[1] if said else ''}, which hides other users' processes: "
+            "run the doctor as the service's user, or as root with CAP_SYS_PTRACE")
+    assert process["reason"].endswith(hint) is said and ("hidepid" in process["reason"]) is said
+
+
 # ------------------------------------------------------------------ the automatic pick, on recorded /proc trees
 
 

@@ -3,8 +3,10 @@
 Each fact keeps the file it came from. Without a pid the probe picks the one process that has
 Paddle's native library mapped (the doctor itself, its ancestors and its children are never
 candidates); none or several is said, with the candidates. Reading another user's process needs
-root: /proc/PID/environ, maps and exe are then denied, which is one line in the facts, and what
-is world-readable (threads, memory, affinity, cgroup) is still read.
+root with CAP_SYS_PTRACE (which containers drop): /proc/PID/environ, maps and exe are then
+denied, which is one line in the facts saying what would let the doctor read them, and what is
+world-readable (threads, memory, affinity, cgroup) is still read. /proc mounted with hidepid
+hides another user's process altogether, and the line for a pid that is not there says so.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from ..context import ProbeContext
 from ..facts import MappedLibrary, ServiceProcessFacts
 from .common import parse_cpu_list
 from .libraries import SHARED_OBJECT
-from ..redact import redact_environment
+from .mounts import MOUNTINFO, parse_mountinfo_line
+from ..redact import redact_environment, redact_text
 from ..vocabulary import LibraryKind, ProcessStatus
 
 PADDLE_LIBRARY = "libpaddle"
@@ -27,6 +30,8 @@ LIBRARY_KINDS = (
     ("libcudnn", "cudnn"), ("libnvinfer", "tensorrt"),
 )
 PF_KTHREAD = 0x00200000
+CAP_SYS_PTRACE = 19
+HIDEPID_OFF = ("hidepid=0", "hidepid=off")
 BUSY_SHARE = 0.05
 DEFAULT_SAMPLE_S = 1.0
 
@@ -85,7 +90,12 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
             return facts, None
         sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
     except ProcessGone as gone:
-        return _vanished(facts, gone), None
+        vanished = _vanished(facts, gone)
+        hidepid = _hidepid(ctx) if chosen == "named with --pid" else None
+        if hidepid:
+            vanished.reason += (f"; /proc is mounted with {hidepid}, which hides other users' processes: run the doctor "
+                                "as the service's user, or as root with CAP_SYS_PTRACE")
+        return vanished, None
     facts.threads, facts.threads_source = len(sample.first), f"/proc/{pid}/task/*/stat"
     return facts, (sample if ctx.is_live else None)
 
@@ -138,8 +148,8 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
         facts.status, facts.reason = ProcessStatus.KERNEL_THREAD, f"process {pid} is a kernel thread, not a service"
         return
     _read_status(ctx, facts, f"{proc}/status")
-    denied: list[str] = []
-    argv = _read(ctx, f"{proc}/cmdline").split("\0")
+    denied: list[tuple[str, OSError]] = []
+    argv = [redact_text(argument) for argument in _read(ctx, f"{proc}/cmdline").split("\0")]  # --password=..., URLs with credentials
     exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
     environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
     variables = {}
@@ -159,8 +169,47 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     facts.cgroup_source = f"{proc}/cgroup"
     if denied:
         facts.status = ProcessStatus.NO_PERMISSION
-        facts.reason = (f"permission denied reading {', '.join(denied)}: run the doctor as root or as the service's user"
-                        + (f" (uid {facts.uid})" if facts.uid is not None else ""))
+        facts.reason = _refused(ctx, facts, denied)
+
+
+def _refused(ctx: ProbeContext, facts: ServiceProcessFacts, denied: list[tuple[str, OSError]]) -> str:
+    """What could not be read, and what would let the doctor read it: root does not help where it already is."""
+    permission = all(isinstance(error, PermissionError) for _, error in denied)
+    paths = ", ".join(path if isinstance(error, PermissionError) else f"{path} ({error.strerror})" for path, error in denied)
+    said = f"permission denied reading {paths}" if permission else f"cannot read {paths}"
+    user = "the service's user" + (f" (uid {facts.uid})" if facts.uid is not None else "")
+    if not ctx.is_live or os.geteuid() != 0:
+        return f"{said}: run the doctor as root or as {user}"
+    if not _capable(ctx, CAP_SYS_PTRACE):
+        return (f"{said}: the doctor runs as root but without CAP_SYS_PTRACE, which reading another process needs "
+                "(containers drop it): add it (docker run --cap-add SYS_PTRACE; Kubernetes "
+                f"securityContext.capabilities.add: [SYS_PTRACE]) or run the doctor as {user}")
+    return (f"{said}, although the doctor runs as root with CAP_SYS_PTRACE: the kernel refuses it for process "
+            f"{facts.pid} (a process of another user namespace, or a security module such as AppArmor, SELinux or "
+            "Yama), and no user the doctor runs as changes that")
+
+
+def _capable(ctx: ProbeContext, capability: int) -> bool:
+    """Whether the doctor's own process has ``capability`` in its effective set (/proc/self/status CapEff)."""
+    try:
+        status = ctx.read_text("/proc/self/status")
+    except (OSError, UnicodeDecodeError):
+        return False
+    effective = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("CapEff:")), "0")
+    return bool(int(effective, 16) >> capability & 1)
+
+
+def _hidepid(ctx: ProbeContext) -> str | None:
+    """``hidepid=2`` (or ``invisible``) where /proc is mounted hiding other users' processes; None otherwise."""
+    try:
+        lines = ctx.read_text(MOUNTINFO).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for mount in filter(None, map(parse_mountinfo_line, lines)):
+        if mount.mountpoint == "/proc" and mount.fstype == "proc":
+            return next((option for option in mount.super_options + mount.options
+                         if option.startswith("hidepid=") and option not in HIDEPID_OFF), None)
+    return None
 
 
 def _interpreter(ctx: ProbeContext, proc: str, exe: str, argv0: str, search_path: str | None) -> tuple[str, str]:
@@ -209,15 +258,13 @@ def _read(ctx: ProbeContext, path: str) -> str:
         raise ProcessGone(f"{path}: {exc.strerror or exc}") from None
 
 
-def _readable(denied: list[str], read, path: str):
+def _readable(denied: list[tuple[str, OSError]], read, path: str):
     try:
         return read()
-    except PermissionError:
-        denied.append(path)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ProcessLookupError) as exc:
         raise ProcessGone(f"{path}: {exc.strerror}") from None
-    except OSError:
-        denied.append(path)
+    except OSError as exc:
+        denied.append((path, exc))
     return None
 
 

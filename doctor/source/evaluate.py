@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..redact import REDACTED
-from .module import Module, passed_for
+from .module import Module, literal, passed_for
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
@@ -53,7 +53,7 @@ class Evaluator:
         if node is None or depth > MAX_DEPTH:
             return UNKNOWN
         if isinstance(node, ast.Constant):
-            return Evaluation(node.value, True)
+            return Evaluation(literal(node.value), True)
         if isinstance(node, ast.Name):
             return self._name(node, depth)
         if isinstance(node, ast.Call):

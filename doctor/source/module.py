@@ -4,10 +4,12 @@ from Paddle stands for, which function encloses a node, where a function is call
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
 from ..facts import SourceLocation
 from ..inputs import MAX_DEPTH
+from ..redact import redact_text
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -115,4 +117,20 @@ def passed_for(call: ast.Call, skipped: int, function: ast.FunctionDef | ast.Asy
 
 
 def text(node: ast.AST) -> str:
-    return ast.unparse(node)
+    """The node's source code as the doctor records it: a string literal shaped like a secret is cut
+    (``'postgres://<redacted>@db/app'``), and so is a secret the code spells (``password=<redacted>``)."""
+    if any(_secret_literal(sub) for sub in ast.walk(node)):
+        node = copy.deepcopy(node)
+        for sub in ast.walk(node):
+            if _secret_literal(sub):
+                sub.value = redact_text(sub.value)
+    return redact_text(ast.unparse(node))
+
+
+def literal(value: object) -> object:
+    """A constant of the source as the doctor records it: text shaped like a secret is cut."""
+    return redact_text(value) if isinstance(value, str) else value
+
+
+def _secret_literal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and redact_text(node.value) != node.value

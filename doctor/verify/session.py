@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import children
 from ..paddle_home import paddle_child_env
+from ..redact import redacted_tail
 
 CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
 STDERR_TAIL = 600
@@ -107,7 +108,7 @@ class WorkerSession:
         except subprocess.TimeoutExpired:
             self.close()
             code = self.proc.returncode
-        stderr = (self.proc.stderr.read() or "")[-STDERR_TAIL:].strip() if self.proc.stderr else ""
+        stderr = redacted_tail(self.proc.stderr.read() or "", STDERR_TAIL).strip() if self.proc.stderr else ""
         self.close()
         if code is not None and code < 0:
             name = children.signal_name(-code)
