@@ -491,6 +491,15 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
             shutil.rmtree(directory, ignore_errors=True)
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def record(args: tuple[str, ...]) -> None:
+    """Run a service with its predictors recorded: record [--dir FOLDER] -- CMD ARGS (--help for more)."""
+    from .record.command import main as record_main
+
+    record_main(list(args))
+
+
 cli.add_command(fleet)
 
 

@@ -90,6 +90,16 @@ class Origin(Word):
     SOURCE = "source"
 
 
+class BuiltBy(Word):
+    """How a recorded predictor came to be: ``create_predictor``, ``clone()`` of another, a
+    ``PredictorPool``; ``unseen``: its ``run()`` was seen but not its building."""
+
+    CREATE_PREDICTOR = "create_predictor"
+    CLONE = "clone"
+    POOL = "pool"
+    UNSEEN = "unseen"
+
+
 class PaddleStatus(Word):
     """What importing Paddle in a child process gave."""
 
