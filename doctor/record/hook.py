@@ -2,7 +2,7 @@
 module), ``create_predictor``, ``PredictorPool``, ``Predictor.clone`` and ``Predictor.run`` are
 wrapped, in ``paddle.inference`` and in ``paddle.base.core`` where they come from, before anyone
 can take a name from either: ``from paddle.inference import create_predictor`` gets the wrapper.
-``run`` and ``clone`` are wrapped on the Predictor class, so every predictor is counted however it
+``run`` and ``clone`` are wrapped on the Predictor class (``copy_from_cpu`` on the Tensor class), so every predictor is counted however it
 was reached. Each wrapper does what the original does and returns what it returns; the recorder's
 own failures are kept in the record, never raised.
 """
@@ -84,7 +84,7 @@ def wrap_inference(inference: ModuleType) -> None:
 
 
 def _wrap(process: Any, inference: ModuleType) -> None:
-    from .live import recorded_run
+    from .live import recorded_copy, recorded_run
     from .settings_read import remember_setters
     from .writer import Writer
 
@@ -92,6 +92,7 @@ def _wrap(process: Any, inference: ModuleType) -> None:
     remember_setters(config_class, process.failed)
     predictor_class.run = recorded_run(process, predictor_class.run)
     predictor_class.clone = _recorded_clone(process, predictor_class.clone)
+    inference.Tensor.copy_from_cpu = recorded_copy(inference.Tensor.copy_from_cpu)
     create, pool = inference.create_predictor, inference.PredictorPool
     wrapped = {id(create): _recorded_create(process, create), id(pool): _recorded_pool(process, pool)}
     for name in HOLDERS:

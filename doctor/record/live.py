@@ -1,10 +1,13 @@
 """The recorder's state in the service: one :class:`LivePredictor` per predictor built, and the
 ``run()`` wrapper that counts into it.
 
-``run()`` pays for two ``perf_counter_ns`` calls, reading its input shapes (or those of the handles
-it was given), two histogram updates and a lock held for a few additions at entry and at exit (the
-concurrency counts); the snapshot for the writer copies counters without that lock, so under
-concurrent runs a count may lag by the runs in flight.
+``run()`` pays for two ``perf_counter_ns`` calls, two histogram updates, one dictionary update for
+its inputs, and a lock held for a few additions at entry and at exit (the concurrency counts); the
+snapshot for the writer copies counters without that lock, so under concurrent runs a count may lag
+by the runs in flight. Input shapes and dtypes are those ``Tensor.copy_from_cpu`` was given on the
+same thread since its last ``run()`` (numpy attributes: cheap); a ``run()`` with none (inputs shared
+with ``share_external_data``) reads its input handles' shapes, and their dtypes the first time a
+shape is seen.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ if TYPE_CHECKING:
 MAX_PREDICTORS = 64
 MAX_SHAPES = 32
 MAX_ERRORS = 8
+MAX_PENDING = 64
 BUCKETS = 64 << 3
+PENDING = threading.local()  # .inputs: (shape, dtype) copied in on this thread since its last run()
 
 
 def bucket(ns: int) -> int:
@@ -124,6 +129,7 @@ class LivePredictor:
         self.latency = [0] * BUCKETS
         self.gaps = [0] * BUCKETS
         self.shapes: dict[tuple[Any, ...], int] = {}
+        self.handle_dtypes: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self.shapes_not_kept = 0
         self.first_run_ns: int | None = None
         self.first_start_ns = 0
@@ -152,7 +158,16 @@ class LivePredictor:
     def inputs_of(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if args:  # run(list of tensors)
             return tuple((tuple(tensor.shape), str(tensor.dtype)) for tensor in args[0])
-        return tuple((tuple(handle.shape()), handle.type()) for handle in self.handles or ())
+        copied = getattr(PENDING, "inputs", None)
+        if copied:
+            PENDING.inputs = []
+            return tuple(copied)
+        return tuple((tuple(handle.shape()), None) for handle in self.handles or ())
+
+    def dtypes_of(self, inputs: tuple[Any, ...]) -> list[str]:
+        from_handles = self.handle_dtypes.get(inputs, ())
+        return [str(dtype if dtype is not None else (from_handles[index] if index < len(from_handles) else "unknown"))
+                for index, (_, dtype) in enumerate(inputs)]
 
     def count(self, start: int, end: int, inputs: tuple[Any, ...]) -> None:
         took = end - start
@@ -172,8 +187,28 @@ class LivePredictor:
             shapes[inputs] = seen + 1
         elif len(shapes) < MAX_SHAPES:
             shapes[inputs] = 1
+            if inputs and inputs[0][1] is None:
+                self.handle_dtypes[inputs] = tuple(str(handle.type()) for handle in self.handles or ())
         else:
             self.shapes_not_kept += 1
+
+
+def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``."""
+
+    def copy_from_cpu(tensor: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(tensor, data, *args, **kwargs)
+        try:
+            copied = getattr(PENDING, "inputs", None)
+            if copied is None or len(copied) >= MAX_PENDING:
+                copied = PENDING.inputs = []
+            copied.append((data.shape, data.dtype))
+        except Exception:  # noqa: BLE001 (a list of strings has neither)
+            pass
+        return result
+
+    copy_from_cpu.__doc__ = getattr(original, "__doc__", None)
+    return copy_from_cpu
 
 
 def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[..., Any]:

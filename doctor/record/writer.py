@@ -39,7 +39,8 @@ def run_stats(live: LivePredictor) -> RunStats:
         busy_s=round(live.busy_ns / 1e9, 6),
         span_s=round(max(0, live.last_end_ns - live.first_start_ns) / 1e9, 6) if first is not None else 0.0,
         gap_p50_ms=ms(0.5, gaps), peak_concurrency=live.peak,
-        shapes=[InputsSeen([TensorSeen([int(n) for n in shape], str(dtype).rpartition(".")[2].lower()) for shape, dtype in key], count)
+        shapes=[InputsSeen([TensorSeen([int(n) for n in shape], dtype.rpartition(".")[2].lower())
+                            for (shape, _), dtype in zip(key, live.dtypes_of(key))], count)
                 for key, count in shapes],
         shapes_not_kept=live.shapes_not_kept,
     )
@@ -54,7 +55,7 @@ def snapshot(process: Process) -> Record:
     from .. import __version__
 
     predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
-                                    site=live.site, runs=run_stats(live), clone_of=live.clone_of,
+                                    origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
                                     pool_size=live.pool_size, built=live.built, alive=live.alive)
                   for live in list(process.predictors)]
     return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=[arg[:MAX_TEXT] for arg in sys.argv[:MAX_ARGV]],
