@@ -129,6 +129,20 @@ def _patient(params: dict[str, Any], ctx):
     return process, sample, source
 
 
+def _service_record(ctx, process):
+    """The picked process's record of its predictors, and where it was read from (or why not), in one line."""
+    from .record.reading import read_record
+
+    record = read_record(ctx, process)
+    if record.read:
+        count = len(record.predictors)
+        click.echo(f"paddle-doctor: read the record of process {process.pid} from {record.source}: "
+                   f"{count} predictor{'s' if count != 1 else ''}", err=True)
+    elif record.reason and record.status != "not_asked":
+        click.echo(f"paddle-doctor: {record.reason}; the rest of the report follows", err=True)
+    return record
+
+
 def _finish_process(process, sample) -> None:
     """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
     if sample is not None:
@@ -147,7 +161,9 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .probes import collect_facts
 
     from .probes.process import service_interpreter
+    from .record.reading import against_paddle, recorded_settings
     from .service_sources import attach_patient, service_from_options
+    from .vocabulary import RecordStatus
 
     run = None
     if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
@@ -161,7 +177,9 @@ def _collect(params: dict[str, Any], measure: bool = True):
         python = service_interpreter(process) or sys.executable
     if params["no_paddle"]:
         python = None
-    service, origins = service_from_options(params, source=source, environ_source=process.environ_source)
+    record = _service_record(ctx, process)
+    service, origins = service_from_options(params, source=source, environ_source=process.environ_source,
+                                            recorded=recorded_settings(record))
     if params["model"]:
         service.model = params["model"]
     probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
@@ -171,6 +189,10 @@ def _collect(params: dict[str, Any], measure: bool = True):
                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
         _finish_process(process, sample)
         attach_patient(facts, process, source, origins)
+        facts.service_record = record if record.status != RecordStatus.NOT_ASKED else None
+        against_paddle(record, facts.paddle.version)
+        if record.reason and record.read:
+            click.echo(f"paddle-doctor: warning: {record.reason}", err=True)
         if run is not None:
             from .graph.probe import probe_graph
 

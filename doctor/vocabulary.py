@@ -87,7 +87,19 @@ class Origin(Word):
 
     FLAG = "flag"
     CONFIG = "config"
+    RECORD = "record"
     SOURCE = "source"
+
+
+class RecordStatus(Word):
+    """What looking for the service's record (``paddle-doctor record``) gave: ``read``; ``not_found``
+    (the service does not record, or has not built a predictor yet); ``unreadable`` (truncated, not
+    a record, another schema); ``not_asked`` (no service process was picked)."""
+
+    READ = "read"
+    NOT_FOUND = "not_found"
+    UNREADABLE = "unreadable"
+    NOT_ASKED = "not_asked"
 
 
 class BuiltBy(Word):

@@ -118,9 +118,9 @@ def test_a_service_that_builds_its_config_directly(cnn, tmp_path):
     (predictor,) = record.predictors
     assert_equals_getters(predictor, truths(result)[0][1])
     assert predictor.built_by == "create_predictor"
-    assert predictor.site.service.file == str(script) and predictor.site.service.line == line_of(script, "create_predictor(config)")
-    assert predictor.site.builder == predictor.site.service and predictor.site.builder.package is None
-    assert predictor.site.threads_set_at.line == line_of(script, "set_cpu_math_library_num_threads")
+    assert predictor.origin.service.file == str(script) and predictor.origin.service.line == line_of(script, "create_predictor(config)")
+    assert predictor.origin.builder == predictor.origin.service and predictor.origin.builder.package is None
+    assert predictor.origin.threads_set_at.line == line_of(script, "set_cpu_math_library_num_threads")
     runs = predictor.runs
     assert runs.runs == 4 and runs.first_run_ms > 0 and 0 < runs.p50_ms <= runs.p90_ms <= runs.p99_ms
     assert {(tuple(seen.inputs[0].shape), seen.inputs[0].dtype, seen.runs) for seen in runs.shapes} == \
@@ -195,11 +195,11 @@ def test_three_predictors_built_by_a_wrapper_package_in_a_site_folder(cnn, tmp_p
     for predictor in record.predictors:
         assert_equals_getters(predictor, said[Path(predictor.model.prog_file).parent.name])
         assert predictor.config.cpu.threads == 5 and predictor.config.cpu.onednn and predictor.config.device == "cpu"
-        builder, own = predictor.site.builder, predictor.site.service
+        builder, own = predictor.origin.builder, predictor.origin.service
         assert (builder.package, builder.version, builder.path) == ("textkit", "1.4.2", "textkit/engine.py")
         assert builder.line == line_of(engine, "return inference.create_predictor(config)")
         assert (own.file, own.line, own.package) == (str(script), line_of(script, "textkit.Pipeline("), None)
-        assert predictor.site.threads_set_at.path == "textkit/engine.py"
+        assert predictor.origin.threads_set_at.path == "textkit/engine.py"
         assert predictor.runs.runs == 1
 
 
@@ -241,7 +241,7 @@ def test_a_clone_per_worker_thread_and_a_pool_run_concurrently(cnn, tmp_path):
         assert_equals_getters(predictor, said["1"])
     assert record.peak_concurrent_runs >= 2
     assert record.peak_concurrent_threads == 2 * record.peak_concurrent_runs
-    assert all(p.site.service.line == line_of(script, "main.clone()") for p in clones)
+    assert all(p.origin.service.line == line_of(script, "main.clone()") for p in clones)
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ Its schema is generated from these types (``doctor/schemas/record.schema.json``)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from ..facts.predictor import PredictorConfig
 from ..schema import Count, NonNegative, version_field
@@ -27,6 +28,12 @@ class Frame:
     package: str | None = None
     version: str | None = None
     path: str | None = None
+
+    def where(self) -> str:
+        """``paddleocr 2.7.3 tools/infer/utility.py:263``, or ``/app/app.py:12`` for the service's own code."""
+        if self.package:
+            return f"{self.package} {self.version} {self.path}:{self.line}" if self.version else f"{self.package} {self.path}:{self.line}"
+        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,12 @@ class ModelFiles:
     prog_file: str | None
     params_file: str | None
     in_memory: bool = False
+
+    def name(self) -> str:
+        """The model's folder name (``det``), for people."""
+        if self.model_dir:
+            return PurePosixPath(self.model_dir).name
+        return PurePosixPath(self.prog_file).parent.name if self.prog_file else "a model in memory"
 
 
 @dataclass(frozen=True)
@@ -117,7 +130,7 @@ class RecordedPredictor:
     built_by: BuiltBy
     config: RecordedConfig | None
     model: ModelFiles | None
-    site: BuildSite
+    origin: BuildSite
     runs: RunStats
     clone_of: int | None = None
     pool_size: int | None = None
