@@ -10,7 +10,8 @@ run(): one process, one predictor per model, a request (Tensor.copy_from_cpu, th
 made through the original methods and through the hook's wrappers (installed in the same process,
 the predictors built before it, so both sides run the same predictors), the sides alternating call
 by call, so drift on a noisy machine hits both alike; each request is timed alone and the medians
-compared. Last, the wrappers alone around a run() that does nothing: the cost itself, in µs.
+compared; a third side, a wrapper that only calls through, shows what wrapping at all measures as on
+this machine. Last, the wrappers alone around a run() that does nothing: the cost itself, in µs.
 Start-up: `python -c pass` in two fresh venvs, one with the .pth in its site-packages, interleaved.
 """
 
@@ -51,13 +52,25 @@ hook.wrap_inference(inference)
 wrapped = inference.Predictor.run, inference.Tensor.copy_from_cpu
 assert wrapped[0] is not original[0] and wrapped[1] is not original[1]
 clock = time.perf_counter_ns
+
+
+def passing_run(predictor, *args, **kwargs):  # the control: a wrapper that does nothing but call through
+    return original[0](predictor, *args, **kwargs)
+
+
+def passing_copy(tensor, data, *args, **kwargs):
+    return original[1](tensor, data, *args, **kwargs)
+
+
+passing = (passing_run, passing_copy)
 for name, predictor, handle, data in built:
     for _ in range(20):
         for run, copy in (original, wrapped):
             copy(handle, data); run(predictor)
-    times = {"without": [], "with": []}
-    for pair in range(calls):
-        for side, (run, copy) in (("without", original), ("with", wrapped)) if pair % 2 == 0 else (("with", wrapped), ("without", original)):
+    times = {"without": [], "with": [], "pass-through": []}
+    sides = [("without", original), ("with", wrapped), ("pass-through", passing)]
+    for turn in range(calls):
+        for side, (run, copy) in sides if turn % 2 == 0 else sides[::-1]:
             start = clock(); copy(handle, data); run(predictor); times[side].append(clock() - start)
     print(json.dumps({"model": name, **times}))
 
@@ -71,7 +84,7 @@ bare = (Nothing.run, Nothing.copy_from_cpu)
 from paddle_doctor.record.live import recorded_copy, recorded_run
 dressed = (recorded_run(hook.PROCESS, Nothing.run), recorded_copy(Nothing.copy_from_cpu))
 times = {"without": [], "with": []}
-for pair in range(20000):
+for pair in range(calls * 10):
     for side, (run, copy) in (("without", bare), ("with", dressed)) if pair % 2 == 0 else (("with", dressed), ("without", bare)):
         start = clock(); copy(nothing, data); run(nothing); times[side].append(clock() - start)
 print(json.dumps({"model": "a run() that does nothing", **times}))
@@ -129,8 +142,12 @@ def main() -> None:
         bound = max(0.01 * without, 3.0)
         met = overhead <= bound
         every_bound_met &= met
-        print(f"  {result['model']:<24} p50 without {without:9.1f} us  with {with_:9.1f} us  "
+        print(f"  {result['model']:<26} p50 without {without:9.1f} us  with {with_:9.1f} us  "
               f"overhead {overhead:+7.2f} us ({overhead / without:+.2%})  bound {bound:.2f} us  {'OK' if met else 'OVER'}")
+        if "pass-through" in result:
+            control = statistics.median(result["pass-through"]) / 1e3
+            print(f"  {'':<26} a pass-through wrapper (the noise floor of wrapping at all): {control - without:+7.2f} us; "
+                  f"recording beyond it: {with_ - control:+7.2f} us")
     plain, hooked = start_up(args.start_rounds)
     p, h = statistics.median(plain) * 1e3, statistics.median(hooked) * 1e3
     spread = statistics.quantiles(plain, n=4)
