@@ -107,7 +107,7 @@ def _wrap(process: Any, inference: ModuleType) -> None:
 def _seen(process: Any, config: Any) -> tuple[Any, Any, Any] | None:
     """The configuration, model and build site of a predictor about to be built from ``config``."""
     from .settings_read import read_config
-    from .site import build_site
+    from .callers import build_site
 
     try:
         recorded, model, threads_set_at = read_config(config, process.failed)
@@ -141,7 +141,7 @@ def _recorded_create(process: Any, original: Any) -> Any:
 
 def _recorded_clone(process: Any, original: Any) -> Any:
     def clone(predictor: Any, *args: Any, **kwargs: Any) -> Any:
-        from .site import build_site
+        from .callers import build_site
 
         child = original(predictor, *args, **kwargs)
         try:

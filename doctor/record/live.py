@@ -105,7 +105,7 @@ class Process:
         live = self.by_id.get(id(predictor))
         if live is None:
             from ..vocabulary import BuiltBy
-            from .site import build_site
+            from .callers import build_site
 
             live = self.add(predictor, BuiltBy.UNSEEN, None, None, build_site(None))
         return live

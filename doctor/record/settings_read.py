@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .document import Frame, ModelFiles, RecordedConfig
-from .site import caller_outside_paddle
+from .callers import caller_outside_paddle
 
 SUMMARY_ROWS = 64
 SUMMARY_TEXT = 200
