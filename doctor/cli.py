@@ -86,6 +86,9 @@ def probe_options(function):
                      help="Concrete shape for a dynamic input, e.g. x:1x3x48x320; repeat it for one input to measure "
                           "over a set of shapes (the sizes the service sees) [default: the opt shapes of a "
                           "shape_range_info.pbtxt in the model folder, else batch 1 and 224/128]."),
+        click.option("--measure", is_flag=True, default=False,
+                     help="With no --model: measure the busiest predictor of the service's record (paddle-doctor record), "
+                          "its recorded configuration as the baseline, at its most frequent input shapes."),
         click.option("--inputs", "inputs", type=click.Path(), default=None,
                      help="Real inputs: an .npz keyed by input name, or a folder of .npz samples measured in turn."),
         click.option("--budget", type=click.FloatRange(min=2), default=None,
@@ -143,6 +146,20 @@ def _service_record(ctx, process):
     return record
 
 
+def _recorded_measurement(record):
+    """``--measure``: the model and the ``--shape`` options the service's record gives, or a usage error."""
+    from .record.reading import measurement_of
+
+    measured = measurement_of(record) if record.read else None
+    if measured is None:
+        why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
+        raise click.UsageError(f"--measure needs the service's record of a predictor and its model ({why}); "
+                               "start the service with `paddle-doctor record -- CMD`, or give --model")
+    click.echo(f"paddle-doctor: measuring {measured[0]} at {', '.join(measured[1]) or 'its default shapes'} "
+               f"(the record's busiest predictor)", err=True)
+    return measured
+
+
 def _finish_process(process, sample) -> None:
     """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
     if sample is not None:
@@ -178,6 +195,11 @@ def _collect(params: dict[str, Any], measure: bool = True):
     if params["no_paddle"]:
         python = None
     record = _service_record(ctx, process)
+    if measure and params.get("measure") and not params["model"]:
+        from .verify.model import ModelRun
+
+        params["model"], params["shapes"] = _recorded_measurement(record)
+        run = ModelRun(params["model"])
     service, origins = service_from_options(params, source=source, environ_source=process.environ_source,
                                             recorded=recorded_settings(record))
     if params["model"]:

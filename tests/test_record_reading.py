@@ -4,6 +4,7 @@ in one line when it is cut short, of another schema or another process; its sett
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -174,6 +175,27 @@ sys.stdin.readline()
 '''
 
 
+@contextlib.contextmanager
+def recorded_service(argv: list[str], records: Path, predictors: int, switch: bool = False, two_cpus: bool = False):
+    """A service that prints ``ready`` and then waits on stdin, recording in ``records`` (with
+    PADDLE_DOCTOR_RECORD=1 where ``switch``); yielded once its record counts a run of each of its
+    ``predictors``, killed afterwards. ``two_cpus``: pinned to two CPUs, its budget."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PADDLE_DOCTOR_RECORD")}
+    env.update(GLOG_minloglevel="3", PADDLE_DOCTOR_RECORD_DIR=str(records), **({"PADDLE_DOCTOR_RECORD": "1"} if switch else {}))
+    pin = (lambda: os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])) if two_cpus else None
+    service = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, preexec_fn=pin)
+    try:
+        assert service.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + 60
+        while not _every_predictor_ran(records, predictors):
+            assert time.monotonic() < deadline, "the service wrote no record of its runs"
+            time.sleep(0.05)
+        yield service
+    finally:
+        service.kill()
+        service.wait()
+
+
 def _every_predictor_ran(records: Path, count: int) -> bool:
     for path in records.glob("*.json"):
         predictors = json.loads(path.read_text())["predictors"]  # written atomically: never half a file
@@ -193,21 +215,9 @@ def test_a_recorded_service_is_diagnosed_from_its_record_with_no_flags(tmp_path)
     script = tmp_path / "app.py"
     script.write_text(OCR_SERVICE)
     records = tmp_path / "records"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PADDLE_DOCTOR_RECORD")}
-    env.update(GLOG_minloglevel="3", PADDLE_DOCTOR_RECORD_DIR=str(records))
-    service = subprocess.Popen([sys.executable, "-m", "paddle_doctor", "record", "--", sys.executable, str(script),
-                                str(tmp_path / "models")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                               env=env, preexec_fn=lambda: os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2]))
-    try:
-        assert service.stdout.readline() == "ready\n"
-        deadline = time.monotonic() + 60
-        while not _every_predictor_ran(records, 3):
-            assert time.monotonic() < deadline, "the service wrote no record of its runs"
-            time.sleep(0.05)
+    argv = [sys.executable, "-m", "paddle_doctor", "record", "--", sys.executable, str(script), str(tmp_path / "models")]
+    with recorded_service(argv, records, 3, two_cpus=True) as service:
         result = run_doctor("--pid", str(service.pid), "--json", "--no-paddle", env={"PADDLE_DOCTOR_PID": ""}, timeout=300)
-    finally:
-        service.kill()
-        service.wait()
     report = report_json(result)
     assert f"read the record of process {service.pid} from {records}" in result.stderr
     predictors = report["service"]["predictors"]
@@ -222,3 +232,50 @@ def test_a_recorded_service_is_diagnosed_from_its_record_with_no_flags(tmp_path)
     assert not [f for f in report["findings"] if f["rule_id"].startswith("PD-GPU") and f["status"] == "fail"]
     threads = next(s for s in report["service"]["settings"] if s["name"] == "threads")
     assert threads["origin"] == "record" and threads["value"] == 10
+
+
+def test_measure_takes_the_busiest_predictors_model_and_its_shapes_weighted_by_their_counts():
+    from paddle_doctor.record.document import InputsSeen, TensorSeen
+    from paddle_doctor.record.reading import measurement_of
+
+    busy = predictor(1, 4, "rec", 80)
+    shapes = [InputsSeen([TensorSeen([1, 3, 48, 320], "float32")], 60), InputsSeen([TensorSeen([1, 3, 48, 640], "float32")], 20)]
+    busy = RecordedPredictor(**{**vars(busy), "runs": RunStats(**{**vars(busy.runs), "shapes": shapes}), "input_names": ["x"]})
+    read = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, [predictor(0, 4, "det", 3), busy], 1, 4)
+    model, options = measurement_of(read)
+    assert model == "/models/rec/inference"
+    assert options == ["x:1x3x48x320"] * 6 + ["x:1x3x48x640"] * 2
+
+
+@pytest.mark.slow
+def test_measure_with_no_model_measures_the_recorded_predictor(tmp_path):
+    from paddle_doctor.modelzoo import build_model
+
+    cnn = build_model("cnn", "pir", tmp_path / "cnn")
+    script = tmp_path / "app.py"
+    script.write_text(f"""
+import sys
+import numpy as np
+from paddle import inference
+config = inference.Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
+config.disable_gpu()
+config.set_cpu_math_library_num_threads(2)
+predictor = inference.create_predictor(config)
+handle = predictor.get_input_handle(predictor.get_input_names()[0])
+for batch in (1, 1, 1, 2):
+    handle.copy_from_cpu(np.ones((batch, 3, 224, 224), "float32"))
+    predictor.run()
+print("ready", flush=True)
+sys.stdin.readline()
+""")
+    with recorded_service([sys.executable, str(script)], tmp_path / "records", 1, switch=True) as service:
+        result = run_doctor("--pid", str(service.pid), "--measure", "--budget", "4", "--json",
+                            env={"PADDLE_DOCTOR_PID": ""}, timeout=600)
+    report = report_json(result)
+    assert f"measuring {cnn}/inference at" in result.stderr
+    model = report["verification"]["model"]
+    assert model["program"] == f"{cnn}/inference.json"
+    (measured,) = model["inputs"].values()
+    assert measured["shapes"] == [[1, 3, 224, 224]] * 6 + [[2, 3, 224, 224]] * 2 and measured["chosen_by"] == "--shape"
+    threads = next(s for s in report["service"]["settings"] if s["name"] == "threads")
+    assert threads["origin"] == "record" and threads["value"] == 2

@@ -124,7 +124,8 @@ class RecordedPredictor:
     not seen (``built_by`` ``unseen``); ``clone_of`` is the id of the predictor it was cloned from;
     ``pool_size`` the size of the ``PredictorPool`` it belongs to; ``built`` how many predictors of
     the same site and configuration were folded into this one once the record kept 64; ``alive``
-    whether the service still held it when the record was written."""
+    whether the service still held it when the record was written; ``input_names`` its inputs, in
+    the order of each entry of ``runs.shapes``."""
 
     id: Count
     built_by: BuiltBy
@@ -136,6 +137,7 @@ class RecordedPredictor:
     pool_size: int | None = None
     built: Count = 1
     alive: bool = True
+    input_names: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

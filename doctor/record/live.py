@@ -126,6 +126,7 @@ class LivePredictor:
         self.built = 1
         self.alive = True
         self.handles: list[Any] | None = None
+        self.input_names: list[str] = []
         self.latency = [0] * BUCKETS
         self.gaps = [0] * BUCKETS
         self.shapes: dict[tuple[Any, ...], int] = {}
@@ -141,7 +142,8 @@ class LivePredictor:
     def watch(self, predictor: Any) -> None:
         """Its input handles, read once; and when the service drops it, it is no longer alive."""
         try:
-            self.handles = [predictor.get_input_handle(name) for name in predictor.get_input_names()]
+            self.input_names = [str(name)[:200] for name in predictor.get_input_names()]
+            self.handles = [predictor.get_input_handle(name) for name in self.input_names]
         except Exception as exc:  # noqa: BLE001 (a predictor with feed/fetch ops, or one that cannot say)
             self.process.failed(f"predictor {self.number} input handles: {exc!r}"[:200])
             self.handles = []

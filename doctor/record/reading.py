@@ -79,3 +79,24 @@ def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
                        "tensorrt.enabled": config.tensorrt, "tensorrt.use_static": config.tensorrt_use_static})
     return [SettingOrigin(name, value, Origin.RECORD, detail + (threads_at if name == "threads" else ""))
             for name, value in sorted(values.items()) if value is not None]
+
+
+MEASURED_SAMPLES = 8
+
+
+def measurement_of(record: ServiceRecord) -> tuple[str, list[str]] | None:
+    """What ``--measure`` measures: the busiest predictor's model, and ``--shape`` options for its most
+    frequent input shapes, repeated by their counts (at most 8 samples, each shape seen at least once
+    among them); None when the record has no such predictor."""
+    main = record.main_predictor()
+    if main is None or main.model is None or main.model.in_memory or not (main.model.model_dir or main.model.prog_file):
+        return None
+    model = main.model.model_dir or main.model.prog_file.rsplit(".", 1)[0]  # type: ignore[union-attr]
+    seen = [entry for entry in main.runs.shapes if len(entry.inputs) == len(main.input_names)]
+    total = sum(entry.runs for entry in seen)
+    samples = []
+    for entry in seen[:MEASURED_SAMPLES]:
+        samples += [entry] * max(1, round(MEASURED_SAMPLES * entry.runs / total))
+    options = [f"{name}:{'x'.join(str(n) for n in tensor.shape)}"
+               for entry in samples[:MEASURED_SAMPLES] for name, tensor in zip(main.input_names, entry.inputs)]
+    return model, options

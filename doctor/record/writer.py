@@ -56,7 +56,8 @@ def snapshot(process: Process) -> Record:
 
     predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
                                     origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
-                                    pool_size=live.pool_size, built=live.built, alive=live.alive)
+                                    pool_size=live.pool_size, built=live.built, alive=live.alive,
+                                    input_names=list(live.input_names))
                   for live in list(process.predictors)]
     return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=[arg[:MAX_TEXT] for arg in sys.argv[:MAX_ARGV]],
                   paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),
