@@ -8,6 +8,7 @@ signal is printed, and the exit code is 2.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -160,6 +161,23 @@ def _recorded_measurement(record):
     return measured
 
 
+@contextlib.contextmanager
+def _service_load(ctx, process, record, measured: bool):
+    """With --measure: how busy the service was while its model was measured beside it, in the report and one line."""
+    import time
+
+    from .probes.process import cpu_seconds
+
+    before = cpu_seconds(ctx, process.pid) if measured and process.pid and record.read else None
+    started = time.monotonic()
+    yield
+    after = cpu_seconds(ctx, process.pid) if before is not None else None
+    if after is not None:
+        record.busy_cpus_while_measured = round((after - before) / max(time.monotonic() - started, 1e-3), 2)
+        click.echo(f"paddle-doctor: the service used {record.busy_cpus_while_measured:g} CPUs while it was measured "
+                   "beside it", err=True)
+
+
 def _finish_process(process, sample) -> None:
     """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
     if sample is not None:
@@ -222,7 +240,8 @@ def _collect(params: dict[str, Any], measure: bool = True):
                 if not children.received():  # an unreadable program is a finding; the rest of the report still comes out
                     facts.graph = probe_graph(facts, run)
                 if run.program is not None and not children.received():  # stopped: report what was probed, now
-                    facts.verification = _verify(facts, run, params)
+                    with _service_load(ctx, process, record, params.get("measure")):
+                        facts.verification = _verify(facts, run, params)
     return facts
 
 

@@ -135,13 +135,15 @@ class ServiceSummary:
     """The service's settings with where each came from, its process (only the environment
     variables that steer Paddle's threads and devices, or that the source reads) and its source;
     ``predictors`` what the service recorded of each predictor it built (``paddle-doctor record``),
-    and ``record`` the file that was read, or why none was."""
+    ``record`` the file that was read, or why none was, and ``busy_cpus_while_measured`` the CPUs the
+    service used while ``--measure`` measured its model beside it."""
 
     settings: list[SettingOrigin]
     process: ServiceProcessFacts
     source: SourceFacts
     predictors: list[RecordedPredictor] = field(default_factory=list)
     record: str | None = None
+    busy_cpus_while_measured: float | None = None
 
 
 @dataclass
@@ -268,7 +270,8 @@ def service_summary(facts: Facts) -> ServiceSummary:
     record = facts.service_record
     said = (record.source if record.read and not record.reason else record.reason) if record is not None else None
     return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
-                          list(record.predictors) if record is not None else [], said)
+                          list(record.predictors) if record is not None else [], said,
+                          record.busy_cpus_while_measured if record is not None else None)
 
 
 def fill_placeholders(code: str, values: dict[str, Any]) -> str:

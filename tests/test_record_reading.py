@@ -279,3 +279,5 @@ sys.stdin.readline()
     assert measured["shapes"] == [[1, 3, 224, 224]] * 6 + [[2, 3, 224, 224]] * 2 and measured["chosen_by"] == "--shape"
     threads = next(s for s in report["service"]["settings"] if s["name"] == "threads")
     assert threads["origin"] == "record" and threads["value"] == 2
+    assert 0 <= report["service"]["busy_cpus_while_measured"] < 0.5  # the service idles on its stdin meanwhile
+    assert "CPUs while it was measured beside it" in result.stderr

@@ -13,7 +13,8 @@ from ..vocabulary import RecordStatus
 @dataclass
 class ServiceRecord:
     """``status`` says whether the record was read; ``reason`` why not, or what is off about it (it
-    comes from another Paddle version) in one line; ``source`` the file."""
+    comes from another Paddle version) in one line; ``source`` the file; ``busy_cpus_while_measured``
+    the CPUs the service itself used while ``--measure`` measured (its CPU time over the wall time)."""
 
     status: RecordStatus = RecordStatus.NOT_ASKED
     reason: str | None = None
@@ -23,6 +24,7 @@ class ServiceRecord:
     predictors: list[RecordedPredictor] = field(default_factory=list)
     peak_concurrent_runs: int = 0
     peak_concurrent_threads: int = 0
+    busy_cpus_while_measured: float | None = None
 
     @property
     def read(self) -> bool:
