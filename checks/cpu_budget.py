@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from paddle_doctor.budget import CpuBudget, cpu_budget, service_threads
 from paddle_doctor.facts import Facts
+from paddle_doctor.vocabulary import Origin
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
 
@@ -18,8 +19,32 @@ OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
 
 
 def total_threads(facts: Facts) -> int:
-    """The compute threads the service runs in this container: threads per predictor x instances."""
-    return service_threads(facts)[0] * facts.service.instances
+    """The compute threads the service runs in this container: threads per predictor x instances, or,
+    where the service's record decides, the threads of its predictors that run at once x instances."""
+    recorded = recorded_threads(facts)
+    return (recorded[0] if recorded else service_threads(facts)[0]) * facts.service.instances
+
+
+def recorded_threads(facts: Facts) -> tuple[int, str, dict] | None:
+    """Threads at once per process as the service's record saw them, said with the predictors that make
+    them and where their threads were set; None unless the record decides the threads (no flag or --config)."""
+    record = facts.service_record
+    origin = next((o for o in facts.service_origins if o.name == "threads"), None)
+    if record is None or not record.read or origin is None or origin.origin != Origin.RECORD:
+        return None
+    threads, predictors, how = record.threads_at_once()
+    if not predictors:
+        return None
+    named = "; ".join(_predictor_words(predictor) for predictor in predictors)
+    evidence = {"predictors": [p.id for p in predictors], "record": record.source,
+                "threads_set_at": sorted({p.origin.threads_set_at.where() for p in predictors if p.origin.threads_set_at})}
+    return threads, f"{threads} threads at once per process ({how}; record {record.source}): {named}", evidence
+
+
+def _predictor_words(predictor) -> str:
+    where = predictor.origin.threads_set_at or predictor.origin.builder
+    return (f"predictor {predictor.id} ({predictor.model.name() if predictor.model else 'model not seen'}) "
+            f"{predictor.config.cpu.threads} threads, set at {where.where() if where else 'a place not seen'}")
 
 
 def over_budget(total: int, budget: CpuBudget) -> bool:
@@ -38,12 +63,18 @@ def check(facts: Facts) -> list[Finding]:
     if unknown:  # judging Paddle's default instead would be a guess
         return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
     threads, source = service_threads(facts)
+    recorded = recorded_threads(facts)
+    if recorded:
+        threads, source, _ = recorded
     instances = facts.service.instances
     total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)
-    observed = f"{threads} threads ({source}) x {instances} instance{'s' if instances != 1 else ''} = {total}"
+    observed = (f"{source}" if recorded else f"{threads} threads ({source})") + \
+        f" x {instances} instance{'s' if instances != 1 else ''} = {total}"
     evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
                 "threads": threads, "threads_set_by": source, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}
+    if recorded:
+        evidence.update(recorded[2])
     if over_budget(total, budget):
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,

@@ -10,6 +10,7 @@ finish first; the line says so, and the exit code is the report's.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
@@ -107,6 +108,9 @@ def probe_options(function):
                      help="Concrete shape for a dynamic input, e.g. x:1x3x48x320; repeat it for one input to measure "
                           "over a set of shapes (the sizes the service sees) [default: the opt shapes of a "
                           "shape_range_info.pbtxt in the model folder, else batch 1 and 224/128]."),
+        click.option("--measure", is_flag=True, default=False,
+                     help="With no --model: measure the busiest predictor of the service's record (paddle-doctor record), "
+                          "its recorded configuration as the baseline, at its most frequent input shapes."),
         click.option("--inputs", "inputs", type=click.Path(), default=None,
                      help="Real inputs: an .npz keyed by input name, or a folder of .npz samples measured in turn."),
         click.option("--budget", type=click.FloatRange(min=2), default=None,
@@ -150,6 +154,51 @@ def _patient(params: dict[str, Any], ctx):
     return process, sample, source
 
 
+def _service_record(ctx, process):
+    """The picked process's record of its predictors, and where it was read from (or why not), in one line."""
+    from .record.reading import read_record
+
+    record = read_record(ctx, process)
+    if record.read:
+        count = len(record.predictors)
+        click.echo(f"paddle-doctor: read the record of process {process.pid} from {record.source}: "
+                   f"{count} predictor{'s' if count != 1 else ''}", err=True)
+    elif record.reason and record.status != "not_asked":
+        click.echo(f"paddle-doctor: {record.reason}; the rest of the report follows", err=True)
+    return record
+
+
+def _recorded_measurement(record):
+    """``--measure``: the model and the ``--shape`` options the service's record gives, or a usage error."""
+    from .record.reading import measurement_of
+
+    measured = measurement_of(record) if record.read else None
+    if measured is None:
+        why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
+        raise click.UsageError(f"--measure needs the service's record of a predictor and its model ({why}); "
+                               "start the service with `paddle-doctor record -- CMD`, or give --model")
+    click.echo(f"paddle-doctor: measuring {measured[0]} at {', '.join(measured[1]) or 'its default shapes'} "
+               f"(the record's busiest predictor)", err=True)
+    return measured
+
+
+@contextlib.contextmanager
+def _service_load(ctx, process, record, measured: bool):
+    """With --measure: how busy the service was while its model was measured beside it, in the report and one line."""
+    import time
+
+    from .probes.process import cpu_seconds
+
+    before = cpu_seconds(ctx, process.pid) if measured and process.pid and record.read else None
+    started = time.monotonic()
+    yield
+    after = cpu_seconds(ctx, process.pid) if before is not None else None
+    if after is not None:
+        record.busy_cpus_while_measured = round((after - before) / max(time.monotonic() - started, 1e-3), 2)
+        click.echo(f"paddle-doctor: the service used {record.busy_cpus_while_measured:g} CPUs while it was measured "
+                   "beside it", err=True)
+
+
 def _finish_process(process, sample) -> None:
     """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
     if sample is not None:
@@ -168,7 +217,9 @@ def _collect(params: dict[str, Any], measure: bool = True):
     from .probes import collect_facts
 
     from .probes.process import service_interpreter
+    from .record.reading import against_paddle, recorded_settings
     from .service_sources import attach_patient, service_from_options
+    from .vocabulary import RecordStatus
 
     run = None
     if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
@@ -183,7 +234,14 @@ def _collect(params: dict[str, Any], measure: bool = True):
             python = service_interpreter(process) or sys.executable
         if params["no_paddle"]:
             python = None
-        service, origins = service_from_options(params, source=source, environ_source=process.environ_source)
+        record = _service_record(ctx, process)
+        if measure and params.get("measure") and not params["model"]:
+            from .verify.model import ModelRun
+
+            params["model"], params["shapes"] = _recorded_measurement(record)
+            run = ModelRun(params["model"])
+        service, origins = service_from_options(params, source=source, environ_source=process.environ_source,
+                                                recorded=recorded_settings(record))
         if params["model"]:
             service.model = params["model"]
         probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
@@ -192,6 +250,10 @@ def _collect(params: dict[str, Any], measure: bool = True):
                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
         _finish_process(process, sample)
         attach_patient(facts, process, source, origins)
+        facts.service_record = record if record.status != RecordStatus.NOT_ASKED else None
+        against_paddle(record, facts.paddle.version)
+        if record.reason and record.read:
+            click.echo(f"paddle-doctor: warning: {record.reason}", err=True)
     if run is not None:
         from .graph.probe import probe_graph
 
@@ -201,7 +263,8 @@ def _collect(params: dict[str, Any], measure: bool = True):
                     facts.graph = probe_graph(facts, run)
                 if run.program is not None:
                     with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
-                        facts.verification = _verify(facts, run, params)
+                        with _service_load(ctx, process, record, params.get("measure")):
+                            facts.verification = _verify(facts, run, params)
         except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
             _not_finished(facts, stop.signal_name, params["model"])
     return facts
@@ -520,6 +583,15 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
     finally:
         click.echo(f"paddle-doctor demo: the demo model is kept in {directory}, where the recommended snippet loads it "
                    f"(--out DIR keeps it elsewhere; rm -r {shlex.quote(str(directory))} removes it)", err=True)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True}, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def record(args: tuple[str, ...]) -> None:
+    """Run a service with its predictors recorded: record [--dir FOLDER] -- CMD ARGS (--help for more)."""
+    from .record.command import main as record_main
+
+    record_main(list(args))
 
 
 cli.add_command(fleet)

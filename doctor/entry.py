@@ -1,5 +1,6 @@
-"""The ``paddle-doctor`` command: ``healthcheck`` goes straight to its lean module, before the click
-command line (and rich) are imported; everything else goes to the click command line."""
+"""The ``paddle-doctor`` command: ``healthcheck`` goes straight to its lean module, and ``record``
+execs the service, before the click command line (and rich) are imported; everything else goes to
+the click command line."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ def main(argv: list[str] | None = None) -> None:
         from .healthcheck import main as healthcheck
 
         healthcheck(args[1:])
+    if args[:1] == ["record"]:
+        from .record.command import main as record
+
+        record(args[1:])
     from .cli import main as command_line
 
     command_line(args)

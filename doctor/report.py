@@ -24,10 +24,12 @@ from .vocabulary import PaddleStatus, Severity
 
 if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
     from .facts.verification import ExperimentResult, Recommendation
+    from .record.document import RecordedPredictor
     from .report_measured import GraphSummary, VerificationSummary
 
 __getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "Recommendation": ".facts.verification",
-                                    "GraphSummary": ".report_measured", "VerificationSummary": ".report_measured"})
+                                    "GraphSummary": ".report_measured", "VerificationSummary": ".report_measured",
+                                    "RecordedPredictor": ".record.document"})
 
 SCHEMA_VERSION = 2
 RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
@@ -132,11 +134,17 @@ class Summary:
 @dataclass
 class ServiceSummary:
     """The service's settings with where each came from, its process (only the environment
-    variables that steer Paddle's threads and devices, or that the source reads) and its source."""
+    variables that steer Paddle's threads and devices, or that the source reads) and its source;
+    ``predictors`` what the service recorded of each predictor it built (``paddle-doctor record``),
+    ``record`` the file that was read, or why none was, and ``busy_cpus_while_measured`` the CPUs the
+    service used while ``--measure`` measured its model beside it."""
 
     settings: list[SettingOrigin]
     process: ServiceProcessFacts
     source: SourceFacts
+    predictors: list[RecordedPredictor] = field(default_factory=list)
+    record: str | None = None
+    busy_cpus_while_measured: float | None = None
 
 
 @dataclass
@@ -260,7 +268,11 @@ def service_summary(facts: Facts) -> ServiceSummary:
     read_by_source = {setting.env_var for setting in facts.service_source.settings if setting.env_var}
     shown = {name: value for name, value in facts.service_process.environ.items()
              if name in SERVICE_ENVIRONMENT or name.startswith("FLAGS_") or name in read_by_source}
-    return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source)
+    record = facts.service_record
+    said = (record.source if record.read and not record.reason else record.reason) if record is not None else None
+    return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
+                          list(record.predictors) if record is not None else [], said,
+                          record.busy_cpus_while_measured if record is not None else None)
 
 
 def fill_placeholders(code: str, values: dict[str, Any], kind: str) -> str:

@@ -168,6 +168,8 @@ DOCUMENTS = (
              "the first group the usual one."),
     Document("facts.schema.json", "facts:Facts", "paddle-doctor facts",
              "Output of `paddle-doctor facts` and input of `check --facts` (schema_version {version})."),
+    Document("record.schema.json", "record.document:Record", "paddle-doctor record",
+             "What a service run under `paddle-doctor record` writes about its predictors (schema_version {version})."),
 )
 
 

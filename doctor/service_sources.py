@@ -1,7 +1,7 @@
 """The service's settings from every place that states them, and where each came from.
 
-Precedence: flags > ``--config`` > the source (``--source``, or the script of ``--pid``) >
-Paddle's defaults. The process enters through the source: a setting read from
+Precedence: flags > ``--config`` > the service's record of what it runs (``paddle-doctor record``)
+> the source (``--source``, or the script of ``--pid``) > Paddle's defaults. The process enters through the source: a setting read from
 ``os.environ.get(NAME, default)`` takes the live value from the process's environment.
 """
 
@@ -20,15 +20,17 @@ SERVICE_FLAGS = ("threads", "instances", "onednn", "precision", "concurrency", "
 
 
 def service_from_options(options: dict[str, Any], base: ServiceConfig | None = None, source: SourceFacts | None = None,
-                         environ_source: str | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
+                         environ_source: str | None = None,
+                         recorded: list[SettingOrigin] | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
     """The service as a command's options describe it (``service_config`` and the service flags that
     were given), over ``base``: the one service builder of ``check``, ``facts``, ``baseline`` and ``healthcheck``."""
     flags = {name: options[name] for name in SERVICE_FLAGS if options.get(name) is not None}
-    return resolve_service(base, options.get("service_config"), flags, source or SourceFacts(), environ_source)
+    return resolve_service(base, options.get("service_config"), flags, source or SourceFacts(), environ_source, recorded)
 
 
 def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: dict[str, Any],
-                    source: SourceFacts, environ_source: str | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
+                    source: SourceFacts, environ_source: str | None = None,
+                    recorded: list[SettingOrigin] | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
     """The service settings and the origin of each one that is not Paddle's default.
 
     Raises ServiceConfigError for a --config file or flags the doctor cannot use; a source value
@@ -41,6 +43,9 @@ def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: 
         if origin.value is not None:
             _set(data, origin.name, origin.value)
         origins[origin.name] = origin
+    for origin in recorded or ():
+        _set(data, origin.name, origin.value)
+        origins[origin.name] = origin
     if config_path:
         config = load_yaml_file(config_path, ServiceConfigError, "service config", "see doctor/service.py for the keys") or {}
         service_from_data(config, config_path)
@@ -51,6 +56,9 @@ def resolve_service(base: ServiceConfig | None, config_path: str | None, flags: 
     for name, value in flags.items():
         _set(data, name, value)
         shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
+        before = origins.get(name)
+        if before is not None and before.origin == Origin.RECORD and before.value != value:  # the flag is judged, not what runs
+            shown = f"{shown}: judged as {value}; the service runs {before.value} ({before.origin}: {before.detail})"
         origins[name] = SettingOrigin(name, value, Origin.FLAG, shown)
     service = from_data(ServiceConfig, data, "service")
     said = [origin for origin in origins.values() if origin.value is not None]

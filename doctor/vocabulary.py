@@ -87,7 +87,29 @@ class Origin(Word):
 
     FLAG = "flag"
     CONFIG = "config"
+    RECORD = "record"
     SOURCE = "source"
+
+
+class RecordStatus(Word):
+    """What looking for the service's record (``paddle-doctor record``) gave: ``read``; ``not_found``
+    (the service does not record, or has not built a predictor yet); ``unreadable`` (truncated, not
+    a record, another schema); ``not_asked`` (no service process was picked)."""
+
+    READ = "read"
+    NOT_FOUND = "not_found"
+    UNREADABLE = "unreadable"
+    NOT_ASKED = "not_asked"
+
+
+class BuiltBy(Word):
+    """How a recorded predictor came to be: ``create_predictor``, ``clone()`` of another, a
+    ``PredictorPool``; ``unseen``: its ``run()`` was seen but not its building."""
+
+    CREATE_PREDICTOR = "create_predictor"
+    CLONE = "clone"
+    POOL = "pool"
+    UNSEEN = "unseen"
 
 
 class PaddleStatus(Word):

@@ -33,7 +33,7 @@ def wheel(tmp_path_factory):
 def test_wheel_installs_only_the_unique_namespace(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {name.split("/")[0] for name in names}
-    assert top_level == {"paddle_doctor", next(n for n in top_level if n.endswith(".dist-info"))}
+    assert top_level == {"paddle_doctor", "paddle_doctor_record.pth", next(n for n in top_level if n.endswith(".dist-info"))}
     assert "paddle_doctor/rules.yaml" in names
     assert "paddle_doctor/schemas/report.schema.json" in names
     assert "paddle_doctor/checks/cpu_budget.py" in names
@@ -96,3 +96,17 @@ def test_requires_python_is_the_oldest_python_it_runs_on(wheel, tmp_path):
     forced = subprocess.run([too_old, "-m", "paddle_doctor", "rules"], capture_output=True, text=True, timeout=120,
                             env={"PYTHONPATH": f"{tmp_path / '39'}:{dependencies}", "PATH": "/usr/bin:/bin"})
     assert forced.returncode != 0
+
+
+def test_wheel_starts_the_record_hook_only_when_asked(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True, capture_output=True, timeout=600)
+    probe = "import sys; print(sorted(m for m in sys.modules if m.startswith(('paddle_doctor', 'paddle'))))"
+    off = subprocess.run([str(env_dir / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin"})
+    on = subprocess.run([str(env_dir / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=60,
+                        env={"PATH": "/usr/bin:/bin", "PADDLE_DOCTOR_RECORD": "1"})
+    assert off.stdout.strip() == "[]", off.stderr
+    assert "'paddle_doctor.record.hook'" in on.stdout and "'paddle'" not in on.stdout, on.stderr

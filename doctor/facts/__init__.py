@@ -27,6 +27,7 @@ from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, Tenso
 
 if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
     from .graph import GraphFacts
+    from .record import ServiceRecord
     from .verification import VerificationFacts
 
 SCHEMA_VERSION = 2
@@ -35,6 +36,7 @@ MEASURED_SECTIONS = {
                      "ShapeCacheResult", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
                      "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
     "predictor": ("PredictorConfig",),
+    "record": ("ServiceRecord",),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),
 }
@@ -410,6 +412,7 @@ class Facts:
     service_source: SourceFacts = field(default_factory=SourceFacts)
     service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
     service_origins: list[SettingOrigin] = field(default_factory=list)
+    service_record: ServiceRecord | None = None  # what the service recorded (paddle-doctor record), when it did
     baseline: BaselineFacts | None = None  # what `paddle-doctor baseline` recorded, given to the healthcheck
 
     def unknown_setting(self, name: str) -> str | None:

@@ -328,6 +328,14 @@ def _script(ctx: ProbeContext, proc: str, argv: list[str]) -> str | None:
         return None
 
 
+def cpu_seconds(ctx: ProbeContext, pid: int) -> float | None:
+    """The CPU time the process has used so far (its threads', user + system); None when it is gone."""
+    try:
+        return sum(_cpu_ticks(ctx, f"/proc/{pid}").values()) / os.sysconf("SC_CLK_TCK")
+    except ProcessGone:
+        return None
+
+
 def _cpu_ticks(ctx: ProbeContext, proc: str) -> dict[str, int]:
     """Per thread, user + system CPU time in clock ticks; a thread that ends meanwhile is left out."""
     try:

@@ -1,0 +1,50 @@
+"""The service's own record of its predictors (``paddle-doctor record``), as the doctor read it for
+the picked process: the predictors it built and ran, and what they say about the threads that run
+at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..record.document import RecordedPredictor
+from ..vocabulary import RecordStatus
+
+
+@dataclass
+class ServiceRecord:
+    """``status`` says whether the record was read; ``reason`` why not, or what is off about it (it
+    comes from another Paddle version) in one line; ``source`` the file; ``busy_cpus_while_measured``
+    the CPUs the service itself used while ``--measure`` measured (its CPU time over the wall time)."""
+
+    status: RecordStatus = RecordStatus.NOT_ASKED
+    reason: str | None = None
+    source: str | None = None
+    paddle_version: str | None = None
+    written_at: float | None = None
+    predictors: list[RecordedPredictor] = field(default_factory=list)
+    peak_concurrent_runs: int = 0
+    peak_concurrent_threads: int = 0
+    busy_cpus_while_measured: float | None = None
+
+    @property
+    def read(self) -> bool:
+        return self.status == RecordStatus.READ and bool(self.predictors)
+
+    def main_predictor(self) -> RecordedPredictor | None:
+        """The predictor that ran most (the first built on a tie) among those whose configuration is known."""
+        known = [predictor for predictor in self.predictors if predictor.config is not None]
+        return max(known, key=lambda predictor: predictor.runs.runs, default=None)
+
+    def threads_at_once(self) -> tuple[int, list[RecordedPredictor], str]:
+        """The most math threads seen inside ``run()`` at once, the predictors that can make them, and how
+        that is known: from the concurrency seen, or (no run seen yet) the largest predictor alone."""
+        known = [predictor for predictor in self.predictors if predictor.config is not None]
+        ran = [predictor for predictor in known if predictor.runs.runs]
+        if self.peak_concurrent_threads and ran:
+            runs = self.peak_concurrent_runs
+            return (self.peak_concurrent_threads, ran,
+                    f"at most {runs} run{'s' if runs != 1 else ''} at once seen across {len(ran)} predictor{'s' if len(ran) != 1 else ''}")
+        largest = max(known, key=lambda predictor: predictor.config.cpu.threads, default=None)  # type: ignore[union-attr]
+        if largest is None:
+            return 0, [], "no predictor with a known configuration"
+        return largest.config.cpu.threads, [largest], "no run seen yet: the largest predictor alone"  # type: ignore[union-attr]

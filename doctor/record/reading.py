@@ -1,0 +1,102 @@
+"""The picked process's record, read by the doctor: found by its PID and its start time (field 22 of
+/proc/PID/stat), so a record of an earlier process that had the same PID is never taken for it;
+in the folder the process's own environment names, else the default for its user. Everything in
+it is the service's word: bounded, decoded into the record's types or refused in one line."""
+
+from __future__ import annotations
+
+import json
+
+from ..context import ProbeContext
+from ..facts import ServiceProcessFacts
+from ..facts.record import ServiceRecord
+from ..serde import DecodeError, from_data, json_error_text
+from ..facts.service import SettingOrigin
+from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
+from .document import SCHEMA_VERSION, Record
+from .location import record_folder, record_name, start_ticks
+
+
+def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecord:
+    if process.status != ProcessStatus.PROBED or process.pid is None:
+        return ServiceRecord(reason="no service process was picked")
+    pid = process.pid
+    try:
+        ticks = start_ticks(ctx.read_text(f"/proc/{pid}/stat"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return ServiceRecord(RecordStatus.NOT_FOUND, f"no record: the process {pid} is gone ({getattr(exc, 'strerror', None) or exc})")
+    folder = record_folder(process.environ, process.uid if process.uid is not None else 0)
+    path = str(folder / record_name(pid, ticks or 0))
+    try:
+        text = ctx.read_text(path)
+    except FileNotFoundError:
+        return ServiceRecord(RecordStatus.NOT_FOUND, f"no record of process {pid} in {folder} (start it with "
+                                                     "`paddle-doctor record -- CMD`, or PADDLE_DOCTOR_RECORD=1)", path)
+    except (OSError, UnicodeDecodeError) as exc:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({getattr(exc, 'strerror', None) or exc})", path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record, or cut short ({json_error_text(exc)})", path)
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: record schema_version is {version!r}, this paddle-doctor "
+                                                      f"reads {SCHEMA_VERSION}; run the service under this paddle-doctor's record", path)
+    try:
+        record = from_data(Record, data)
+    except DecodeError as exc:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})", path)
+    if record.pid != pid or record.start_ticks != ticks:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: the record of another process (pid {record.pid})", path)
+    return ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
+                         record.peak_concurrent_runs, record.peak_concurrent_threads)
+
+
+def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
+    """A record made under another Paddle than the one probed says so, in its one line."""
+    if record.read and paddle_version and record.paddle_version and record.paddle_version != paddle_version:
+        record.reason = (f"{record.source}: recorded under Paddle {record.paddle_version}, the doctor probes {paddle_version}: "
+                         "the settings are what the service ran, the probes this Paddle's")
+
+
+def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
+    """The service's settings as its busiest predictor runs them (every predictor is in the report)."""
+    main = record.main_predictor()
+    if main is None or main.config is None:
+        return []
+    config, cpu = main.config, main.config.cpu
+    others = len(record.predictors) - 1
+    built_at = main.origin.builder.where() if main.origin.builder else "a place not seen"
+    detail = f"{record.source}: predictor {main.id} built at {built_at}" + (
+        f" (the busiest of {others + 1})" if others else "")
+    threads_at = f", threads set at {main.origin.threads_set_at.where()}" if main.origin.threads_set_at else ""
+    precision = Precision.BF16 if cpu.precision == Precision.BF16 else (config.tensorrt_precision if config.tensorrt else None)
+    values = {"threads": cpu.threads, "onednn": cpu.onednn, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
+              "memory_optim": cpu.memory_optim, "device": config.device, "precision": precision or Precision.FP32,
+              "optim_cache_dir": cpu.optim_cache_dir, "delete_passes": list(cpu.delete_passes) or None}
+    if config.device == Device.GPU:
+        values.update({"gpu_device_id": config.gpu_device_id, "gpu_memory_pool_mb": config.gpu_memory_pool_mb,
+                       "tensorrt.enabled": config.tensorrt, "tensorrt.use_static": config.tensorrt_use_static})
+    return [SettingOrigin(name, value, Origin.RECORD, detail + (threads_at if name == "threads" else ""))
+            for name, value in sorted(values.items()) if value is not None]
+
+
+MEASURED_SAMPLES = 8
+
+
+def measurement_of(record: ServiceRecord) -> tuple[str, list[str]] | None:
+    """What ``--measure`` measures: the busiest predictor's model, and ``--shape`` options for its most
+    frequent input shapes, repeated by their counts (at most 8 samples, each shape seen at least once
+    among them); None when the record has no such predictor."""
+    main = record.main_predictor()
+    if main is None or main.model is None or main.model.in_memory or not (main.model.model_dir or main.model.prog_file):
+        return None
+    model = main.model.model_dir or main.model.prog_file.rsplit(".", 1)[0]  # type: ignore[union-attr]
+    seen = [entry for entry in main.runs.shapes if len(entry.inputs) == len(main.input_names)]
+    total = sum(entry.runs for entry in seen)
+    samples = []
+    for entry in seen[:MEASURED_SAMPLES]:
+        samples += [entry] * max(1, round(MEASURED_SAMPLES * entry.runs / total))
+    options = [f"{name}:{'x'.join(str(n) for n in tensor.shape)}"
+               for entry in samples[:MEASURED_SAMPLES] for name, tensor in zip(main.input_names, entry.inputs)]
+    return model, options

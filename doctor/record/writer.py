@@ -1,0 +1,140 @@
+"""The record written: a snapshot of the recorder's state as a :class:`Record`, written atomically
+(a temporary file in the same folder, renamed) and owner-only (0600, in a 0700 folder that must
+be the service user's own and not a link), every few seconds by a daemon thread and at exit.
+A write that fails is remembered in the record's ``errors`` and said once on stderr, never raised."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import stat
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .document import InputsSeen, RecordedPredictor, Record, RunStats, TensorSeen
+from .live import LivePredictor, Process, percentile_ns
+from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name
+
+MAX_ARGV = 32
+MAX_TEXT = 300
+
+
+def run_stats(live: LivePredictor) -> RunStats:
+    latency, gaps = list(live.latency), list(live.gaps)
+    shapes = sorted(dict(live.shapes).items(), key=lambda item: -item[1])
+    first = live.first_run_ns
+    runs = (sum(latency) + 1) if first is not None else 0
+
+    def ms(share: float, counts: list[int]) -> float | None:
+        value = percentile_ns(counts, share)
+        return round(value / 1e6, 6) if value is not None else None
+
+    return RunStats(
+        runs=runs, first_run_ms=round(first / 1e6, 6) if first is not None else None,
+        p50_ms=ms(0.5, latency), p90_ms=ms(0.9, latency), p99_ms=ms(0.99, latency),
+        busy_s=round(live.busy_ns / 1e9, 6),
+        span_s=round(max(0, live.last_end_ns - live.first_start_ns) / 1e9, 6) if first is not None else 0.0,
+        gap_p50_ms=ms(0.5, gaps), peak_concurrency=live.peak,
+        shapes=[InputsSeen([TensorSeen([int(n) for n in shape], dtype.rpartition(".")[2].lower())
+                            for (shape, _), dtype in zip(key, live.dtypes_of(key))], count)
+                for key, count in shapes],
+        shapes_not_kept=live.shapes_not_kept,
+    )
+
+
+def paddle_version() -> str | None:
+    version = getattr(sys.modules.get("paddle"), "__version__", None)
+    return str(version)[:MAX_TEXT] if version else None
+
+
+def snapshot(process: Process) -> Record:
+    from .. import __version__
+
+    predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
+                                    origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
+                                    pool_size=live.pool_size, built=live.built, alive=live.alive,
+                                    input_names=list(live.input_names))
+                  for live in list(process.predictors)]
+    return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=[arg[:MAX_TEXT] for arg in sys.argv[:MAX_ARGV]],
+                  paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),
+                  predictors=predictors, predictors_not_kept=process.not_kept, peak_concurrent_runs=process.peak_runs,
+                  peak_concurrent_threads=process.peak_threads, errors=list(process.errors))
+
+
+def own_folder(folder: Path) -> None:
+    """``folder``, created 0700 when missing; refused unless it is a real folder of this user's."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        raise OSError(f"{folder} is not a folder")
+    if info.st_uid != os.geteuid():
+        raise OSError(f"{folder} belongs to uid {info.st_uid}, not to this process's {os.geteuid()}")
+
+
+def write_owner_only(path: Path, text: str) -> None:
+    handle, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
+class Writer:
+    """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.folder = record_folder(os.environ, os.geteuid())
+        try:
+            self.interval = max(0.1, float(os.environ.get(INTERVAL) or DEFAULT_INTERVAL_S))
+        except ValueError:
+            self.interval = DEFAULT_INTERVAL_S
+        self.said = False
+        self.written = threading.Event()
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        atexit.register(self.write)
+        threading.Thread(target=self._loop, name="paddle-doctor-record", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            self.write()
+            time.sleep(self.interval)
+
+    def write(self) -> None:
+        if not self.lock.acquire(timeout=2.0):  # a write stuck on a slow disk: the next one, or none
+            return
+        try:
+            from ..serde import to_data
+
+            record = snapshot(self.process)
+            path = self.folder / record_name(record.pid, record.start_ticks)
+            own_folder(self.folder)
+            write_owner_only(path, json.dumps(to_data(record), separators=(",", ":")) + "\n")
+            self.written.set()
+        except Exception as exc:  # noqa: BLE001 (a failed write is recorded, never raised into the service)
+            self._failed(exc)
+        finally:
+            self.lock.release()
+
+    def _failed(self, exc: Exception) -> None:
+        message = f"cannot write the record in {self.folder}: {getattr(exc, 'strerror', None) or exc}"[:MAX_TEXT]
+        if not self.process.errors or self.process.errors[-1] != message:
+            self.process.failed(message)
+        if not self.said:
+            self.said = True
+            try:
+                sys.stderr.write(f"paddle-doctor record: {message}\n")
+            except Exception:  # noqa: BLE001 (a closed stderr)
+                pass

@@ -1,0 +1,283 @@
+"""The doctor reads the picked process's record: found by PID and start time under the root, refused
+in one line when it is cut short, of another schema or another process; its settings sit between
+--config and the source; PD-CPU-010 counts the threads of the predictors that ran at once."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import report_json, run_doctor
+from factories import by_rule, make_facts
+from paddle_doctor.checks import cpu_budget
+from paddle_doctor.context import ProbeContext
+from paddle_doctor.facts import ServiceProcessFacts, SourceFacts, SourceLocation, SourceSetting
+from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.record import ServiceRecord
+from paddle_doctor.record.document import (BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor,
+                                           RunStats)
+from paddle_doctor.record.reading import against_paddle, read_record, recorded_settings
+from paddle_doctor.serde import to_data
+from paddle_doctor.service_sources import resolve_service
+from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, RecordStatus
+
+PID, TICKS = 4242, 777
+
+
+def runs(count: int, peak: int = 1) -> RunStats:
+    return RunStats(count, 30.0 if count else None, 5.0 if count > 1 else None, 6.0 if count > 1 else None,
+                    7.0 if count > 1 else None, 0.1, 1.0, None, peak if count else 0, [], 0)
+
+
+def predictor(number: int, threads: int, model: str, ran: int, builder: Frame | None = None) -> RecordedPredictor:
+    set_at = Frame("/usr/lib/python3/site-packages/ocrkit/utility.py", 263, "create_predictor", "ocrkit", "2.7.3",
+                   "ocrkit/utility.py")
+    own = Frame("/app/app.py", 12, "<module>")
+    return RecordedPredictor(number, BuiltBy.CREATE_PREDICTOR,
+                             RecordedConfig(PredictorConfig(threads=threads, onednn=True), Device.CPU),
+                             ModelFiles(None, f"/models/{model}/inference.pdmodel", f"/models/{model}/inference.pdiparams"),
+                             BuildSite(builder or set_at, own, set_at), runs(ran))
+
+
+def record(*predictors: RecordedPredictor, peak_runs: int = 1, peak_threads: int = 0, paddle: str = "3.3.1") -> Record:
+    return Record(PID, TICKS, ["python", "app.py"], paddle, "0.1.0", 1.0, list(predictors), 0, peak_runs, peak_threads, [])
+
+
+OCR = record(predictor(0, 10, "det", 40), predictor(1, 10, "cls", 40), predictor(2, 10, "rec", 40), peak_threads=10)
+
+
+def patient(tmp_path: Path, text: str | None, ticks: int = TICKS, alive: bool = True) -> tuple[ProbeContext, ServiceProcessFacts]:
+    """A root holding the process's /proc/PID/stat and, in its user's default folder, a record file."""
+    if alive:
+        (tmp_path / "proc" / str(PID)).mkdir(parents=True)
+        (tmp_path / "proc" / str(PID) / "stat").write_text(f"{PID} (python app.py) S " + "1 " * 18 + f"{ticks} 0 0\n")
+    folder = tmp_path / "tmp" / "paddle-doctor-record-1000"
+    folder.mkdir(parents=True)
+    if text is not None:
+        (folder / f"{PID}-{TICKS}.json").write_text(text)
+    return ProbeContext(tmp_path), ServiceProcessFacts(status=ProcessStatus.PROBED, pid=PID, uid=1000)
+
+
+def test_the_record_of_the_picked_process_is_read_from_its_users_folder(tmp_path):
+    read = read_record(*patient(tmp_path, json.dumps(to_data(OCR))))
+    assert read.status == RecordStatus.READ and read.reason is None
+    assert read.source == "/tmp/paddle-doctor-record-1000/4242-777.json"
+    assert [p.model.name() for p in read.predictors] == ["det", "cls", "rec"]
+
+
+def test_the_folder_the_process_names_is_where_its_record_is(tmp_path):
+    ctx, process = patient(tmp_path, None)
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / f"{PID}-{TICKS}.json").write_text(json.dumps(to_data(OCR)))
+    process.environ = {"PADDLE_DOCTOR_RECORD_DIR": "/records"}
+    assert read_record(ctx, process).source == "/records/4242-777.json"
+
+
+@pytest.mark.parametrize("text, ticks, alive, status, said", [
+    (json.dumps(to_data(OCR))[:300], TICKS, True, RecordStatus.UNREADABLE, "not a record, or cut short"),
+    (json.dumps({**to_data(OCR), "schema_version": 9}), TICKS, True, RecordStatus.UNREADABLE, "record schema_version is 9"),
+    (json.dumps({**to_data(OCR), "predictors": "many"}), TICKS, True, RecordStatus.UNREADABLE, "not a record"),
+    (json.dumps({**to_data(OCR), "pid": 99}), TICKS, True, RecordStatus.UNREADABLE, "the record of another process"),
+    # the same PID, started later: the record of the earlier process is not this one's
+    (json.dumps(to_data(OCR)), TICKS + 1, True, RecordStatus.NOT_FOUND, "no record of process 4242"),
+    (json.dumps(to_data(OCR)), TICKS, False, RecordStatus.NOT_FOUND, "the process 4242 is gone"),
+])
+def test_a_record_that_cannot_be_used_is_one_line(tmp_path, text, ticks, alive, status, said):
+    read = read_record(*patient(tmp_path, text, ticks, alive))
+    assert read.status == status and not read.predictors
+    assert said in read.reason and "\n" not in read.reason
+
+
+def test_a_record_from_another_paddle_says_so_and_stays_read(tmp_path):
+    read = read_record(*patient(tmp_path, json.dumps(to_data(record(*OCR.predictors, paddle="2.6.2")))))
+    against_paddle(read, "3.3.1")
+    assert read.read and "recorded under Paddle 2.6.2, the doctor probes 3.3.1" in read.reason
+
+
+def _recorded_ocr() -> ServiceRecord:
+    return ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, OCR.predictors, 1, 10)
+
+
+def test_the_record_stands_between_config_and_source(tmp_path):
+    source = SourceFacts(settings=[SourceSetting(name="threads", value=4, evaluated=True, location=SourceLocation("app.py", 3), code="set(4)")])
+    recorded = recorded_settings(_recorded_ocr())
+    service, origins = resolve_service(None, None, {}, source, recorded=recorded)
+    threads = next(o for o in origins if o.name == "threads")
+    assert service.threads == 10 and threads.origin == Origin.RECORD
+    assert "threads set at ocrkit 2.7.3 ocrkit/utility.py:263" in threads.detail
+    config = tmp_path / "service.yaml"
+    config.write_text("threads: 3\n")
+    service, origins = resolve_service(None, str(config), {}, source, recorded=recorded)
+    assert service.threads == 3 and next(o for o in origins if o.name == "threads").origin == Origin.CONFIG
+    service, origins = resolve_service(None, None, {"threads": 8}, source, recorded=recorded)
+    flag = next(o for o in origins if o.name == "threads")
+    assert service.threads == 8 and flag.origin == Origin.FLAG
+    assert flag.detail.startswith("--threads: judged as 8; the service runs 10 (record: /tmp/r.json: predictor 0")
+
+
+def _facts_with(read: ServiceRecord, flags: dict | None = None, **machine):
+    facts = make_facts(**machine)
+    facts.service, facts.service_origins = resolve_service(None, None, flags or {}, SourceFacts(), recorded=recorded_settings(read))
+    facts.service_record = read
+    return facts
+
+
+def test_cpu_budget_counts_the_recorded_predictors_running_at_once_and_names_them():
+    found = by_rule(cpu_budget.check(_facts_with(_recorded_ocr(), cpuset=[0, 1])))
+    over = found["PD-CPU-010"]
+    assert over.status.value == "fail" and over.evidence["total_threads"] == 10 and over.evidence["predictors"] == [0, 1, 2]
+    assert "predictor 0 (det) 10 threads, set at ocrkit 2.7.3 ocrkit/utility.py:263" in over.observed
+    assert "predictor 2 (rec)" in over.observed and "at most 1 run at once" in over.observed
+
+
+def test_cpu_budget_adds_the_threads_of_predictors_seen_running_together():
+    together = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0,
+                             [predictor(0, 3, "a", 50), predictor(1, 3, "b", 50)], 2, 6)
+    found = by_rule(cpu_budget.check(_facts_with(together, quota=4)))
+    assert found["PD-CPU-010"].status.value == "fail" and found["PD-CPU-010"].evidence["total_threads"] == 6
+    apart = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0,
+                          [predictor(0, 3, "a", 50), predictor(1, 3, "b", 50)], 1, 3)
+    assert by_rule(cpu_budget.check(_facts_with(apart, quota=4)))["PD-CPU-010"].status.value == "pass"
+
+
+def test_a_thread_flag_is_judged_over_the_record():
+    found = by_rule(cpu_budget.check(_facts_with(_recorded_ocr(), {"threads": 2}, cpuset=[0, 1])))
+    assert found["PD-CPU-010"].status.value == "pass" and found["PD-CPU-010"].evidence["total_threads"] == 2
+
+
+OCR_SERVICE = '''
+import sys
+import numpy as np
+from paddle import inference
+
+def build(folder, cpu_threads=10, enable_mkldnn=True):
+    config = inference.Config(folder + "/inference.json", folder + "/inference.pdiparams")
+    config.disable_gpu()
+    config.set_cpu_math_library_num_threads(cpu_threads)
+    if enable_mkldnn:
+        config.enable_mkldnn()
+    return inference.create_predictor(config)
+
+stages = [build(sys.argv[1] + "/" + stage) for stage in ("det", "cls", "rec")]
+for predictor in stages:
+    handle = predictor.get_input_handle(predictor.get_input_names()[0])
+    handle.copy_from_cpu(np.ones((1, 3, 224, 224), "float32"))
+    predictor.run()
+print("ready", flush=True)
+sys.stdin.readline()
+'''
+
+
+@contextlib.contextmanager
+def recorded_service(argv: list[str], records: Path, predictors: int, switch: bool = False, two_cpus: bool = False):
+    """A service that prints ``ready`` and then waits on stdin, recording in ``records`` (with
+    PADDLE_DOCTOR_RECORD=1 where ``switch``); yielded once its record counts a run of each of its
+    ``predictors``, killed afterwards. ``two_cpus``: pinned to two CPUs, its budget."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PADDLE_DOCTOR_RECORD")}
+    env.update(GLOG_minloglevel="3", PADDLE_DOCTOR_RECORD_DIR=str(records), **({"PADDLE_DOCTOR_RECORD": "1"} if switch else {}))
+    pin = (lambda: os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:2])) if two_cpus else None
+    service = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, preexec_fn=pin)
+    try:
+        assert service.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + 60
+        while not _every_predictor_ran(records, predictors):
+            assert time.monotonic() < deadline, "the service wrote no record of its runs"
+            time.sleep(0.05)
+        yield service
+    finally:
+        service.kill()
+        service.wait()
+
+
+def _every_predictor_ran(records: Path, count: int) -> bool:
+    for path in records.glob("*.json"):
+        predictors = json.loads(path.read_text())["predictors"]  # written atomically: never half a file
+        return len(predictors) == count and all(p["runs"]["runs"] for p in predictors)
+    return False
+
+
+@pytest.mark.slow
+def test_a_recorded_service_is_diagnosed_from_its_record_with_no_flags(tmp_path):
+    import shutil
+
+    from paddle_doctor.modelzoo import build_model
+
+    cnn = build_model("cnn", "pir", tmp_path / "cnn")
+    for stage in ("det", "cls", "rec"):
+        shutil.copytree(cnn, tmp_path / "models" / stage)
+    script = tmp_path / "app.py"
+    script.write_text(OCR_SERVICE)
+    records = tmp_path / "records"
+    argv = [sys.executable, "-m", "paddle_doctor", "record", "--", sys.executable, str(script), str(tmp_path / "models")]
+    with recorded_service(argv, records, 3, two_cpus=True) as service:
+        result = run_doctor("--pid", str(service.pid), "--json", "--no-paddle", env={"PADDLE_DOCTOR_PID": ""}, timeout=300)
+    report = report_json(result)
+    assert f"read the record of process {service.pid} from {records}" in result.stderr
+    predictors = report["service"]["predictors"]
+    assert [Path(p["model"]["prog_file"]).parent.name for p in predictors] == ["det", "cls", "rec"]
+    for recorded in predictors:
+        config = recorded["config"]
+        assert (config["cpu"]["threads"], config["cpu"]["onednn"], config["cpu"]["ir_optim"], config["device"]) == (10, True, True, "cpu")
+        assert recorded["runs"]["shapes"][0]["inputs"][0]["shape"] == [1, 3, 224, 224]
+        assert recorded["origin"]["threads_set_at"]["line"] == 9
+    over = next(f for f in report["findings"] if f["rule_id"] == "PD-CPU-010")
+    assert over["status"] == "fail" and "predictor 0 (det) 10 threads, set at" in over["observed"]
+    assert not [f for f in report["findings"] if f["rule_id"].startswith("PD-GPU") and f["status"] == "fail"]
+    threads = next(s for s in report["service"]["settings"] if s["name"] == "threads")
+    assert threads["origin"] == "record" and threads["value"] == 10
+
+
+def test_measure_takes_the_busiest_predictors_model_and_its_shapes_weighted_by_their_counts():
+    from paddle_doctor.record.document import InputsSeen, TensorSeen
+    from paddle_doctor.record.reading import measurement_of
+
+    busy = predictor(1, 4, "rec", 80)
+    shapes = [InputsSeen([TensorSeen([1, 3, 48, 320], "float32")], 60), InputsSeen([TensorSeen([1, 3, 48, 640], "float32")], 20)]
+    busy = RecordedPredictor(**{**vars(busy), "runs": RunStats(**{**vars(busy.runs), "shapes": shapes}), "input_names": ["x"]})
+    read = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, [predictor(0, 4, "det", 3), busy], 1, 4)
+    model, options = measurement_of(read)
+    assert model == "/models/rec/inference"
+    assert options == ["x:1x3x48x320"] * 6 + ["x:1x3x48x640"] * 2
+
+
+@pytest.mark.slow
+def test_measure_with_no_model_measures_the_recorded_predictor(tmp_path):
+    from paddle_doctor.modelzoo import build_model
+
+    cnn = build_model("cnn", "pir", tmp_path / "cnn")
+    script = tmp_path / "app.py"
+    script.write_text(f"""
+import sys
+import numpy as np
+from paddle import inference
+config = inference.Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
+config.disable_gpu()
+config.set_cpu_math_library_num_threads(2)
+predictor = inference.create_predictor(config)
+handle = predictor.get_input_handle(predictor.get_input_names()[0])
+for batch in (1, 1, 1, 2):
+    handle.copy_from_cpu(np.ones((batch, 3, 224, 224), "float32"))
+    predictor.run()
+print("ready", flush=True)
+sys.stdin.readline()
+""")
+    with recorded_service([sys.executable, str(script)], tmp_path / "records", 1, switch=True) as service:
+        result = run_doctor("--pid", str(service.pid), "--measure", "--budget", "4", "--json",
+                            env={"PADDLE_DOCTOR_PID": ""}, timeout=600)
+    report = report_json(result)
+    assert f"measuring {cnn}/inference at" in result.stderr
+    model = report["verification"]["model"]
+    assert model["program"] == f"{cnn}/inference.json"
+    (measured,) = model["inputs"].values()
+    assert measured["shapes"] == [[1, 3, 224, 224]] * 6 + [[2, 3, 224, 224]] * 2 and measured["chosen_by"] == "--shape"
+    threads = next(s for s in report["service"]["settings"] if s["name"] == "threads")
+    assert threads["origin"] == "record" and threads["value"] == 2
+    assert 0 <= report["service"]["busy_cpus_while_measured"] < 0.5  # the service idles on its stdin meanwhile
+    assert "CPUs while it was measured beside it" in result.stderr
