@@ -40,8 +40,13 @@ def service_config(folder: Path, settings: dict) -> str:
     return str(path)
 
 
-def run_with_fake_nvml(*args: str, scenario: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """The CLI with the fake pynvml first on the NVML child's path, answering from ``scenario``."""
+def fake_nvml_env(scenario: Path) -> dict[str, str]:
+    """The environment that puts the fake pynvml first on the NVML child's path, answering from ``scenario``."""
     path = os.pathsep.join(filter(None, [str(FAKE_NVML), os.environ.get("PYTHONPATH")]))
-    scenario_env = {"PYTHONPATH": path, "PADDLE_DOCTOR_FAKE_NVML": str(FIXTURES / "nvml" / f"{scenario}.json")}
+    return {"PYTHONPATH": path, "PADDLE_DOCTOR_FAKE_NVML": str(scenario)}
+
+
+def run_with_fake_nvml(*args: str, scenario: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The CLI with the fake pynvml answering from the recorded ``scenario``."""
+    scenario_env = fake_nvml_env(FIXTURES / "nvml" / f"{scenario}.json")
     return run_doctor(*args, env={**scenario_env, **(env or {})}, unset=GPU_ENV)

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import fixture_root, run_doctor
 from gpu_helpers import GPU_ROOT, run_with_fake_nvml, service_config
-from test_registry import install_plugin
+from test_registry import install_plugin, install_waiting_plugin
 
 ROOT = "amd-avx512bf16-v2-quota"  # cgroup v2, quota 1.5 CPUs, memory.max 2 GiB, throttled 3100 of 12000 periods
 CACHE_MOUNT = "1600 1532 253:2 / /cache rw,relatime - ext4 /dev/vdb rw\n"
@@ -569,15 +569,7 @@ def test_past_its_budget_it_reports_what_did_not_finish(container, tmp_path):
     (A FIFO among the files the probes read no longer hangs: it is refused, tests/test_inputs_hostile.py.)"""
     never = tmp_path / "never-written"
     os.mkfifo(never)
-    install_plugin(tmp_path, f'''
-        """Plugin. Why: test. Fix: none."""
-        from paddle_doctor.registry import Check
-
-        def wait(facts):
-            open({str(never)!r}).read()
-
-        CHECK = Check(name="waiting", rules=("PD-PADDLE-001",), run=wait)
-    ''')
+    install_waiting_plugin(tmp_path, never)
     args = ("healthcheck", "--root", str(container.root), "--budget", "2")
     line = unhealthy(run_doctor(*args, env={"PYTHONPATH": str(tmp_path)}, timeout=60))
     assert line == "unhealthy: did not finish within 2 s: still running check waiting"

@@ -62,6 +62,20 @@ def install_plugin(site, module_source, entry="thirdparty = thirdparty_check:CHE
     (dist / "entry_points.txt").write_text(f"[paddle_doctor.checks]\n{entry}\n")
 
 
+def install_waiting_plugin(site, fifo):
+    """A third-party check named ``waiting`` that never returns: it reads ``fifo``, which no one writes
+    (the doctor's own readers refuse a FIFO; a plugin's code is not the doctor's)."""
+    install_plugin(site, f'''
+        """Plugin. Why: test. Fix: none."""
+        from paddle_doctor.registry import Check
+
+        def wait(facts):
+            open({str(fifo)!r}).read()
+
+        CHECK = Check(name="waiting", rules=("PD-PADDLE-001",), run=wait)
+    ''')
+
+
 def test_third_party_check_registers_through_the_entry_point_group(tmp_path):
     install_plugin(tmp_path, '''
         """A site check: warns when the image forgot OMP_NUM_THREADS. Why: see PD-CPU-013. Fix: set it."""

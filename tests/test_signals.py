@@ -1,13 +1,13 @@
 """A stop signal (SIGTERM, SIGINT, SIGHUP) ends the doctor in every phase, promptly, with the report
 of the phases that finished and one true line naming the signal and the phase it stopped; no
 process of the doctor's is left behind. The signals are real, sent to a real doctor once it says
-(``-v``) it has reached the phase; the healthcheck is stopped while it reads a FIFO nobody writes."""
+(``-v``) it has reached the phase; the healthcheck is stopped while a third-party check it runs
+reads a FIFO nobody writes (the doctor's own readers refuse FIFOs; a plugin's code can still hang)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import threading
 from contextlib import contextmanager
@@ -18,7 +18,9 @@ import jsonschema
 import pytest
 
 from conftest import fixture_root, statuses
+from gpu_helpers import fake_nvml_env
 from process_tree import RunningDoctor
+from test_registry import install_waiting_plugin
 
 from paddle_doctor import children
 
@@ -71,21 +73,22 @@ def opened_by_the_doctor(fifo: Path, timeout: float = 60.0) -> Iterator[None]:
         os.close(writer[0])
 
 
-def test_a_stop_signal_while_a_probe_s_thread_reads_a_fifo_ends_the_doctor(tmp_path):
-    """The GPU probe reads in a thread of its own while the others read: a read there that never
-    returns holds neither the stop nor the exit."""
-    root = tmp_path / "root"
-    shutil.copytree(ROOT, root, symlinks=True)
-    fifo = root / "proc" / "driver" / "nvidia" / "version"
-    fifo.parent.mkdir(parents=True, exist_ok=True)
-    fifo.unlink(missing_ok=True)
-    os.mkfifo(fifo)
-    with RunningDoctor("-v", "--root", str(root), "--gpu", "--no-paddle", "--json") as doctor:
-        with opened_by_the_doctor(fifo):
-            code, took, left = doctor.stop(signal.SIGTERM)
+def test_a_stop_signal_while_the_gpu_probe_s_thread_waits_for_a_hung_nvml_ends_the_doctor(tmp_path):
+    """The GPU probe waits for its NVML child in a thread of its own while the others read: a wedged
+    driver (nvmlInit never returns) holds neither the stop nor the exit, and the child is ended too."""
+    hanging = tmp_path / "hanging"
+    scenario = tmp_path / "hang.json"
+    scenario.write_text(json.dumps({"init": "hang", "hanging": str(hanging)}))
+    with RunningDoctor("-v", "--root", str(ROOT), "--gpu", "--no-paddle", "--json", env=fake_nvml_env(scenario)) as doctor:
+        doctor.wait_for("paddle-doctor: probing the container")
+        wait_for_file(hanging, doctor)
+        child = int(hanging.read_text())
+        code, took, left = doctor.stop(signal.SIGTERM)
     assert code == 2 and took < PROMPT_S, (code, took, doctor.stderr_lines)
     assert doctor.last_line == (f"paddle-doctor: stopped by SIGTERM while probing the container, before anything "
                                 f"was printed (exit 2); {ENDED}")
+    assert doctor.stdout == "" and not any("Traceback" in line for line in doctor.stderr_lines)
+    assert child in doctor.tree_at_signal, "the NVML child was not the doctor's"
     assert not left, f"processes of the doctor's tree survived it: {left}"
 
 
@@ -149,27 +152,35 @@ def test_a_stop_signal_while_measuring_prints_the_partial_report_and_leaves_no_p
     assert report["graph"]["ops"] > 0  # and graph coverage, which finished
 
 
+def stop_a_waiting_healthcheck(tmp_path, stop: signal.Signals, *args: str) -> tuple[RunningDoctor, int, float, set[int]]:
+    """The healthcheck stopped by ``stop`` once a third-party check it runs waits on a FIFO nobody
+    writes; the doctor, its exit code, the seconds it took to end and what it left alive."""
+    never = tmp_path / "never-written"
+    os.mkfifo(never)
+    install_waiting_plugin(tmp_path, never)
+    with RunningDoctor("healthcheck", "--root", str(ROOT), "--budget", "60", *args,
+                       env={"PYTHONPATH": str(tmp_path)}) as doctor:
+        with opened_by_the_doctor(never):
+            code, took, left = doctor.stop(stop)
+    return doctor, code, took, left
+
+
 @pytest.mark.parametrize("stop", STOP_SIGNALS, ids=lambda s: s.name)
 def test_a_stop_signal_is_the_healthcheck_s_one_line_and_exit_1(tmp_path, stop):
-    config = tmp_path / "service.yaml"
-    os.mkfifo(config)
-    with RunningDoctor("healthcheck", "--root", str(ROOT), "--config", str(config), "--budget", "60") as doctor:
-        with opened_by_the_doctor(config):
-            code, took, left = doctor.stop(stop)
+    doctor, code, took, left = stop_a_waiting_healthcheck(tmp_path, stop)
     assert code == 1 and took < PROMPT_S, (code, took, doctor.stdout, doctor.stderr_lines)
-    assert doctor.stdout == f"unhealthy: stopped by {stop.name} before it finished (still reading the service settings)\n"
+    assert doctor.stdout == f"unhealthy: stopped by {stop.name} before it finished (still running check waiting)\n"
     assert doctor.stderr_lines == [] and not left
 
 
 def test_a_stopped_healthcheck_s_detail_names_the_signal(tmp_path):
-    config = tmp_path / "service.yaml"
-    os.mkfifo(config)
-    with RunningDoctor("healthcheck", "--root", str(ROOT), "--config", str(config), "--budget", "60", "--json") as doctor:
-        with opened_by_the_doctor(config):
-            code, _, _ = doctor.stop(signal.SIGTERM)
+    doctor, code, _, _ = stop_a_waiting_healthcheck(tmp_path, signal.SIGTERM, "--json")
     detail = json.loads(doctor.stdout)
     assert code == 1 and detail["healthy"] is False and detail["stopped_by"] == "SIGTERM"
-    assert detail["unfinished"] == ["reading the service settings"] and detail["finished"] == []
+    assert detail["unfinished"] == ["running check waiting"]
+    finished, checks_run = detail["finished"][:3], detail["finished"][3:]
+    assert finished == ["reading the service settings", "probing the container", "loading the checks"]
+    assert all(step.startswith("running check ") for step in checks_run) and "running check waiting" not in checks_run
 
 
 # ------------------------------------------------------------------ the signal path itself, in this process
