@@ -118,7 +118,7 @@ def test_no_secret_leaves_the_doctor_in_any_output(tmp_path, label, secret, sens
         assert line in html.unescape(printed[fmt]), f"{label}: the {fmt} report lost the line's context"
     for fmt in ("markdown", "html"):
         assert "PD-SRC-007" in printed[fmt] and "app.py:5" in printed[fmt]
-    facts = json.loads(printed["facts"])
+    facts = json.JSONDecoder().raw_decode(printed["facts"])[0]  # stderr follows the JSON
     assert facts["service_process"]["environ"]["MODEL_SOURCE"] == shown
     assert facts["service"]["optim_cache_dir"] == shown
     settings = {setting["name"]: setting for setting in facts["service_source"]["settings"]}
@@ -146,7 +146,7 @@ config.set_mkldnn_cache_capacity(int(os.environ.get("ONEDNN_CACHE", "10")))
     printed = outputs(tmp_path, root, config)
     for name, output in printed.items():
         assert R not in html.unescape(output), f"{name}: an ordinary value was redacted"
-    facts = json.loads(printed["facts"])
+    facts = json.JSONDecoder().raw_decode(printed["facts"])[0]  # stderr follows the JSON
     assert facts["service_process"]["environ"] == environ
     assert facts["service"]["model"] == "/models/ocr/inference"
     codes = {setting["name"]: setting["code"] for setting in facts["service_source"]["settings"]}

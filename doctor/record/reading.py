@@ -10,6 +10,8 @@ import json
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts
 from ..facts.record import ServiceRecord
+from ..inputs import Refused, parse_json
+from ..redact import redact_recorded
 from ..serde import DecodeError, from_data, json_error_text
 from ..facts.service import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
@@ -35,9 +37,11 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     except (OSError, UnicodeDecodeError) as exc:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({getattr(exc, 'strerror', None) or exc})", path)
     try:
-        data = json.loads(text)
+        data = redact_recorded(parse_json(text, path))  # the service's word: a secret in it stays in it
     except json.JSONDecodeError as exc:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record, or cut short ({json_error_text(exc)})", path)
+    except Refused as exc:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})", path)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != SCHEMA_VERSION:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: record schema_version is {version!r}, this paddle-doctor "
