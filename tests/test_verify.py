@@ -194,7 +194,7 @@ def test_text_report_shows_measurements_and_the_snippet(models):
     assert "Recommended configuration" in result.stdout, result.stderr
     assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
     skip_unless(machine.conditions, onednn=True)
-    assert "slower than fixed, measured" in result.stdout  # the measured gain, in the summary (-v: each comparison)
+    assert "measured oneDNN on vs baseline: " in result.stdout  # the measured gain, in the summary (-v: each comparison)
 
 
 def test_measured_facts_replay_to_identical_findings(models, tmp_path):

@@ -59,7 +59,8 @@ class OutputDrift:
 @dataclass
 class ComparisonResult:
     """Candidate against baseline: ratio > 1 means the candidate is faster (for the layouts: serves
-    more requests per second), with its confidence interval over ``rounds`` paired rounds."""
+    more requests per second), with its confidence interval over ``rounds`` paired rounds and, for
+    latency, the p50 of each arm over those same rounds (ms)."""
 
     baseline: str
     candidate: str
@@ -69,6 +70,8 @@ class ComparisonResult:
     verdict: Effect
     rounds: Count
     confidence: float = field(default=0.95, metadata={"schema": {"enum": [0.95, 0.99]}})
+    baseline_p50: float | None = None
+    candidate_p50: float | None = None
     drift: OutputDrift | None = None
     changes_outputs: bool | None = None
 

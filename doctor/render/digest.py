@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
-from ..verify.stats import speed_words
-from ..vocabulary import Effect, Status
+from ..verify.words import describe
+from ..vocabulary import Effect, Status, Verdict
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, ExperimentResult, ModelFacts, ModelInput, Recommendation
@@ -90,37 +90,40 @@ def verdict_line(report: Report) -> str:
 
 
 def best_comparison(finding: ReportFinding) -> ComparisonResult | None:
-    """The comparison that says most for a finding: the recommendation's, else the fastest candidate of its experiment."""
+    """The comparison a finding's story rests on: the recommendation's, else the one of its experiment
+    that its verdict was decided by (the change its fix proposes); None for any other finding."""
     if finding.recommendation:
         return finding.recommendation.comparison
     experiment = finding.experiment_result
-    if experiment is None or not experiment.measured or not experiment.comparisons:
+    if experiment is None or not experiment.measured or finding.measured is None:
         return None
-    return max(experiment.comparisons, key=lambda c: c.ratio)
+    return next((c for c in experiment.comparisons if c.candidate == finding.measured), None)
+
+
+VERDICT_WORDS = {Verdict.CONFIRMED: "confirmed", Verdict.UNDECIDED: "undecided: raise --budget or measure on a quieter machine"}
 
 
 def _problem(finding: ReportFinding) -> Problem:
     comparison = best_comparison(finding)
-    verdict = f" ({finding.verdict})" if finding.verdict else ""
     if comparison is None:
+        experiment = finding.experiment_result
+        if experiment is not None and experiment.measured:  # measured, but not the change this finding proposes
+            return Problem(finding, None, f"{finding.title}: {finding.message.split('; ')[0]}")
         reason = "not measured" if not finding.experiment else f"not measured (experiment '{finding.experiment}')"
         return Problem(finding, None, f"{finding.title}: {reason}")
-    ratio = comparison.ratio
-    if comparison.verdict == Effect.IMPROVED:
-        return Problem(finding, ratio, f"{finding.title}: {speed_words(1 / ratio)} than fixed, measured{verdict}")
-    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison.candidate}: {speed_words(ratio)}, "
-                                  f"{finding.verdict or comparison.verdict})")
+    gain = comparison.ratio if comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs else None
+    return Problem(finding, gain, f"{finding.title}: measured {describe(comparison)}{_verdict_words(finding)}")
+
+
+def _verdict_words(finding: ReportFinding) -> str:
+    if finding.verdict == Verdict.REFUTED:  # a refuted finding that still fails is a limit the doctor enforces
+        return " — refuted: not faster with one request at a time, and the limit stays enforced"
+    return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
 
 
 def _recommendation_view(recommendation: Recommendation) -> RecommendationView:
     comparison = recommendation.comparison
-    if comparison:
-        headline = (f"{speed_words(comparison.ratio)} than the service's configuration, measured as a whole "
-                    f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}; "
-                    f"p50 {recommendation.recommended.p50:.2f} vs {recommendation.baseline.p50:.2f} ms) — "
-                    f"{comparison.verdict}")
-    else:
-        headline = "not measured as a whole"
+    headline = f"measured as a whole: {describe(comparison)}" if comparison else "not measured as a whole"
     return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced)
 
 

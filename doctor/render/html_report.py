@@ -7,6 +7,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
+from ..verify.words import effect_words
 from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
@@ -102,11 +103,11 @@ def _charts(report: Report) -> list[str]:
         rows = [_latency_row(arm) for arm in experiment.arms if arm.p50]
         if rows:
             figures.append(_figure(range_chart(f"{experiment.name} latency", rows, "ms"),
-                                   f"{experiment.name}: latency per arm, measured in interleaved rounds "
-                                   f"(dot p50, tick p90, whisker to p99)"))
+                                   f"{experiment.name}: latency per arm over all its runs in this verification, measured in "
+                                   f"interleaved rounds (dot p50, tick p90, whisker to p99)"))
         if experiment.comparisons:
             ratios = [RangeRow(c.candidate, c.ci_low, c.ratio, c.ci_high,
-                               note=f"{c.ratio:.2f} ({c.ci_low:.2f}-{c.ci_high:.2f}), {c.rounds} rounds, {c.verdict}")
+                               note=f"{effect_words(c)}, {c.rounds} rounds")
                       for c in experiment.comparisons]
             figures.append(_figure(range_chart(f"{experiment.name} speed ratio", ratios, "x", reference=1.0),
                                    f"{experiment.name}: speed ratio over the baseline with its confidence interval "

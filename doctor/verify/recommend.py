@@ -15,7 +15,7 @@ import time
 from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect, Precision
-from . import stats
+from .words import describe
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
@@ -65,8 +65,7 @@ def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit:
     fastest = max(within, key=lambda c: c.ratio)
     start = configs[fastest.candidate]
     return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010); "
-                   f"of the counts within it this one measured fastest: {_speed(fastest)} than {baseline.threads} "
-                   f"[{fastest.confidence:.0%} CI {fastest.ci_low:.2f}-{fastest.ci_high:.2f}]")
+                   f"of the counts within it this one measured fastest: {describe(fastest)}")
 
 
 def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
@@ -113,8 +112,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                     continue
                 where = (" (measured at the service's configuration: no time was left to measure it in context)"
                          if current != baseline and result is measured[name] else "")
-                steps.append(f"{config.label(current)}: {_speed(comparison)} "
-                             f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]{where}")
+                steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
                 current, changed = config, True
         if not changed:
             break
@@ -134,7 +132,3 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         enforced=["PD-CPU-010"] if forced else [],
     )
 
-
-def _speed(comparison: ComparisonResult) -> str:
-    speed = stats.speed_words(comparison.ratio)
-    return speed if comparison.verdict == Effect.IMPROVED else f"{speed} ({comparison.verdict})"

@@ -26,11 +26,6 @@ from ..facts.verification import ComparisonResult
 from ..vocabulary import Effect
 
 
-def speed_words(ratio: float) -> str:
-    """A speed ratio (candidate over baseline) for people: ``1.31x faster``, ``1.25x slower``."""
-    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
-
-
 MIN_ROUNDS = 6
 TRIM = 0.2
 NOISY_CV = 0.25
@@ -82,18 +77,42 @@ def t_quantile(df: int, confidence: float = 0.95) -> float:
 
 def compare(
     baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03, confidence: float = 0.95,
-    names: tuple[str, str] = ("baseline", "candidate"),
+    names: tuple[str, str] = ("baseline", "candidate"), latency: bool = True,
 ) -> ComparisonResult:
-    """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks, under the arms' ``names``."""
-    logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in zip(baseline_blocks, candidate_blocks)]
+    """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks, under the arms' ``names``.
+
+    With ``latency`` (the blocks hold milliseconds per run) the comparison carries the p50 of each
+    arm over the same paired blocks, and a verdict that those p50s contradict is undecided."""
+    pairs = list(zip(baseline_blocks, candidate_blocks))
+    logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in pairs]
     rounds = len(logs)
+    p50s = paired_p50s(pairs) if latency and pairs else (None, None)
     if rounds < 2:
         center = logs[0] if logs else 0.0
-        return ComparisonResult(*names, math.exp(center), 0.0, math.inf, Effect.UNDECIDED, rounds, confidence)
+        return ComparisonResult(*names, math.exp(center), 0.0, math.inf, Effect.UNDECIDED, rounds, confidence, *p50s)
     center, half = trimmed_mean_interval(logs, confidence)
     low, high = math.exp(center - half), math.exp(center + half)
     ratio = math.exp(center)
-    return ComparisonResult(*names, ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, confidence)
+    effect = verdict(ratio, low, high, rounds, min_effect)
+    if latency and contradicted(effect, *p50s):
+        effect = Effect.UNDECIDED
+    return ComparisonResult(*names, ratio, low, high, effect, rounds, confidence, *p50s)
+
+
+def paired_p50s(pairs: list[tuple[list[float], list[float]]]) -> tuple[float, float]:
+    """The median run of the baseline and of the candidate over the paired blocks."""
+    return (statistics.median([ms for b, _ in pairs for ms in b]), statistics.median([ms for _, c in pairs for ms in c]))
+
+
+def contradicted(effect: Effect, baseline_p50: float | None, candidate_p50: float | None) -> bool:
+    """A decided speed-up (or slow-down) whose own blocks' p50s point the other way, or not at all."""
+    if baseline_p50 is None or candidate_p50 is None:
+        return False
+    if effect == Effect.IMPROVED:
+        return candidate_p50 >= baseline_p50
+    if effect == Effect.REGRESSED:
+        return candidate_p50 <= baseline_p50
+    return False
 
 
 def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: float = TRIM) -> tuple[float, float]:
