@@ -3,7 +3,8 @@ the ratio, its confidence interval in the ratio's own direction and words, the p
 paired blocks, and a decided verdict never beside p50s that point the other way.
 
 Over synthetic races (seeded, with noise, outlier blocks and drift) through the real statistics,
-rendered by the real CLI in text, HTML, Markdown and JSON; and over one live demo run (slow)."""
+rendered by the real CLI in text, HTML, Markdown and JSON; and over one live demo run (slow), whose
+report also says how busy the machine was."""
 
 from __future__ import annotations
 
@@ -226,5 +227,9 @@ def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tm
     assert result.returncode == 0, result.stderr
     for fmt, document in documents(facts).items():
         assert assert_consistent(document) >= 4, fmt
+        assert re.search(r"the machine was (busy|quiet): \d+% of the CPU time went to other processes", document), fmt
     assert assert_json_consistent(report_json(run_doctor("--facts", str(facts), "--json"))) >= 4
-    assert json.loads(facts.read_text())["verification"]["recommendation"] is not None
+    verification = json.loads(facts.read_text())["verification"]
+    assert verification["recommendation"] is not None
+    assert 0 <= verification["noise"]["others_share"] <= 1 and verification["noise"]["aa"]["rounds"] >= 2
+    assert verification["noise"]["floor"] >= verification["min_effect"]

@@ -33,7 +33,8 @@ SCHEMA_VERSION = 2
 MEASURED_SECTIONS = {
     "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
                      "ShapeCacheResult", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
-                     "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
+                     "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "MachineNoise",
+                     "VerificationFacts"),
     "predictor": ("PredictorConfig",),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
               "GraphFacts"),

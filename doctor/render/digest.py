@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
-from ..verify.words import describe
+from ..verify.words import describe, noise_words
 from ..vocabulary import Effect, Status, Verdict
 
 if TYPE_CHECKING:
-    from ..facts.verification import ComparisonResult, ExperimentResult, ModelFacts, ModelInput, Recommendation
+    from ..facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, ModelInput, Recommendation
 
 TOP_PROBLEMS = 5
 STATUS_LABEL = {Status.FAIL: "✗ FAIL", Status.WARN: "! WARN", Status.ERROR: "? ERROR", Status.PASS: "✓ pass", Status.SKIP: "- skip"}
@@ -51,10 +51,13 @@ class InputView:
 
 @dataclass
 class RecommendationView:
+    """The recommendation as the summary shows it, with how busy the machine was while it was measured."""
+
     headline: str
     snippet: str
     steps: list[str]
     enforced: list[str]
+    noise: str | None = None
 
 
 @dataclass
@@ -76,7 +79,8 @@ def digest(report: Report) -> Digest:
     recommendation = report.verification.recommendation if report.verification else None
     model = report.verification.model if report.verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
-    return Digest(verdict_line(report), problems, _recommendation_view(recommendation) if recommendation else None,
+    noise = report.verification.noise if report.verification else None
+    return Digest(verdict_line(report), problems, _recommendation_view(recommendation, noise) if recommendation else None,
                   inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
 
@@ -121,10 +125,11 @@ def _verdict_words(finding: ReportFinding) -> str:
     return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
 
 
-def _recommendation_view(recommendation: Recommendation) -> RecommendationView:
+def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None) -> RecommendationView:
     comparison = recommendation.comparison
     headline = f"measured as a whole: {describe(comparison)}" if comparison else "not measured as a whole"
-    return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced)
+    return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced,
+                              noise_words(noise) if noise else None)
 
 
 def dims(shape: list[int]) -> str:

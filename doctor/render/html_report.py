@@ -35,6 +35,7 @@ def render_html(report: Report) -> str:
     recommendation = summary.recommendation
     if recommendation:
         body += ["<h2>Recommended configuration</h2>", f"<p>{html.escape(recommendation.headline)}</p>"]
+        body += [f"<p>{html.escape(recommendation.noise)}</p>"] if recommendation.noise else []
         if recommendation.enforced:
             body.append(f"<p>Enforced: {html.escape(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).</p>")
         body.append(code_block(recommendation.snippet))

@@ -18,6 +18,7 @@ def render_markdown(report: Report) -> str:
     if summary.recommendation:
         recommendation = summary.recommendation
         lines += ["## Recommended configuration", "", recommendation.headline, ""]
+        lines += [recommendation.noise, ""] if recommendation.noise else []
         if recommendation.enforced:
             lines += [f"Enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY}).", ""]
         lines += [*fenced(recommendation.snippet, "python"), ""]

@@ -85,6 +85,8 @@ def _render_summary(report: Report, summary: Digest, console: Console) -> None:
     if recommendation:
         console.print(Text("Recommended configuration", style="bold underline"))
         console.print(Text(recommendation.headline), highlight=False)
+        if recommendation.noise:
+            console.print(Text(recommendation.noise, style="yellow"), highlight=False)
         if recommendation.enforced:
             console.print(Text(f"enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY})", style="yellow"))
         print_code(console, recommendation.snippet)

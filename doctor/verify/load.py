@@ -122,9 +122,9 @@ def close_hosts(hosts: list[WorkerSession]) -> None:
         list(pool.map(WorkerSession.close, hosts))
 
 
-def read_throttling() -> tuple[int, int, int] | None:
+def read_throttling(root: str = "/") -> tuple[int, int, int] | None:
     """(periods, throttled periods, throttled µs) of this container's cgroup, or None without counters."""
-    reader = Reader(ProbeContext("/"))
+    reader = Reader(ProbeContext(root))
     group, _ = probe_cgroup(reader, probe_mounts(reader))
     if group.nr_periods is None or group.nr_throttled is None:
         return None

@@ -2,7 +2,9 @@
 
 Fixes interact (IR optimisation with oneDNN off was measured 2.3x slower on a real GRU model),
 so the search moves one setting at a time from the service's configuration (brought within the
-CPU budget first: a recommendation never breaks a rule the doctor enforces), re-measuring each
+CPU budget first: a recommendation never breaks a rule the doctor enforces), adopting a change
+only when it measured decisively faster (``decisive``: a setting within noise keeps its value, so
+repeated runs under the same conditions recommend the same), re-measuring each
 setting in the context of the settings already adopted (in up to two passes, so a setting adopted
 early is revisited once the others have moved), and finally measures the whole recommendation
 against the baseline.
@@ -36,11 +38,18 @@ def candidates_for(name: str, ctx: Context, current: PredictorConfig) -> list[Pr
     return [current.vary(**{name: not getattr(current, name)})]
 
 
-def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonResult, PredictorConfig] | None:
-    """The fastest candidate measured faster, not changing outputs, and not moving threads above the limit."""
+def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
+    """Faster beyond doubt: decided faster (past the machine's noise floor), the whole interval at least
+    ``min_effect`` faster, and the outputs unchanged. Anything less keeps the setting as it is."""
+    return (comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs
+            and comparison.ci_low >= 1.0 + min_effect)
+
+
+def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
+    """The fastest candidate decisively faster (``decisive``) and not moving threads above the limit."""
     configs = {arm.label: arm.config for arm in result.arms}
     base_threads = configs["baseline"].threads
-    winners = [c for c in result.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs
+    winners = [c for c in result.comparisons if decisive(c, min_effect)
                and (configs[c.candidate].threads <= limit or configs[c.candidate].threads == base_threads)]
     if not winners:
         return None
@@ -50,22 +59,18 @@ def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonRe
 
 def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
-    with the thread count within the budget that measured fastest against it: the search never
-    starts from, and so never recommends, a setting the doctor fails."""
+    with the budget's thread count, the one PD-CPU-010's fix sets: the search never starts from, and
+    so never recommends, a setting the doctor fails, and it moves to fewer threads only when they
+    measure decisively faster in context."""
     baseline = ctx.baseline
     if baseline.threads <= limit:
         return baseline, None
+    start = baseline.vary(threads=limit)
     experiment = measured.get("threads")
-    configs = {arm.label: arm.config for arm in experiment.arms} if experiment else {}
-    within = [c for c in experiment.comparisons if configs[c.candidate].threads <= limit] if experiment else []
-    if not within:
-        start = baseline.vary(threads=limit)
-        return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget "
-                       f"(PD-CPU-010), so the search starts within it (not measured: the threads experiment did not run)")
-    fastest = max(within, key=lambda c: c.ratio)
-    start = configs[fastest.candidate]
-    return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010); "
-                   f"of the counts within it this one measured fastest: {describe(fastest)}")
+    measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
+    found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
+    return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
+                   f"so the search starts at the budget, as that rule's fix says ({found})")
 
 
 def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
@@ -104,16 +109,18 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
                 if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
-            found = best_improvement(result, limit)
-            if found:
-                comparison, winner = found
-                config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
-                if config == current:
-                    continue
-                where = (" (measured at the service's configuration: no time was left to measure it in context)"
-                         if current != baseline and result is measured[name] else "")
-                steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
-                current, changed = config, True
+            found = best_improvement(result, limit, ctx.measurer.min_effect)
+            if not found:
+                steps.append(kept(name, current, result))
+                continue
+            comparison, winner = found
+            config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
+            if config == current:
+                continue
+            where = (" (measured at the service's configuration: no time was left to measure it in context)"
+                     if current != baseline and result is measured[name] else "")
+            steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
+            current, changed = config, True
         if not changed:
             break
     comparison = None
@@ -121,7 +128,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
         (comparison,) = ctx.measurer.race(("baseline", baseline), [("recommended", current)], remaining, "recommended")
     else:
-        steps.append("no change measured faster than the service's configuration")
+        steps.append("no change measured decisively faster than the service's configuration")
     return Recommendation(
         config=current,
         snippet=current.snippet(program, params),
@@ -132,3 +139,10 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         enforced=["PD-CPU-010"] if forced else [],
     )
 
+
+
+
+def kept(name: str, current: PredictorConfig, result: ExperimentResult) -> str:
+    """Why the setting ``name`` stays as it is: its fastest candidate was not decisively faster."""
+    best = max(result.comparisons, key=lambda c: c.ratio, default=None)
+    return f"{name} kept as it is ({current.label()}): nothing measured decisively faster" + (f": {describe(best)}" if best else "")

@@ -10,8 +10,9 @@ decide only on a 99% interval, so peeking does not inflate false verdicts. The f
 the budget ends, uses the 95% interval. A verdict needs both statistical and practical
 significance (the minimum effect, default 3%):
 
-- improved: the whole interval lies above 1 and the estimate is at least 1 + min_effect;
-- regressed: the whole interval lies below 1 and the estimate is at most 1 / (1 + min_effect);
+- improved: the whole interval lies above 1 and the estimate is at least 1 + min_effect (or, on a
+  noisy machine, 1 + the noise floor the baseline's A/A spread sets: see noise.py);
+- regressed: the whole interval lies below 1 and the estimate is at most 1 / (1 + that same bound);
 - no measurable effect: the whole interval lies within [1 / (1 + min_effect), 1 + min_effect];
 - undecided: none of these yet (more rounds needed, or the machine is too noisy).
 """
@@ -77,12 +78,13 @@ def t_quantile(df: int, confidence: float = 0.95) -> float:
 
 def compare(
     baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03, confidence: float = 0.95,
-    names: tuple[str, str] = ("baseline", "candidate"), latency: bool = True,
+    names: tuple[str, str] = ("baseline", "candidate"), latency: bool = True, floor: float | None = None,
 ) -> ComparisonResult:
     """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks, under the arms' ``names``.
 
     With ``latency`` (the blocks hold milliseconds per run) the comparison carries the p50 of each
-    arm over the same paired blocks, and a verdict that those p50s contradict is undecided."""
+    arm over the same paired blocks, and a verdict that those p50s contradict is undecided.
+    ``floor`` (the machine's noise floor, at least ``min_effect``) is the least effect decided."""
     pairs = list(zip(baseline_blocks, candidate_blocks))
     logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in pairs]
     rounds = len(logs)
@@ -93,7 +95,7 @@ def compare(
     center, half = trimmed_mean_interval(logs, confidence)
     low, high = math.exp(center - half), math.exp(center + half)
     ratio = math.exp(center)
-    effect = verdict(ratio, low, high, rounds, min_effect)
+    effect = verdict(ratio, low, high, rounds, min_effect, floor)
     if latency and contradicted(effect, *p50s):
         effect = Effect.UNDECIDED
     return ComparisonResult(*names, ratio, low, high, effect, rounds, confidence, *p50s)
@@ -131,14 +133,16 @@ def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: f
     return statistics.fmean(kept), half
 
 
-def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float) -> Effect:
+def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float, floor: float | None = None) -> Effect:
+    """An effect is decided only past the noise ``floor`` (at least ``min_effect``); "no measurable
+    effect" needs the whole interval within ``min_effect`` whatever the noise."""
     if rounds < MIN_ROUNDS:
         return Effect.UNDECIDED
-    upper, lower = 1.0 + min_effect, 1.0 / (1.0 + min_effect)
-    if low > 1.0 and ratio >= upper:
+    least = max(min_effect, floor or 0.0)
+    if low > 1.0 and ratio >= 1.0 + least:
         return Effect.IMPROVED
-    if high < 1.0 and ratio <= lower:
+    if high < 1.0 and ratio <= 1.0 / (1.0 + least):
         return Effect.REGRESSED
-    if low >= lower and high <= upper:
+    if low >= 1.0 / (1.0 + min_effect) and high <= 1.0 + min_effect:
         return Effect.NO_EFFECT
     return Effect.UNDECIDED

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 from ..vocabulary import Effect
 
 if TYPE_CHECKING:
-    from ..facts.verification import ComparisonResult
+    from ..facts.verification import ComparisonResult, MachineNoise
+
+BUSY_SHARE = 0.10  # from this share of the CPU time going to other processes on, the machine is called busy
 
 
 def speed_words(ratio: float) -> str:
@@ -58,3 +60,19 @@ def effect_words(comparison: ComparisonResult) -> str:
 def describe(comparison: ComparisonResult) -> str:
     """The comparison in one phrase, for any verdict: ``threads=2 vs baseline: 1.31x faster (...)``."""
     return f"{comparison.candidate} vs {comparison.baseline}: {effect_words(comparison)}"
+
+
+def noise_words(noise: MachineNoise) -> str:
+    """``the machine was busy: 41% of the CPU time went to other processes; ...``, for the report."""
+    parts = []
+    if noise.others_share is not None:
+        state = "busy" if noise.others_share >= BUSY_SHARE else "quiet"
+        parts.append(f"the machine was {state}: {noise.others_share:.0%} of the CPU time went to other processes")
+    if noise.steal_share and noise.steal_share >= 0.005:
+        parts.append(f"{noise.steal_share:.0%} was stolen by the hypervisor")
+    if noise.throttled_s:
+        parts.append(f"the CPU quota throttled the container for {noise.throttled_s:.2f} s")
+    if noise.aa is not None:
+        parts.append(f"the baseline against itself (A/A, {noise.aa.rounds} rounds): {effect_words(noise.aa)}; "
+                     f"effects under {noise.floor:.1%} are not decided")
+    return "; ".join(parts) or "how busy the machine was could not be read"
