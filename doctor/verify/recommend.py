@@ -57,6 +57,23 @@ def best_improvement(result: ExperimentResult, limit: int, min_effect: float) ->
     return best, configs[best.candidate]
 
 
+def decisive_at_service(name: str, result: ExperimentResult, current: PredictorConfig, limit: int,
+                        min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
+    """What the experiment at the service's configuration decided for the same change: a switch
+    decisively faster there; a thread count whose whole interval (against the service's) lies at least
+    ``min_effect`` above that of the current count, measured in the same race."""
+    if name != "threads":
+        return best_improvement(result, limit, min_effect)
+    configs = {arm.label: arm.config for arm in result.arms}
+    held = next((c for c in result.comparisons if configs[c.candidate].threads == current.threads), None)
+    if held is None:
+        return None
+    faster = [c for c in result.comparisons if configs[c.candidate].threads <= limit and not c.changes_outputs
+              and c.ci_low >= held.ci_high * (1.0 + min_effect)]
+    best = max(faster, key=lambda c: c.ratio, default=None)
+    return (best, configs[best.candidate]) if best else None
+
+
 def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
     with the budget's thread count, the one PD-CPU-010's fix sets: the search never starts from, and
@@ -110,6 +127,13 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
             found = best_improvement(result, limit, ctx.measurer.min_effect)
+            where = ""
+            if not found and result is not measured[name] and all(c.verdict == Effect.UNDECIDED for c in result.comparisons):
+                # undecided in context (a busy machine's short slice) is no evidence against what the service's measured
+                fallback = decisive_at_service(name, measured[name], current, limit, ctx.measurer.min_effect)
+                if fallback:
+                    found, result = fallback, measured[name]
+                    where = " (undecided in context; decisive at the service's configuration)"
             if not found:
                 steps.append(kept(name, current, result))
                 continue
@@ -117,8 +141,8 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
             if config == current:
                 continue
-            where = (" (measured at the service's configuration: no time was left to measure it in context)"
-                     if current != baseline and result is measured[name] else "")
+            if not where and current != baseline and result is measured[name]:
+                where = " (measured at the service's configuration: no time was left to measure it in context)"
             steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
             current, changed = config, True
         if not changed:
