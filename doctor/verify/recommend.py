@@ -17,12 +17,14 @@ import time
 from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect, Precision
+from . import stats
 from .words import describe
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
 FINAL_SHARE = 0.5
 UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
+ADOPT_CONFIDENCE = 0.99
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
@@ -39,10 +41,11 @@ def candidates_for(name: str, ctx: Context, current: PredictorConfig) -> list[Pr
 
 
 def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
-    """Faster beyond doubt: decided faster (past the machine's noise floor), the whole interval at least
+    """Faster beyond doubt: decided faster (past the machine's noise floor), the whole 99% interval
+    (the confidence of the race's strictest look: the search races many candidates) at least
     ``min_effect`` faster, and the outputs unchanged. Anything less keeps the setting as it is."""
-    return (comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs
-            and comparison.ci_low >= 1.0 + min_effect)
+    low, _ = stats.interval_at(comparison, ADOPT_CONFIDENCE)
+    return comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs and low >= 1.0 + min_effect
 
 
 def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
