@@ -50,7 +50,7 @@ class Measurer:
         self.sample_of_run: dict[str, list[int]] = {}
         self.aa_halves: tuple[list[list[float]], list[list[float]]] = ([], [])
         self.cpu = CpuShare()
-        self.meter = CpuMeter(session.proc.pid)
+        self.meter: CpuMeter | None = None  # made at the first race, for the worker's process
 
     def load(self, config: PredictorConfig) -> dict[str, float]:
         """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
@@ -112,6 +112,7 @@ class Measurer:
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
         start, comparisons = time.monotonic(), []
+        self.meter = self.meter or CpuMeter(self.session.proc.pid)
         counters = self.meter.read()
         for round_index in range(MAX_ROUNDS):
             values: list[list[float]] = [[] for _ in arms]
