@@ -21,7 +21,7 @@ from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify import stats
 from paddle_doctor.verify.noise import CpuMeter, CpuShare, cpu_ticks, machine_noise, noise_floor, process_ticks
 from paddle_doctor.verify.words import noise_words
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.vocabulary import Effect, Precision
 
 RECORDED = Path(__file__).parent / "fixtures" / "noise"
 WORKER, DOCTOR = 20043, 19961  # the pids of the recording
@@ -224,3 +224,14 @@ def test_a_thread_count_undecided_in_context_moves_only_when_its_interval_clears
     assert any(step.startswith("threads=1") and "undecided in context" in step for step in recommendation.steps)
     recommendation, _ = recommendation_for(service, {"threads": threads((1.4, 1.25, 1.55), (1.3, 1.2, 1.4))}, {})
     assert recommendation.config.threads == 2
+
+
+def test_bf16_measured_at_a_service_with_onednn_off_is_no_evidence_where_onednn_is_on():
+    """At the service (oneDNN off) the bf16 candidate turns oneDNN on too: its 5x is oneDNN's. Once
+    oneDNN is adopted, a bf16 race in context that decides nothing keeps fp32."""
+    service = PredictorConfig(threads=2, onednn=False)
+    onednn = experiment("onednn", service, "oneDNN on", {"onednn": True}, Effect.IMPROVED, 6.0, 5.5, 6.5)
+    bf16 = experiment("bf16", service, "oneDNN on, bf16", {"precision": Precision.BF16}, Effect.IMPROVED, 5.0, 4.5, 5.5)
+    recommendation, _ = recommendation_for(service, {"onednn": onednn, "bf16": bf16}, {})
+    assert recommendation.config == service.vary(onednn=True)
+    assert any(step.startswith("bf16 kept as it is") for step in recommendation.steps)

@@ -63,10 +63,15 @@ def best_improvement(result: ExperimentResult, limit: int, min_effect: float) ->
 def decisive_at_service(name: str, result: ExperimentResult, current: PredictorConfig, limit: int,
                         min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
     """What the experiment at the service's configuration decided for the same change: a switch
-    decisively faster there; a thread count whose whole interval (against the service's) lies at least
-    ``min_effect`` above that of the current count, measured in the same race."""
+    decisively faster there that changes no more than it does here (bf16 at a service with oneDNN off
+    turns oneDNN on too: that is no evidence for bf16 where oneDNN is on already); a thread count
+    whose whole interval (against the service's) lies at least ``min_effect`` above that of the
+    current count, measured in the same race."""
     if name != "threads":
-        return best_improvement(result, limit, min_effect)
+        found = best_improvement(result, limit, min_effect)
+        base = next(arm.config for arm in result.arms if arm.label == "baseline")
+        changes = found[1].changes_from(base) if found else {}
+        return found if found and set(current.vary(**changes).changes_from(current)) == set(changes) else None
     configs = {arm.label: arm.config for arm in result.arms}
     held = next((c for c in result.comparisons if configs[c.candidate].threads == current.threads), None)
     if held is None:
