@@ -51,7 +51,7 @@ def test_the_recorded_second_says_how_much_went_to_other_processes():
     assert share.total == second.total - first.total and share.others == busy - (second.measuring - first.measuring)
     noise = machine_noise(share, None, 0.03)
     assert noise.others_share == pytest.approx(share.others / share.total, abs=1e-4) and noise.throttled_s is None
-    assert noise_words(noise).startswith(f"the machine was busy: {noise.others_share:.0%} of the CPU time went to other processes")
+    assert noise_words(noise, 0.03).startswith(f"the machine was busy: {noise.others_share:.0%} of the CPU time went to other processes")
 
 
 def test_missing_counters_add_nothing():
@@ -114,12 +114,14 @@ def test_an_effect_within_the_noise_floor_is_not_decided():
 
 
 def test_the_report_says_how_busy_the_machine_was():
-    busy = MachineNoise(0.41, 0.02, 1.5, aa(1.01, 0.95, 1.07, 30), 0.0526)
-    words = noise_words(busy)
+    busy = MachineNoise(0.41, 0.02, 1.5, aa(1.0526, 1.03, 1.07, 30), 0.0526)
+    words = noise_words(busy, 0.03)
     assert words.startswith("the machine was busy: 41% of the CPU time went to other processes; 2% was stolen by the hypervisor")
-    assert "throttled the container for 1.50 s" in words and "A/A, 30 rounds" in words and "effects under 5.3% are not decided" in words
-    assert noise_words(MachineNoise(0.03, 0.0, 0.0, None, 0.03)) == "the machine was quiet: 3% of the CPU time went to other processes"
-    assert noise_words(MachineNoise(None, None, None, None, 0.03)) == "how busy the machine was could not be read"
+    assert "throttled the container for 1.50 s" in words
+    assert words.endswith("the baseline differed from itself by 5.3% (A/A over 30 rounds), so no smaller effect is decided")
+    quiet = MachineNoise(0.03, 0.0, 0.0, aa(1.0, 0.99, 1.01, 40), 0.03)  # the A/A said nothing beyond --min-effect
+    assert noise_words(quiet, 0.03) == "the machine was quiet: 3% of the CPU time went to other processes"
+    assert noise_words(MachineNoise(None, None, None, None, 0.03), 0.03) == "how busy the machine was could not be read"
 
 
 SERVICE = PredictorConfig(threads=2, onednn=True)

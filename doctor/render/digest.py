@@ -80,7 +80,7 @@ def digest(report: Report) -> Digest:
     model = report.verification.model if report.verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
     noise = report.verification.noise if report.verification else None
-    return Digest(verdict_line(report), problems, _recommendation_view(recommendation, noise) if recommendation else None,
+    return Digest(verdict_line(report), problems, _recommendation_view(recommendation, noise, report.verification.min_effect) if recommendation else None,
                   inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
 
@@ -125,11 +125,11 @@ def _verdict_words(finding: ReportFinding) -> str:
     return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
 
 
-def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None) -> RecommendationView:
+def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None, min_effect: float) -> RecommendationView:
     comparison = recommendation.comparison
     headline = f"measured as a whole: {describe(comparison)}" if comparison else "not measured as a whole"
     return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced,
-                              noise_words(noise) if noise else None)
+                              noise_words(noise, min_effect) if noise else None)
 
 
 def dims(shape: list[int]) -> str:

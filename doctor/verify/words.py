@@ -62,8 +62,9 @@ def describe(comparison: ComparisonResult) -> str:
     return f"{comparison.candidate} vs {comparison.baseline}: {effect_words(comparison)}"
 
 
-def noise_words(noise: MachineNoise) -> str:
-    """``the machine was busy: 41% of the CPU time went to other processes; ...``, for the report."""
+def noise_words(noise: MachineNoise, min_effect: float) -> str:
+    """``the machine was busy: 41% of the CPU time went to other processes; ...``, for the report;
+    the baseline's A/A difference only where it raised the least effect decided above ``min_effect``."""
     parts = []
     if noise.others_share is not None:
         state = "busy" if noise.others_share >= BUSY_SHARE else "quiet"
@@ -72,7 +73,7 @@ def noise_words(noise: MachineNoise) -> str:
         parts.append(f"{noise.steal_share:.0%} was stolen by the hypervisor")
     if noise.throttled_s:
         parts.append(f"the CPU quota throttled the container for {noise.throttled_s:.2f} s")
-    if noise.aa is not None:
-        parts.append(f"the baseline against itself (A/A, {noise.aa.rounds} rounds): {effect_words(noise.aa)}; "
-                     f"effects under {noise.floor:.1%} are not decided")
+    if noise.aa is not None and noise.floor > min_effect:
+        parts.append(f"the baseline differed from itself by {noise.floor:.1%} (A/A over {noise.aa.rounds} rounds), "
+                     f"so no smaller effect is decided")
     return "; ".join(parts) or "how busy the machine was could not be read"
