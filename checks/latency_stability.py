@@ -9,10 +9,15 @@ again on a quiet machine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check, Need
+
+if TYPE_CHECKING:
+    from paddle_doctor.facts import MachineNoise
 
 RULE = "PD-CPU-015"
 CV_LIMIT = 0.25
@@ -34,10 +39,17 @@ def check(facts: Facts) -> list[Finding]:
                         observed=variation, expected=f"a coefficient of variation under {CV_LIMIT:.0%}", evidence=evidence)]
     if noisy:
         return [Finding(RULE, Status.FAIL, f"too noisy to decide {', '.join(noisy)} within the budget, though the baseline "
-                                           f"alone varies by only {baseline.cv:.0%}: other work competed for the CPU while measuring",
+                                           f"alone varies by only {baseline.cv:.0%}: {competition(verification.noise)}",
                         observed=f"undecided for noise: {', '.join(noisy)}; {variation}",
                         expected="every experiment decided within the budget", evidence=evidence)]
     return [passed(RULE, f"steady-state latency is stable ({variation})", **evidence)]
+
+
+def competition(noise: MachineNoise | None) -> str:
+    """What competed for the CPU while measuring, as far as the counters tell."""
+    if noise is None or noise.others_share is None:
+        return "other work competed for the CPU while measuring"
+    return f"other processes took {noise.others_share:.0%} of the CPU time while measuring"
 
 
 CHECK = Check(name="latency_stability", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

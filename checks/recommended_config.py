@@ -34,12 +34,15 @@ def check(facts: Facts) -> list[Finding]:
         verdict = comparison.verdict if comparison else "no candidate was faster"
         return [passed(RULE, f"no configuration measured faster than the service's ({verdict})")]
     calls = Code("\n".join(line for line in recommendation.snippet.splitlines() if line.startswith("config.")))
-    base, best = recommendation.baseline, recommendation.recommended
     return [Finding(RULE, Status.FAIL,
-                    f"the recommended configuration is {comparison.ratio:.2f}x faster "
-                    f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}) than the service's",
-                    observed=f"service p50 {base.p50:.2f} ms", expected=f"recommended p50 {best.p50:.2f} ms",
+                    f"the recommended configuration, measured as a whole: {outcome(comparison)}",
+                    observed=_p50("service", comparison.baseline_p50), expected=_p50("recommended", comparison.candidate_p50),
                     evidence={"recommended_calls": calls, "ratio": round(comparison.ratio, 3), "steps": recommendation.steps})]
+
+
+def _p50(arm: str, ms: float | None) -> str | None:
+    """The arm's p50 over the final race's paired blocks (None in facts recorded before they were kept)."""
+    return f"{arm} p50 {ms:.2f} ms" if ms is not None else None
 
 
 CHECK = Check(name="recommended_config", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

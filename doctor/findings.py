@@ -30,7 +30,8 @@ class Proposal:
 @dataclass
 class Finding:
     """What a check concluded about one rule: status, message, what it saw and expected, evidence
-    for the fix text, and the lines of the service's source it is about."""
+    for the fix text, and the lines of the service's source it is about; ``measured`` names the
+    candidate of the rule's experiment that the verdict rests on (the change measured)."""
 
     rule_id: str
     status: Status
@@ -41,6 +42,7 @@ class Finding:
     proposal: Proposal | None = None
     verdict: Verdict | None = None
     locations: list[SourceLocation] = field(default_factory=list)
+    measured: str | None = None
 
 
 def passed(rule_id: str, message: str, **evidence: Any) -> Finding:

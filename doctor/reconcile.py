@@ -18,7 +18,7 @@ from .facts import ComparisonResult, ExperimentResult, VerificationFacts
 from .findings import Finding, Status, Verdict
 from .rules import Rulebook
 from .runner import CheckResult
-from .verify.stats import speed_words
+from .verify.words import describe
 from .vocabulary import Effect
 
 
@@ -47,26 +47,23 @@ def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
     usable = [c for c in tested if c.verdict == Effect.IMPROVED and not c.changes_outputs]
     if usable:
         best = max(usable, key=lambda c: c.ratio)
-        return replace(finding, message=f"{finding.message}; measured: {outcome(best)}", verdict=Verdict.CONFIRMED)
+        return replace(finding, message=f"{finding.message}; measured: {outcome(best)}", verdict=Verdict.CONFIRMED,
+                       measured=best.candidate)
     if any(c.verdict == Effect.UNDECIDED for c in tested):
         undecided = next(c for c in tested if c.verdict == Effect.UNDECIDED)
-        return replace(finding, message=f"{finding.message}; measured: undecided within the budget ({outcome(undecided)}); "
-                                        "raise --budget or measure on a quieter machine", verdict=Verdict.UNDECIDED)
+        return replace(finding, message=f"{finding.message}; measured: {outcome(undecided)} within the budget; "
+                                        "raise --budget or measure on a quieter machine", verdict=Verdict.UNDECIDED,
+                       measured=undecided.candidate)
     best = max(tested, key=lambda c: c.ratio)
     if proposal.binding:
-        return replace(finding, verdict=Verdict.REFUTED,
+        return replace(finding, verdict=Verdict.REFUTED, measured=best.candidate,
                        message=f"{finding.message}; measured with one request at a time: {outcome(best)}: threads beyond "
                                "the budget only borrow CPU time the quota or the neighbours lose, and collapse under load")
     return replace(finding, status=Status.PASS, verdict=Verdict.REFUTED, expected="the current setting, as measured",
+                   measured=best.candidate,
                    message=f"measured: keep the current setting — {outcome(best)} (the check saw: {finding.message})")
 
 
 def outcome(comparison: ComparisonResult) -> str:
-    """``threads=2: 1.31x faster (95% CI 1.20-1.43)`` and the like, for any verdict."""
-    speed = speed_words(comparison.ratio)
-    interval = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
-    if comparison.verdict == Effect.IMPROVED and comparison.changes_outputs:
-        return f"{comparison.candidate} {speed} ({interval}) but it changes the outputs beyond --max-drift"
-    if comparison.verdict == Effect.IMPROVED:
-        return f"{comparison.candidate} {speed} ({interval})"
-    return f"{comparison.candidate} {comparison.verdict} ({speed}, {interval})"
+    """``threads=2 1.31x faster than baseline (95% CI 1.20-1.43x faster; p50 ...)`` and the like, for any verdict."""
+    return describe(comparison)

@@ -50,7 +50,8 @@ class Fix:
 
 @dataclass
 class ReportFinding:
-    """A finding with its rule: what the report shows for one rule."""
+    """A finding with its rule: what the report shows for one rule; ``measured`` is the candidate of
+    its experiment that its verdict rests on."""
 
     rule_id: RuleId
     slug: str
@@ -73,6 +74,7 @@ class ReportFinding:
     verification: ExperimentResult | Recommendation | None = None
     verdict: Verdict | None = None
     locations: list[SourceLocation] = field(default_factory=list)
+    measured: str | None = None
 
     @property
     def recommendation(self) -> Recommendation | None:
@@ -235,6 +237,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         verification=_measured(facts, rule.experiment) if rule and rule.experiment else None,
         verdict=finding.verdict,
         locations=list(finding.locations),
+        measured=finding.measured,
     )
 
 

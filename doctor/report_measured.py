@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .facts.graph import GraphFacts
 from .facts.predictor import PredictorConfig
-from .facts.verification import ExperimentResult, ModelFacts, Recommendation, VerificationFacts
+from .facts.verification import ExperimentResult, MachineNoise, ModelFacts, Recommendation, VerificationFacts
 from .vocabulary import ExperimentStatus
 
 
@@ -24,7 +24,8 @@ class ExperimentOutline:
 @dataclass
 class VerificationSummary:
     """The verification run: the model measured, its budget and what it spent, the service's
-    configuration measured as the baseline, each experiment's outcome and the recommendation."""
+    configuration measured as the baseline, each experiment's outcome, the recommendation, and how
+    busy the machine was while measuring."""
 
     model: ModelFacts
     budget_s: float
@@ -36,6 +37,7 @@ class VerificationSummary:
     over_budget: str | None
     experiments: list[ExperimentOutline]
     recommendation: Recommendation | None
+    noise: MachineNoise | None = None
 
 
 @dataclass
@@ -57,4 +59,5 @@ def summarize_verification(verification: VerificationFacts) -> VerificationSumma
         over_budget=verification.over_budget,
         experiments=[ExperimentOutline(e.name, e.status, e.reason, e.seconds) for e in verification.experiments],
         recommendation=verification.recommendation,
+        noise=verification.noise,
     )

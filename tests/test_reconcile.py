@@ -30,13 +30,13 @@ def onednn_off():
 
 def test_a_confirmed_fix_keeps_its_status_and_gains_the_measured_speed():
     found = reconcile(onednn_off(), experiment("onednn", ("oneDNN on", {"onednn": True}, "improved", 6.9)))
-    assert found.status is Status.FAIL and found.verdict is Verdict.CONFIRMED
-    assert "measured: oneDNN on 6.90x faster" in found.message and found.expected == "config.enable_mkldnn()"
+    assert found.status is Status.FAIL and found.verdict is Verdict.CONFIRMED and found.measured == "oneDNN on"
+    assert "measured: oneDNN on vs baseline: 6.90x faster (95% CI 6.55-7.25x faster)" in found.message and found.expected == "config.enable_mkldnn()"
 
 
 @pytest.mark.parametrize("verdict, ratio, words", [
-    ("regressed", 0.8, "oneDNN on regressed (1.25x slower"),
-    ("no measurable effect", 1.01, "oneDNN on no measurable effect (1.01x faster"),
+    ("regressed", 0.8, "oneDNN on vs baseline: 1.25x slower (95% CI 1.19-1.32x slower)"),
+    ("no measurable effect", 1.01, "oneDNN on vs baseline: no measurable difference (1.01x faster"),
 ])
 def test_a_refuted_fix_passes_and_says_to_keep_the_current_setting(verdict, ratio, words):
     found = reconcile(onednn_off(), experiment("onednn", ("oneDNN on", {"onednn": True}, verdict, ratio)))
@@ -50,13 +50,13 @@ def test_faster_only_by_changing_the_outputs_is_refuted():
                    proposal=Proposal("precision", ("bf16",)))
     found = reconcile(bf16, experiment("bf16", ("bf16", {"precision": "bf16"}, "improved", 2.2, True)))
     assert found.status is Status.PASS and found.verdict is Verdict.REFUTED
-    assert "bf16 2.20x faster" in found.message and "changes the outputs beyond --max-drift" in found.message
+    assert "bf16 vs baseline: 2.20x faster" in found.message and "changes the outputs beyond --max-drift" in found.message
 
 
 def test_undecided_keeps_the_finding_and_says_so():
     found = reconcile(onednn_off(), experiment("onednn", ("oneDNN on", {"onednn": True}, "undecided", 1.1)))
     assert found.status is Status.FAIL and found.verdict is Verdict.UNDECIDED
-    assert "undecided within the budget" in found.message and "raise --budget" in found.message
+    assert "oneDNN on vs baseline: undecided (1.10x faster" in found.message and "within the budget" in found.message and "raise --budget" in found.message
 
 
 def test_an_enforced_limit_stands_when_fewer_threads_measure_slower():
@@ -65,7 +65,7 @@ def test_an_enforced_limit_stands_when_fewer_threads_measure_slower():
     found = reconcile(over, experiment("threads", ("threads=1", {"threads": 1}, "regressed", 0.7),
                                        ("threads=2", {"threads": 2}, "regressed", 0.9)))
     assert found.status is Status.FAIL and found.verdict is Verdict.REFUTED
-    assert "threads=2 regressed (1.11x slower" in found.message and "collapse under load" in found.message
+    assert "threads=2 vs baseline: 1.11x slower (95% CI 1.06-1.17x slower)" in found.message and "collapse under load" in found.message
     assert found.expected == "at most 2 in total"
 
 
@@ -76,7 +76,7 @@ def test_only_the_candidates_that_carry_out_the_fix_count():
     measured = experiment("threads", ("threads=2", {"threads": 2}, "regressed", 0.9), ("threads=4", {"threads": 4}, "regressed", 0.8))
     measured.arms[0].config = BASE.vary(threads=1)
     found = reconcile(under, measured)
-    assert found.status is Status.PASS and "threads=2 regressed" in found.message
+    assert found.status is Status.PASS and "threads=2 vs baseline: 1.11x slower" in found.message
     unrelated = experiment("onednn", ("oneDNN on", {"onednn": True}, "improved", 3.0))
     assert reconcile(under, unrelated) == under
 

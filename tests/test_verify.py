@@ -194,7 +194,7 @@ def test_text_report_shows_measurements_and_the_snippet(models):
     assert "Recommended configuration" in result.stdout, result.stderr
     assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
     skip_unless(machine.conditions, onednn=True)
-    assert "slower than fixed, measured" in result.stdout  # the measured gain, in the summary (-v: each comparison)
+    assert "measured oneDNN on vs baseline: " in result.stdout  # the measured gain, in the summary (-v: each comparison)
 
 
 def test_measured_facts_replay_to_identical_findings(models, tmp_path):
@@ -314,22 +314,25 @@ def threads_result(*comparisons):
         # a faster count above the limit is never taken, a slower one within it never either
         ((comparison("threads=1", "regressed", 0.9), comparison("threads=4", "improved", 1.4)), 2, None),
         ((comparison("threads=1", "improved", 1.1), comparison("threads=4", "improved", 1.4)), 2, 1),
+        # decided faster, but its interval (1.01-1.07) reaches below the minimum effect: within noise, kept
+        ((comparison("threads=1", "improved", 1.04),), 2, None),
     ],
 )
 def test_recommended_threads(comparisons, limit, chosen):
     from paddle_doctor.verify.recommend import best_improvement
 
-    found = best_improvement(threads_result(*comparisons), limit)
+    found = best_improvement(threads_result(*comparisons), limit, 0.03)
     assert (found[1].threads if found else None) == chosen
 
 
 @pytest.mark.parametrize(
     "comparisons, quota, start_threads",
     [
-        # over the budget, the search starts from the fastest count within it, whatever the verdict:
-        # even when every count within the budget measured slower than the oversubscribed service
+        # over the budget, the search starts from the budget's count (PD-CPU-010's fix), whatever the
+        # verdict: even when every count within it measured slower than the oversubscribed service, and
+        # when a smaller count measured faster against the service (the search races it in context)
         ((comparison("threads=1", "regressed", 0.7), comparison("threads=2", "regressed", 0.9)), 2, 2),
-        ((comparison("threads=1", "improved", 1.6), comparison("threads=2", "improved", 1.3)), 2, 1),
+        ((comparison("threads=1", "improved", 1.6), comparison("threads=2", "improved", 1.3)), 2, 2),
         ((comparison("threads=2", "undecided", 1.1),), 2, 2),
         # no threads experiment: the limit itself
         ((), 2, 2),
@@ -368,7 +371,7 @@ def test_outputs_changing_candidates_are_never_recommended():
     faster.changes_outputs = True
     result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", BASE.vary(precision="bf16"))],
                               comparisons=[faster])
-    assert best_improvement(result, 8) is None
+    assert best_improvement(result, 8, 0.03) is None
 
 
 class RecordingMeasurer:
@@ -376,6 +379,7 @@ class RecordingMeasurer:
 
     def __init__(self):
         self.raced = []
+        self.min_effect = 0.03
 
     def race(self, baseline, candidates, budget_s, what):
         self.raced.append((baseline, candidates))

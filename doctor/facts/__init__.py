@@ -34,7 +34,8 @@ SCHEMA_VERSION = 2
 MEASURED_SECTIONS = {
     "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
                      "ShapeCacheResult", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
-                     "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "VerificationFacts"),
+                     "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "MachineNoise",
+                     "VerificationFacts"),
     "predictor": ("PredictorConfig",),
     "record": ("ServiceRecord",),
     "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",

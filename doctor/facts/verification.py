@@ -59,7 +59,8 @@ class OutputDrift:
 @dataclass
 class ComparisonResult:
     """Candidate against baseline: ratio > 1 means the candidate is faster (for the layouts: serves
-    more requests per second), with its confidence interval over ``rounds`` paired rounds."""
+    more requests per second), with its confidence interval over ``rounds`` paired rounds and, for
+    latency, the p50 of each arm over those same rounds (ms)."""
 
     baseline: str
     candidate: str
@@ -69,6 +70,8 @@ class ComparisonResult:
     verdict: Effect
     rounds: Count
     confidence: float = field(default=0.95, metadata={"schema": {"enum": [0.95, 0.99]}})
+    baseline_p50: float | None = None
+    candidate_p50: float | None = None
     drift: OutputDrift | None = None
     changes_outputs: bool | None = None
 
@@ -237,6 +240,20 @@ class ModelLoadFailure:
 
 
 @dataclass
+class MachineNoise:
+    """How busy the machine was while the races ran: the shares of the CPU time (of the CPUs the
+    worker may use) that went to other processes and to the hypervisor (steal), the seconds the
+    cgroup's quota throttled it (None where unreadable), the baseline measured against itself (A/A:
+    its first half-blocks against its last), and the smallest effect decided under that noise."""
+
+    others_share: float | None
+    steal_share: float | None
+    throttled_s: float | None
+    aa: ComparisonResult | None
+    floor: float
+
+
+@dataclass
 class VerificationFacts:
     model: ModelFacts
     budget_s: float
@@ -249,6 +266,7 @@ class VerificationFacts:
     error: str | None = None
     load_failure: ModelLoadFailure | None = None
     over_budget: str | None = None
+    noise: MachineNoise | None = None
 
     def experiment(self, name: str) -> ExperimentResult | None:
         return next((e for e in self.experiments if e.name == name), None)

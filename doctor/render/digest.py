@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from ..quoting import shell_word
 from ..report import Report, ReportFinding
-from ..verify.stats import speed_words
-from ..vocabulary import Effect, Status
+from ..verify.words import describe, noise_words
+from ..vocabulary import Effect, Status, Verdict
 
 if TYPE_CHECKING:
-    from ..facts.verification import ComparisonResult, ExperimentResult, ModelFacts, ModelInput, Recommendation
+    from ..facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, ModelInput, Recommendation
 
 TOP_PROBLEMS = 5
 STATUS_LABEL = {Status.FAIL: "✗ FAIL", Status.WARN: "! WARN", Status.ERROR: "? ERROR", Status.PASS: "✓ pass", Status.SKIP: "- skip"}
@@ -52,10 +52,13 @@ class InputView:
 
 @dataclass
 class RecommendationView:
+    """The recommendation as the summary shows it, with how busy the machine was while it was measured."""
+
     headline: str
     snippet: str
     steps: list[str]
     enforced: list[str]
+    noise: str | None = None
 
 
 @dataclass
@@ -77,7 +80,8 @@ def digest(report: Report) -> Digest:
     recommendation = report.verification.recommendation if report.verification else None
     model = report.verification.model if report.verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
-    return Digest(verdict_line(report), problems, _recommendation_view(recommendation) if recommendation else None,
+    noise = report.verification.noise if report.verification else None
+    return Digest(verdict_line(report), problems, _recommendation_view(recommendation, noise, report.verification.min_effect) if recommendation else None,
                   inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
 
@@ -91,38 +95,42 @@ def verdict_line(report: Report) -> str:
 
 
 def best_comparison(finding: ReportFinding) -> ComparisonResult | None:
-    """The comparison that says most for a finding: the recommendation's, else the fastest candidate of its experiment."""
+    """The comparison a finding's story rests on: the recommendation's, else the one of its experiment
+    that its verdict was decided by (the change its fix proposes); None for any other finding."""
     if finding.recommendation:
         return finding.recommendation.comparison
     experiment = finding.experiment_result
-    if experiment is None or not experiment.measured or not experiment.comparisons:
+    if experiment is None or not experiment.measured or finding.measured is None:
         return None
-    return max(experiment.comparisons, key=lambda c: c.ratio)
+    return next((c for c in experiment.comparisons if c.candidate == finding.measured), None)
+
+
+VERDICT_WORDS = {Verdict.CONFIRMED: "confirmed", Verdict.UNDECIDED: "undecided: raise --budget or measure on a quieter machine"}
 
 
 def _problem(finding: ReportFinding) -> Problem:
     comparison = best_comparison(finding)
-    verdict = f" ({finding.verdict})" if finding.verdict else ""
     if comparison is None:
+        experiment = finding.experiment_result
+        if experiment is not None and experiment.measured:  # measured, but not the change this finding proposes
+            return Problem(finding, None, f"{finding.title}: {finding.message.split('; ')[0]}")
         reason = "not measured" if not finding.experiment else f"not measured (experiment '{finding.experiment}')"
         return Problem(finding, None, f"{finding.title}: {reason}")
-    ratio = comparison.ratio
-    if comparison.verdict == Effect.IMPROVED:
-        return Problem(finding, ratio, f"{finding.title}: {speed_words(1 / ratio)} than fixed, measured{verdict}")
-    return Problem(finding, None, f"{finding.title}: no measured gain ({comparison.candidate}: {speed_words(ratio)}, "
-                                  f"{finding.verdict or comparison.verdict})")
+    gain = comparison.ratio if comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs else None
+    return Problem(finding, gain, f"{finding.title}: measured {describe(comparison)}{_verdict_words(finding)}")
 
 
-def _recommendation_view(recommendation: Recommendation) -> RecommendationView:
+def _verdict_words(finding: ReportFinding) -> str:
+    if finding.verdict == Verdict.REFUTED:  # a refuted finding that still fails is a limit the doctor enforces
+        return " — refuted: not faster with one request at a time, and the limit stays enforced"
+    return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
+
+
+def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None, min_effect: float) -> RecommendationView:
     comparison = recommendation.comparison
-    if comparison:
-        headline = (f"{speed_words(comparison.ratio)} than the service's configuration, measured as a whole "
-                    f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}; "
-                    f"p50 {recommendation.recommended.p50:.2f} vs {recommendation.baseline.p50:.2f} ms) — "
-                    f"{comparison.verdict}")
-    else:
-        headline = "not measured as a whole"
-    return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced)
+    headline = f"measured as a whole: {describe(comparison)}" if comparison else "not measured as a whole"
+    return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced,
+                              noise_words(noise, min_effect) if noise else None)
 
 
 def dims(shape: list[int]) -> str:

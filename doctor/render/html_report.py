@@ -7,6 +7,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
+from ..verify.words import effect_words, speed_words
 from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
@@ -39,6 +40,7 @@ def render_html(report: Report) -> str:
     recommendation = summary.recommendation
     if recommendation:
         body += ["<h2>Recommended configuration</h2>", f"<p>{html.escape(recommendation.headline)}</p>"]
+        body += [f"<p>{html.escape(recommendation.noise)}</p>"] if recommendation.noise else []
         if recommendation.enforced:
             body.append(f"<p>Enforced: {html.escape(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).</p>")
         body.append(code_block(recommendation.snippet))
@@ -114,12 +116,11 @@ def _charts(report: Report) -> list[str]:
         rows = [_latency_row(arm) for arm in experiment.arms if arm.p50]
         if rows:
             figures.append(_figure(range_chart(f"{experiment.name} latency", rows, "ms"),
-                                   f"{experiment.name}: latency per arm, measured in interleaved rounds "
-                                   f"(dot p50, tick p90, whisker to p99)"))
+                                   f"{experiment.name}: latency per arm over all its runs in this verification, measured in "
+                                   f"interleaved rounds (dot p50, tick p90, whisker to p99)"))
         if experiment.comparisons:
             ratios = [RangeRow(c.candidate, c.ci_low, c.ratio, c.ci_high,
-                               note=f"{c.ratio:.2f} ({c.ci_low:.2f}-{c.ci_high:.2f}), {c.rounds} rounds, {c.verdict}",
-                               value=f"{c.ratio:.2f}x ({c.ci_low:.2f}-{c.ci_high:.2f})")
+                               note=f"{effect_words(c)}, {c.rounds} rounds", value=speed_words(c.ratio))
                       for c in experiment.comparisons]
             figures.append(_figure(range_chart(f"{experiment.name} speed ratio", ratios, "x", reference=1.0),
                                    f"{experiment.name}: speed ratio over the baseline with its confidence interval "

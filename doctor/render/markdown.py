@@ -20,6 +20,7 @@ def render_markdown(report: Report) -> str:
     if summary.recommendation:
         recommendation = summary.recommendation
         lines += ["## Recommended configuration", "", markdown_line(recommendation.headline), ""]
+        lines += [markdown_line(recommendation.noise), ""] if recommendation.noise else []
         if recommendation.enforced:
             lines += [f"Enforced: {markdown_inline(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).", ""]
         lines += [*fenced(recommendation.snippet, "python"), ""]

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..facts import paddle_status_words
 from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
-from ..verify.stats import speed_words
+from ..verify.words import describe, effect_words
 from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 from .escape import escaped, terminal_line, terminal_text
@@ -90,6 +90,8 @@ def _render_summary(report: Report, summary: Digest, console: Console) -> None:
     if recommendation:
         console.print(Text("Recommended configuration", style="bold underline"))
         console.print(Text(recommendation.headline), highlight=False)
+        if recommendation.noise:
+            console.print(Text(recommendation.noise, style="yellow"), highlight=False)
         if recommendation.enforced:
             console.print(Text(f"enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY})", style="yellow"))
         print_code(console, recommendation.snippet)
@@ -238,21 +240,14 @@ def _more(finding: ReportFinding, detail: str) -> str:
 
 
 def measurement_lines(experiment: ExperimentResult) -> list[Text]:
-    """One line per comparison of an experiment, with the p50 of both arms, then what else it measured."""
+    """One line per comparison of an experiment, then what else it measured."""
     name = experiment.name
     if not experiment.measured:
         return [Text(f"not measured ({name}): {experiment.reason}", style="dim")]
-    p50 = {arm.label: arm.p50 for arm in experiment.arms}
     lines = []
     for c in experiment.comparisons:
         style = {Effect.IMPROVED: "bold green", Effect.REGRESSED: "bold red"}.get(c.verdict, "yellow")
-        line = Text.assemble((f"measured ({name}) ", "bold"), f"{c.candidate} vs {c.baseline}: ",
-                             (speed_words(c.ratio), style),
-                             f" ({c.confidence:.0%} CI {c.ci_low:.2f}-{c.ci_high:.2f}, {c.rounds} rounds)")
-        if p50.get(c.candidate) and p50.get(c.baseline):
-            line.append(f", p50 {p50[c.candidate]:.2f} vs {p50[c.baseline]:.2f} ms")
-        verdict = "faster but changes outputs" if c.changes_outputs and c.verdict == Effect.IMPROVED else str(c.verdict)
-        line.append(f" — {verdict}", style=style)
+        line = Text.assemble((f"measured ({name}) ", "bold"), (describe(c), style), f", {c.rounds} rounds")
         if c.drift:
             line.append(f"; output drift max {c.drift.max_abs_diff:.2g}, cosine {c.drift.cosine:.5f}")
         lines.append(line)
@@ -378,8 +373,7 @@ def _render_layouts(report: Report, console: Console) -> None:
         fits = "" if layout.fits_budget else " (over budget)"
         cells = [("→ " if arm.label == measured.recommended else "  ") + arm.label,
                  f"{layout.total_threads}{fits}", _number(arm.throughput_rps), _number(arm.p50),
-                 _number(arm.p90), _number(arm.p99),
-                 f"{versus.ratio:.2f}x [{versus.ci_low:.2f}-{versus.ci_high:.2f}] {versus.verdict}" if versus else ""]
+                 _number(arm.p90), _number(arm.p99), effect_words(versus) if versus else ""]
         table.add_row(*map(Text, cells))
     console.print(table)
     throttled = {name: t for name, t in measured.throttling.items() if t.throttled_periods}

@@ -122,9 +122,9 @@ def close_hosts(hosts: list[WorkerSession]) -> None:
         list(pool.map(WorkerSession.close, hosts))
 
 
-def read_throttling() -> tuple[int, int, int] | None:
+def read_throttling(root: str = "/") -> tuple[int, int, int] | None:
     """(periods, throttled periods, throttled µs) of this container's cgroup, or None without counters."""
-    reader = Reader(ProbeContext("/"))
+    reader = Reader(ProbeContext(root))
     group, _ = probe_cgroup(reader, probe_mounts(reader))
     if group.nr_periods is None or group.nr_throttled is None:
         return None
@@ -223,7 +223,7 @@ def compare_all(arms, tallies, plan, min_effect, confidence) -> list[ComparisonR
     names = labels(plan, arms)
     found = []
     for index in range(1, len(arms)):
-        found.append(stats.compare(tallies[0].blocks, tallies[index].blocks, min_effect, confidence, names=(names[0], names[index])))
+        found.append(stats.compare(tallies[0].blocks, tallies[index].blocks, min_effect, confidence, names=(names[0], names[index]), latency=False))
     return found
 
 
@@ -242,7 +242,7 @@ def decided(arms, tallies, plan, comparisons, min_effect, confidence) -> bool:
     best = leader(arms, plan, comparisons)
     for index, layout in enumerate(arms):
         if index != best and plan.fits(layout):
-            verdict = stats.compare(tallies[index].blocks, tallies[best].blocks, min_effect, confidence).verdict
+            verdict = stats.compare(tallies[index].blocks, tallies[best].blocks, min_effect, confidence, latency=False).verdict
             if verdict not in (Effect.IMPROVED, Effect.NO_EFFECT):
                 return False
     return True

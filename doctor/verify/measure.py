@@ -6,7 +6,9 @@ reverse order (A B C C B A), so drift within a round and order effects cancel. W
 (at least 3, up to 300 ms worth) are discarded.
 A race stops as soon as every comparison with the baseline is decided, or when its budget ends
 (then it says "undecided" rather than guess). Every request to the worker has a deadline: what
-is left of the verification's --budget, plus a grace.
+is left of the verification's --budget, plus a grace. Around every race the machine's CPU time is
+read, and every round's two half-blocks of the baseline are kept as an A/A comparison: where the
+baseline measurably differs from itself, no effect smaller than that difference is decided (``noise``).
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ import statistics
 import time
 from typing import Callable
 
-from ..facts import ArmResult, ComparisonResult
+from ..facts import ArmResult, ComparisonResult, MachineNoise
 from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect
 from . import stats
 from .deadline import Deadline
+from .noise import CpuMeter, CpuShare, machine_noise, noise_floor
 from .session import WorkerSession
 
 BLOCK_TARGET_MS = 80.0
@@ -45,6 +48,9 @@ class Measurer:
         self.last_config: PredictorConfig | None = None
         self.samples: dict[str, list[float]] = {}
         self.sample_of_run: dict[str, list[int]] = {}
+        self.aa_halves: tuple[list[list[float]], list[list[float]]] = ([], [])
+        self.cpu = CpuShare()
+        self.meter: CpuMeter | None = None  # made at the first race, for the worker's process
 
     def load(self, config: PredictorConfig) -> dict[str, float]:
         """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
@@ -106,6 +112,8 @@ class Measurer:
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
         start, comparisons = time.monotonic(), []
+        self.meter = self.meter or CpuMeter(self.session.proc.pid)
+        counters = self.meter.read()
         for round_index in range(MAX_ROUNDS):
             values: list[list[float]] = [[] for _ in arms]
             fed: list[list[int]] = [[] for _ in arms]
@@ -117,6 +125,8 @@ class Measurer:
                 ms, samples = self._run(arms[index][1].key(), half, arms[index][1].label(), first_sample)
                 values[index].extend(ms)
                 fed[index].extend(samples)
+            self.aa_halves[0].append(values[0][:half])
+            self.aa_halves[1].append(values[0][half:])
             for index, (_, config) in enumerate(arms):
                 blocks[index].append(values[index])
                 self.samples[config.key()].extend(values[index])
@@ -129,7 +139,17 @@ class Measurer:
                            for i, candidate in enumerate(candidates)]
             if round_index >= 1 and (final or all(c.verdict != Effect.UNDECIDED for c in comparisons)):
                 break
+        self.cpu.add(counters, self.meter.read())
         return comparisons
+
+    def aa(self) -> ComparisonResult | None:
+        """Each race's baseline, its first half-blocks against its last, over every round raced so far."""
+        first, last = self.aa_halves
+        return stats.compare(first, last, self.min_effect, names=("baseline", "baseline again")) if first else None
+
+    def noise(self) -> MachineNoise:
+        """How busy the machine was over the races so far, and the baseline against itself."""
+        return machine_noise(self.cpu, self.aa(), self.min_effect)
 
     def _run(self, key: str, runs: int, name: str, first_sample: int = 0) -> tuple[list[float], list[int]]:
         """Milliseconds of ``runs`` runs of a loaded configuration, and the input sample of each run."""
@@ -138,4 +158,5 @@ class Measurer:
         return reply["ms"], reply["samples"]
 
     def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
-        return stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence, names=(baseline[0], candidate[0]))
+        return stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence, names=(baseline[0], candidate[0]),
+                             floor=noise_floor(self.aa(), self.min_effect))

@@ -2,7 +2,9 @@
 
 Fixes interact (IR optimisation with oneDNN off was measured 2.3x slower on a real GRU model),
 so the search moves one setting at a time from the service's configuration (brought within the
-CPU budget first: a recommendation never breaks a rule the doctor enforces), re-measuring each
+CPU budget first: a recommendation never breaks a rule the doctor enforces), adopting a change
+only when it measured decisively faster (``decisive``: a setting within noise keeps its value, so
+repeated runs under the same conditions recommend the same), re-measuring each
 setting in the context of the settings already adopted (in up to two passes, so a setting adopted
 early is revisited once the others have moved), and finally measures the whole recommendation
 against the baseline.
@@ -16,11 +18,13 @@ from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect, Precision
 from . import stats
+from .words import describe
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
 FINAL_SHARE = 0.5
 UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
+ADOPT_CONFIDENCE = 0.99
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
@@ -36,11 +40,19 @@ def candidates_for(name: str, ctx: Context, current: PredictorConfig) -> list[Pr
     return [current.vary(**{name: not getattr(current, name)})]
 
 
-def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonResult, PredictorConfig] | None:
-    """The fastest candidate measured faster, not changing outputs, and not moving threads above the limit."""
+def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
+    """Faster beyond doubt: decided faster (past the machine's noise floor), the whole 99% interval
+    (the confidence of the race's strictest look: the search races many candidates) at least
+    ``min_effect`` faster, and the outputs unchanged. Anything less keeps the setting as it is."""
+    low, _ = stats.interval_at(comparison, ADOPT_CONFIDENCE)
+    return comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs and low >= 1.0 + min_effect
+
+
+def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
+    """The fastest candidate decisively faster (``decisive``) and not moving threads above the limit."""
     configs = {arm.label: arm.config for arm in result.arms}
     base_threads = configs["baseline"].threads
-    winners = [c for c in result.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs
+    winners = [c for c in result.comparisons if decisive(c, min_effect)
                and (configs[c.candidate].threads <= limit or configs[c.candidate].threads == base_threads)]
     if not winners:
         return None
@@ -48,25 +60,42 @@ def best_improvement(result: ExperimentResult, limit: int) -> tuple[ComparisonRe
     return best, configs[best.candidate]
 
 
+def decisive_at_service(name: str, result: ExperimentResult, current: PredictorConfig, limit: int,
+                        min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
+    """What the experiment at the service's configuration decided for the same change: a switch
+    decisively faster there that changes no more than it does here (bf16 at a service with oneDNN off
+    turns oneDNN on too: that is no evidence for bf16 where oneDNN is on already); a thread count
+    whose whole interval (against the service's) lies at least ``min_effect`` above that of the
+    current count, measured in the same race."""
+    if name != "threads":
+        found = best_improvement(result, limit, min_effect)
+        base = next(arm.config for arm in result.arms if arm.label == "baseline")
+        changes = found[1].changes_from(base) if found else {}
+        return found if found and set(current.vary(**changes).changes_from(current)) == set(changes) else None
+    configs = {arm.label: arm.config for arm in result.arms}
+    held = next((c for c in result.comparisons if configs[c.candidate].threads == current.threads), None)
+    if held is None:
+        return None
+    faster = [c for c in result.comparisons if configs[c.candidate].threads <= limit and not c.changes_outputs
+              and c.ci_low >= held.ci_high * (1.0 + min_effect)]
+    best = max(faster, key=lambda c: c.ratio, default=None)
+    return (best, configs[best.candidate]) if best else None
+
+
 def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
-    with the thread count within the budget that measured fastest against it: the search never
-    starts from, and so never recommends, a setting the doctor fails."""
+    with the budget's thread count, the one PD-CPU-010's fix sets: the search never starts from, and
+    so never recommends, a setting the doctor fails, and it moves to fewer threads only when they
+    measure decisively faster in context."""
     baseline = ctx.baseline
     if baseline.threads <= limit:
         return baseline, None
+    start = baseline.vary(threads=limit)
     experiment = measured.get("threads")
-    configs = {arm.label: arm.config for arm in experiment.arms} if experiment else {}
-    within = [c for c in experiment.comparisons if configs[c.candidate].threads <= limit] if experiment else []
-    if not within:
-        start = baseline.vary(threads=limit)
-        return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget "
-                       f"(PD-CPU-010), so the search starts within it (not measured: the threads experiment did not run)")
-    fastest = max(within, key=lambda c: c.ratio)
-    start = configs[fastest.candidate]
-    return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010); "
-                   f"of the counts within it this one measured fastest: {_speed(fastest)} than {baseline.threads} "
-                   f"[{fastest.confidence:.0%} CI {fastest.ci_low:.2f}-{fastest.ci_high:.2f}]")
+    measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
+    found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
+    return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
+                   f"so the search starts at the budget, as that rule's fix says ({found})")
 
 
 def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
@@ -105,17 +134,25 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
                 if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
-            found = best_improvement(result, limit)
-            if found:
-                comparison, winner = found
-                config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
-                if config == current:
-                    continue
-                where = (" (measured at the service's configuration: no time was left to measure it in context)"
-                         if current != baseline and result is measured[name] else "")
-                steps.append(f"{config.label(current)}: {_speed(comparison)} "
-                             f"[{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}]{where}")
-                current, changed = config, True
+            found = best_improvement(result, limit, ctx.measurer.min_effect)
+            where = ""
+            if not found and result is not measured[name] and all(c.verdict == Effect.UNDECIDED for c in result.comparisons):
+                # undecided in context (a busy machine's short slice) is no evidence against what the service's measured
+                fallback = decisive_at_service(name, measured[name], current, limit, ctx.measurer.min_effect)
+                if fallback:
+                    found, result = fallback, measured[name]
+                    where = " (undecided in context; decisive at the service's configuration)"
+            if not found:
+                steps.append(kept(name, current, result))
+                continue
+            comparison, winner = found
+            config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
+            if config == current:
+                continue
+            if not where and current != baseline and result is measured[name]:
+                where = " (measured at the service's configuration: no time was left to measure it in context)"
+            steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
+            current, changed = config, True
         if not changed:
             break
     comparison = None
@@ -123,7 +160,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
         (comparison,) = ctx.measurer.race(("baseline", baseline), [("recommended", current)], remaining, "recommended")
     else:
-        steps.append("no change measured faster than the service's configuration")
+        steps.append("no change measured decisively faster than the service's configuration")
     return Recommendation(
         config=current,
         snippet=current.snippet(program, params),
@@ -135,6 +172,9 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     )
 
 
-def _speed(comparison: ComparisonResult) -> str:
-    speed = stats.speed_words(comparison.ratio)
-    return speed if comparison.verdict == Effect.IMPROVED else f"{speed} ({comparison.verdict})"
+
+
+def kept(name: str, current: PredictorConfig, result: ExperimentResult) -> str:
+    """Why the setting ``name`` stays as it is: its fastest candidate was not decisively faster."""
+    best = max(result.comparisons, key=lambda c: c.ratio, default=None)
+    return f"{name} kept as it is ({current.label()}): nothing measured decisively faster" + (f": {describe(best)}" if best else "")

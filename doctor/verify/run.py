@@ -85,6 +85,7 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
                     verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
             except (WorkerError, WorkerDied, Interrupted) as exc:
                 verification.error = f"the recommendation could not be measured: {_failure(exc)}"
+        verification.noise = ctx.measurer.noise()
     verification.seconds = round(deadline.spent(), 3)
     verification.over_budget = over_budget(deadline, verification.seconds)
     return verification

@@ -10,8 +10,9 @@ decide only on a 99% interval, so peeking does not inflate false verdicts. The f
 the budget ends, uses the 95% interval. A verdict needs both statistical and practical
 significance (the minimum effect, default 3%):
 
-- improved: the whole interval lies above 1 and the estimate is at least 1 + min_effect;
-- regressed: the whole interval lies below 1 and the estimate is at most 1 / (1 + min_effect);
+- improved: the whole interval lies above 1 and the estimate is at least 1 + min_effect (or, on a
+  noisy machine, 1 + the noise floor the baseline's A/A spread sets: see noise.py);
+- regressed: the whole interval lies below 1 and the estimate is at most 1 / (1 + that same bound);
 - no measurable effect: the whole interval lies within [1 / (1 + min_effect), 1 + min_effect];
 - undecided: none of these yet (more rounds needed, or the machine is too noisy).
 """
@@ -24,11 +25,6 @@ from dataclasses import dataclass
 
 from ..facts.verification import ComparisonResult
 from ..vocabulary import Effect
-
-
-def speed_words(ratio: float) -> str:
-    """A speed ratio (candidate over baseline) for people: ``1.31x faster``, ``1.25x slower``."""
-    return f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
 
 
 MIN_ROUNDS = 6
@@ -82,18 +78,56 @@ def t_quantile(df: int, confidence: float = 0.95) -> float:
 
 def compare(
     baseline_blocks: list[list[float]], candidate_blocks: list[list[float]], min_effect: float = 0.03, confidence: float = 0.95,
-    names: tuple[str, str] = ("baseline", "candidate"),
+    names: tuple[str, str] = ("baseline", "candidate"), latency: bool = True, floor: float | None = None,
 ) -> ComparisonResult:
-    """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks, under the arms' ``names``."""
-    logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in zip(baseline_blocks, candidate_blocks)]
+    """Speed-up of the candidate over the baseline (> 1 is faster) from paired blocks, under the arms' ``names``.
+
+    With ``latency`` (the blocks hold milliseconds per run) the comparison carries the p50 of each
+    arm over the same paired blocks, and a verdict that those p50s contradict is undecided.
+    ``floor`` (the machine's noise floor, at least ``min_effect``) is the least effect decided."""
+    pairs = list(zip(baseline_blocks, candidate_blocks))
+    logs = [math.log(statistics.median(b) / statistics.median(c)) for b, c in pairs]
     rounds = len(logs)
+    p50s = paired_p50s(pairs) if latency and pairs else (None, None)
     if rounds < 2:
         center = logs[0] if logs else 0.0
-        return ComparisonResult(*names, math.exp(center), 0.0, math.inf, Effect.UNDECIDED, rounds, confidence)
+        return ComparisonResult(*names, math.exp(center), 0.0, math.inf, Effect.UNDECIDED, rounds, confidence, *p50s)
     center, half = trimmed_mean_interval(logs, confidence)
     low, high = math.exp(center - half), math.exp(center + half)
     ratio = math.exp(center)
-    return ComparisonResult(*names, ratio, low, high, verdict(ratio, low, high, rounds, min_effect), rounds, confidence)
+    effect = verdict(ratio, low, high, rounds, min_effect, floor)
+    if latency and contradicted(effect, *p50s):
+        effect = Effect.UNDECIDED
+    return ComparisonResult(*names, ratio, low, high, effect, rounds, confidence, *p50s)
+
+
+def paired_p50s(pairs: list[tuple[list[float], list[float]]]) -> tuple[float, float]:
+    """The median run of the baseline and of the candidate over the paired blocks."""
+    return (statistics.median([ms for b, _ in pairs for ms in b]), statistics.median([ms for _, c in pairs for ms in c]))
+
+
+def contradicted(effect: Effect, baseline_p50: float | None, candidate_p50: float | None) -> bool:
+    """A decided speed-up (or slow-down) whose own blocks' p50s point the other way, or not at all."""
+    if baseline_p50 is None or candidate_p50 is None:
+        return False
+    if effect == Effect.IMPROVED:
+        return candidate_p50 >= baseline_p50
+    if effect == Effect.REGRESSED:
+        return candidate_p50 <= baseline_p50
+    return False
+
+
+def interval_at(comparison: ComparisonResult, confidence: float) -> tuple[float, float]:
+    """The comparison's interval at another ``confidence``: the same trimmed mean and winsorized
+    spread over the same rounds, with the Student quantile of that confidence."""
+    if comparison.rounds < 2 or not comparison.ci_low > 0 or not math.isfinite(comparison.ci_high):
+        return comparison.ci_low, comparison.ci_high
+    n = comparison.rounds
+    df = max(n - 2 * int(TRIM * n) - 1, 1) if int(TRIM * n) else n - 1
+    center = math.log(comparison.ratio)
+    half = (math.log(comparison.ci_high) - math.log(comparison.ci_low)) / 2
+    half *= t_quantile(df, confidence) / t_quantile(df, comparison.confidence)
+    return math.exp(center - half), math.exp(center + half)
 
 
 def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: float = TRIM) -> tuple[float, float]:
@@ -112,14 +146,16 @@ def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: f
     return statistics.fmean(kept), half
 
 
-def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float) -> Effect:
+def verdict(ratio: float, low: float, high: float, rounds: int, min_effect: float, floor: float | None = None) -> Effect:
+    """An effect is decided only past the noise ``floor`` (at least ``min_effect``); "no measurable
+    effect" needs the whole interval within ``min_effect`` whatever the noise."""
     if rounds < MIN_ROUNDS:
         return Effect.UNDECIDED
-    upper, lower = 1.0 + min_effect, 1.0 / (1.0 + min_effect)
-    if low > 1.0 and ratio >= upper:
+    least = max(min_effect, floor or 0.0)
+    if low > 1.0 and ratio >= 1.0 + least:
         return Effect.IMPROVED
-    if high < 1.0 and ratio <= lower:
+    if high < 1.0 and ratio <= 1.0 / (1.0 + least):
         return Effect.REGRESSED
-    if low >= lower and high <= upper:
+    if low >= 1.0 / (1.0 + min_effect) and high <= 1.0 + min_effect:
         return Effect.NO_EFFECT
     return Effect.UNDECIDED

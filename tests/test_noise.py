@@ -1,0 +1,239 @@
+"""Decisions that hold on a busy machine (doctor/verify/noise.py, the recommender's rule): how busy
+the machine was is measured and said, the baseline's A/A difference sets the least effect decided, and
+the recommendation leaves the service's value only on a decisive measurement.
+
+The CPU counters are read from a recording (tests/fixtures/noise: /proc/stat and the processes'
+stat before and after one second with a busy loop on CPU 0 and a spinning worker pinned to CPU 1)
+and live, beside a real busy loop."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
+from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.verify import stats
+from paddle_doctor.verify.noise import CpuMeter, CpuShare, cpu_ticks, machine_noise, noise_floor, process_ticks
+from paddle_doctor.verify.words import noise_words
+from paddle_doctor.vocabulary import Effect, Precision
+
+RECORDED = Path(__file__).parent / "fixtures" / "noise"
+WORKER, DOCTOR = 20043, 19961  # the pids of the recording
+SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
+
+
+def test_cpu_counters_are_read_from_the_kernel_s_formats():
+    stat = (RECORDED / "before" / "proc" / "stat").read_text()
+    total, idle, steal = cpu_ticks(stat, {1})
+    assert (total, idle, steal) == (66081 + 256 + 18450 + 33188 + 650 + 0 + 166 + 98, 33188 + 650, 98)
+    assert cpu_ticks(stat, {0, 1})[0] > total and cpu_ticks(stat, {7}) == (0, 0, 0)
+    worker = (RECORDED / "before" / "proc" / str(WORKER) / "stat").read_text()
+    fields = worker.rpartition(")")[2].split()
+    assert process_ticks(worker) == int(fields[11]) + int(fields[12])
+    assert process_ticks("42 (a) b) c) R " + " ".join(["0"] * 10) + " 7 5 0 0") == 12  # a name with spaces and parentheses
+
+
+def test_the_recorded_second_says_how_much_went_to_other_processes():
+    """The worker was pinned to CPU 1: only CPU 1 counts, and the worker's own ticks are not 'others'."""
+    before = CpuMeter(WORKER, str(RECORDED / "before"), own_pid=DOCTOR)
+    after = CpuMeter(WORKER, str(RECORDED / "after"), own_pid=DOCTOR)
+    assert before.cpus == {1}
+    first, second = before.read(), after.read()
+    share = CpuShare()
+    share.add(first, second)
+    busy = (second.total - second.idle) - (first.total - first.idle)
+    assert share.total == second.total - first.total and share.others == busy - (second.measuring - first.measuring)
+    noise = machine_noise(share, None, 0.03)
+    assert noise.others_share == pytest.approx(share.others / share.total, abs=1e-4) and noise.throttled_s is None
+    assert noise_words(noise, 0.03).startswith(f"the machine was busy: {noise.others_share:.0%} of the CPU time went to other processes")
+
+
+def test_missing_counters_add_nothing():
+    share = CpuShare()
+    share.add(None, CpuMeter(WORKER, str(RECORDED / "after"), own_pid=DOCTOR).read())
+    assert share.total == 0 and machine_noise(share, None, 0.03).others_share is None
+    assert CpuMeter(WORKER, str(RECORDED / "nowhere"), own_pid=DOCTOR).read() is None
+
+
+def test_a_live_busy_loop_beside_the_worker_is_counted_and_the_worker_is_not():
+    """A real busy loop on CPU 0 and a real spinning 'worker' on CPU 1, each started and seen spinning
+    before the counters are read: of the worker's CPUs (1) the worker's own ticks are excluded, and of
+    both CPUs the busy loop is at least a third of the time."""
+    started = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu)], stdout=subprocess.PIPE, text=True) for cpu in (0, 1)]
+    try:
+        for process in started:
+            assert process.stdout.readline().strip() == "spinning"
+        busy, worker = started
+        on_worker_cpus, on_both = CpuMeter(worker.pid), CpuMeter(worker.pid)
+        on_both.cpus = {0, 1}
+        before = (on_worker_cpus.read(), on_both.read())
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:  # a measured second, as a race's rounds are
+            pass
+        after = (on_worker_cpus.read(), on_both.read())
+    finally:
+        for process in started:
+            process.kill()
+            process.wait(timeout=10)
+    own, both = CpuShare(), CpuShare()
+    own.add(before[0], after[0])
+    both.add(before[1], after[1])
+    worker_ticks = after[0].measuring - before[0].measuring
+    assert worker_ticks > 0 and own.others <= own.total - worker_ticks
+    assert both.others >= both.total / 3, both  # the busy loop held CPU 0, whoever else ran
+
+
+def aa(ratio: float, low: float, high: float, rounds: int = 20) -> ComparisonResult:
+    return ComparisonResult("baseline", "baseline again", ratio, low, high, Effect.NO_EFFECT, rounds)
+
+
+def test_a_baseline_that_differs_from_itself_raises_the_least_effect_decided():
+    assert noise_floor(None, 0.03) == 0.03
+    assert noise_floor(aa(1.0, 0.99, 1.01), 0.03) == 0.03  # a quiet machine: --min-effect
+    assert noise_floor(aa(1.0, 0.5, 2.0), 0.03) == 0.03  # noisy, but the baseline does not differ from itself
+    assert noise_floor(aa(1.08, 1.05, 1.11), 0.03) == pytest.approx(0.08)  # it does: by 8%
+    assert noise_floor(aa(1 / 1.06, 1 / 1.09, 1 / 1.02), 0.03) == pytest.approx(0.06)
+    assert noise_floor(aa(1.5, 1.2, 2.0, rounds=3), 0.03) == 0.03  # too few rounds to say
+
+
+def test_an_effect_within_the_noise_floor_is_not_decided():
+    """The same 6% speed-up, decided on a steady machine, is not where the baseline drifts by 10%."""
+    baseline = [[10.0 * (1 + 0.002 * ((i * 7 + j) % 5)) for j in range(8)] for i in range(12)]
+    candidate = [[ms / 1.06 for ms in block] for block in baseline]
+    assert stats.compare(baseline, candidate).verdict == Effect.IMPROVED
+    noisy = stats.compare(baseline, candidate, floor=0.10)
+    assert noisy.verdict == Effect.UNDECIDED and noisy.ratio == pytest.approx(1.06)
+    same = stats.compare(baseline, baseline, floor=0.5)  # a wide floor never makes an effect "none"
+    assert same.verdict == Effect.NO_EFFECT
+
+
+def test_the_report_says_how_busy_the_machine_was():
+    busy = MachineNoise(0.41, 0.02, 1.5, aa(1.0526, 1.03, 1.07, 30), 0.0526)
+    words = noise_words(busy, 0.03)
+    assert words.startswith("the machine was busy: 41% of the CPU time went to other processes; 2% was stolen by the hypervisor")
+    assert "throttled the container for 1.50 s" in words
+    assert words.endswith("the baseline differed from itself by 5.3% (A/A over 30 rounds), so no smaller effect is decided")
+    quiet = MachineNoise(0.03, 0.0, 0.0, aa(1.0, 0.99, 1.01, 40), 0.03)  # the A/A said nothing beyond --min-effect
+    assert noise_words(quiet, 0.03) == "the machine was quiet: 3% of the CPU time went to other processes"
+    assert noise_words(MachineNoise(None, None, None, None, 0.03), 0.03) == "how busy the machine was could not be read"
+
+
+SERVICE = PredictorConfig(threads=2, onednn=True)
+
+
+class ContextMeasurer:
+    """Answers the recommender's races with scripted comparisons, recording what was raced."""
+
+    def __init__(self, answers: dict[str, ComparisonResult]):
+        self.answers, self.raced, self.min_effect = answers, [], 0.03
+
+    def race(self, baseline, candidates, budget_s, what):
+        """The scripted answer for ``what`` once, then: undecided."""
+        self.raced.append((what, baseline, candidates))
+        answer = self.answers.pop(what, ComparisonResult("baseline", "", 1.0, 0.9, 1.1, Effect.UNDECIDED, 10))
+        return [dataclasses.replace(answer, candidate=label) for label, _ in candidates]
+
+    def arm_result(self, label, config):
+        return ArmResult(label, config)
+
+
+def recommendation_for(service, measured, answers, quota=2):
+    from factories import make_facts
+    from paddle_doctor.verify.experiments import Context
+    from paddle_doctor.verify.recommend import recommend
+
+    facts = make_facts(quota=quota, threads=service.threads, onednn=service.onednn)
+    measurer = ContextMeasurer(answers)
+    ctx = Context(facts, measurer=measurer, baseline=service, inputs={}, max_drift=0.01, new_session=None)
+    return recommend(ctx, measured, 30.0, "m/inference.json", "m/inference.pdiparams"), measurer
+
+
+def experiment(name, service, label, changes, verdict, ratio, low, high):
+    return ExperimentResult(name, "measured", arms=[ArmResult("baseline", service), ArmResult(label, service.vary(**changes))],
+                            comparisons=[ComparisonResult("baseline", label, ratio, low, high, verdict, 12)])
+
+
+@pytest.mark.parametrize("verdict, ratio, low, high", [
+    (Effect.UNDECIDED, 1.08, 0.97, 1.2),      # undecided: within noise
+    (Effect.IMPROVED, 1.05, 1.01, 1.09),      # decided faster, but its interval reaches under the 3% minimum effect
+    (Effect.NO_EFFECT, 1.01, 0.99, 1.03),
+])
+def test_a_change_within_the_noise_keeps_the_service_s_setting(verdict, ratio, low, high):
+    ir_off = experiment("ir_optim", SERVICE, "IR optim off", {"ir_optim": False}, verdict, ratio, low, high)
+    recommendation, measurer = recommendation_for(SERVICE, {"ir_optim": ir_off}, {})
+    assert recommendation.config == SERVICE and recommendation.comparison is None and not measurer.raced
+    assert any(step.startswith("ir_optim kept as it is") and "IR optim off vs baseline" in step for step in recommendation.steps)
+
+
+def test_a_decisive_change_is_adopted():
+    ir_off = experiment("ir_optim", SERVICE, "IR optim off", {"ir_optim": False}, Effect.IMPROVED, 1.3, 1.2, 1.4)
+    recommendation, _ = recommendation_for(SERVICE, {"ir_optim": ir_off}, {})
+    assert recommendation.config == SERVICE.vary(ir_optim=False)
+
+
+def test_over_the_budget_the_search_starts_where_pd_cpu_010_s_fix_says_and_moves_only_on_decisive_evidence():
+    """8 threads on 2 CPUs: the search starts at 2 threads (the fix PD-CPU-010 prints), whatever 1
+    thread measured against 8; 1 thread replaces 2 only when it is decisively faster in context."""
+    service = PredictorConfig(threads=8, onednn=False)
+    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
+        ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2)], comparisons=[
+        ComparisonResult("baseline", "threads=1", 1.30, 1.1, 1.5, Effect.IMPROVED, 12),
+        ComparisonResult("baseline", "threads=2", 1.25, 1.1, 1.4, Effect.IMPROVED, 12)])
+    undecided = ComparisonResult("baseline", "threads=1", 1.04, 0.95, 1.14, Effect.UNDECIDED, 12)
+    recommendation, measurer = recommendation_for(service, {"threads": threads}, {"recommend:threads": undecided})
+    assert recommendation.config.threads == 2 and recommendation.enforced == ["PD-CPU-010"]
+    assert "as that rule's fix says" in recommendation.steps[0] and "threads=2 vs baseline: 1.25x faster" in recommendation.steps[0]
+    assert [what for what, *_ in measurer.raced] == ["recommend:threads", "recommended"]
+    faster = ComparisonResult("baseline", "threads=1", 1.4, 1.25, 1.55, Effect.IMPROVED, 12)
+    recommendation, _ = recommendation_for(service, {"threads": threads}, {"recommend:threads": faster})
+    assert recommendation.config.threads == 1
+
+
+def test_a_switch_undecided_in_context_keeps_what_it_measured_decisively_at_the_service():
+    """oneDNN on measured 6x faster at the service's configuration; a race in context that decides
+    nothing is no evidence against it (a busy machine's short slice), one that finds no effect is."""
+    service = PredictorConfig(threads=2, onednn=False)
+    onednn = experiment("onednn", service, "oneDNN on", {"onednn": True}, Effect.IMPROVED, 6.0, 5.5, 6.5)
+    ir_off = experiment("ir_optim", service, "IR optim off", {"ir_optim": False}, Effect.IMPROVED, 1.3, 1.2, 1.4)
+    recommendation, _ = recommendation_for(service, {"onednn": onednn, "ir_optim": ir_off}, {})
+    assert recommendation.config == service.vary(onednn=True, ir_optim=False)
+    assert any(step.startswith("IR optim off") and "undecided in context" in step for step in recommendation.steps)
+    none = ComparisonResult("baseline", "", 1.0, 0.99, 1.01, Effect.NO_EFFECT, 12)
+    recommendation, _ = recommendation_for(service, {"onednn": onednn, "ir_optim": ir_off}, {"recommend:ir_optim": none})
+    assert recommendation.config == service.vary(onednn=True)
+
+
+def test_a_thread_count_undecided_in_context_moves_only_when_its_interval_clears_the_current_one_s():
+    """8 threads on 2 CPUs; the race of 1 against 2 threads in context decides nothing. In the threads
+    experiment (one race, against the service's 8), 1 thread's whole interval lies above 2 threads':
+    it moves; where the intervals overlap, 2 threads stay."""
+    service = PredictorConfig(threads=8, onednn=True)
+
+    def threads(one, two):
+        return ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
+            ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2)], comparisons=[
+            ComparisonResult("baseline", "threads=1", *one, Effect.IMPROVED, 12),
+            ComparisonResult("baseline", "threads=2", *two, Effect.IMPROVED, 12)])
+
+    recommendation, _ = recommendation_for(service, {"threads": threads((3.0, 2.8, 3.2), (1.3, 1.2, 1.4))}, {})
+    assert recommendation.config.threads == 1
+    assert any(step.startswith("threads=1") and "undecided in context" in step for step in recommendation.steps)
+    recommendation, _ = recommendation_for(service, {"threads": threads((1.4, 1.25, 1.55), (1.3, 1.2, 1.4))}, {})
+    assert recommendation.config.threads == 2
+
+
+def test_bf16_measured_at_a_service_with_onednn_off_is_no_evidence_where_onednn_is_on():
+    """At the service (oneDNN off) the bf16 candidate turns oneDNN on too: its 5x is oneDNN's. Once
+    oneDNN is adopted, a bf16 race in context that decides nothing keeps fp32."""
+    service = PredictorConfig(threads=2, onednn=False)
+    onednn = experiment("onednn", service, "oneDNN on", {"onednn": True}, Effect.IMPROVED, 6.0, 5.5, 6.5)
+    bf16 = experiment("bf16", service, "oneDNN on, bf16", {"precision": Precision.BF16}, Effect.IMPROVED, 5.0, 4.5, 5.5)
+    recommendation, _ = recommendation_for(service, {"onednn": onednn, "bf16": bf16}, {})
+    assert recommendation.config == service.vary(onednn=True)
+    assert any(step.startswith("bf16 kept as it is") for step in recommendation.steps)
