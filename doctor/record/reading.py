@@ -13,7 +13,7 @@ from ..facts.record import ServiceRecord
 from ..serde import DecodeError, from_data, json_error_text
 from ..facts.service import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
-from .document import SCHEMA_VERSION, Record
+from .document import SCHEMA_VERSION, Record, RecordedPredictor
 from .location import record_folder, record_name, start_ticks
 
 
@@ -62,16 +62,21 @@ def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
 def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
     """The service's settings as its busiest predictor runs them (every predictor is in the report)."""
     main = record.main_predictor()
-    if main is None or main.config is None:
+    return predictor_settings(record, main) if main is not None else []
+
+
+def predictor_settings(record: ServiceRecord, predictor: RecordedPredictor) -> list[SettingOrigin]:
+    """The settings one recorded predictor runs, each with the record and the place it was built as its origin."""
+    if predictor.config is None:
         return []
-    config, cpu = main.config, main.config.cpu
-    others = len(record.predictors) - 1
-    built_at = main.origin.builder.where() if main.origin.builder else "a place not seen"
-    detail = f"{record.source}: predictor {main.id} built at {built_at}" + (
-        f" (the busiest of {others + 1})" if others else "")
-    threads_at = f", threads set at {main.origin.threads_set_at.where()}" if main.origin.threads_set_at else ""
+    config, cpu = predictor.config, predictor.config.cpu
+    known = sum(1 for other in record.predictors if other.config is not None)
+    built_at = predictor.origin.builder.where() if predictor.origin.builder else "a place not seen"
+    busiest = predictor is record.main_predictor() and known > 1
+    detail = f"{record.source}: predictor {predictor.id} built at {built_at}" + (f" (the busiest of {known})" if busiest else "")
+    threads_at = f", threads set at {predictor.origin.threads_set_at.where()}" if predictor.origin.threads_set_at else ""
     precision = Precision.BF16 if cpu.precision == Precision.BF16 else (config.tensorrt_precision if config.tensorrt else None)
-    values = {"threads": cpu.threads, "onednn": cpu.onednn, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
+    values = {"threads": cpu.threads, "onednn": cpu.onednn, "onednn_cache_capacity": cpu.onednn_cache_capacity, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
               "memory_optim": cpu.memory_optim, "device": config.device, "precision": precision or Precision.FP32,
               "optim_cache_dir": cpu.optim_cache_dir, "delete_passes": list(cpu.delete_passes) or None}
     if config.device == Device.GPU:
