@@ -19,20 +19,11 @@ WORST_FIRST = (Status.FAIL, Status.WARN, Status.ERROR, Status.SKIP, Status.PASS)
 NOT_OVERRIDDEN = (Origin.RECORD, Origin.SOURCE)  # a flag or --config is judged as given, for every predictor
 
 
-def predictor_name(predictor: RecordedPredictor) -> str:
-    """``det``: the folder of its model, or ``predictor 3`` when its model was not seen."""
-    return predictor.model.name() if predictor.model else f"predictor {predictor.id}"
-
-
-def built_at(predictor: RecordedPredictor) -> str:
-    return predictor.origin.builder.where() if predictor.origin.builder else "built where not seen"
-
-
 def named(predictors: list[RecordedPredictor]) -> str:
     """``det, rec (rapidocr 1.4.5 utils/infer_engine.py:52); cls (/app/app.py:9)``: the predictors, by where they were built."""
     by_site: dict[str, list[str]] = {}
     for predictor in predictors:
-        by_site.setdefault(built_at(predictor), []).append(predictor_name(predictor))
+        by_site.setdefault(predictor.built_at(), []).append(predictor.name())
     return "; ".join(f"{', '.join(dict.fromkeys(names))} ({site})" for site, names in by_site.items())
 
 

@@ -71,9 +71,8 @@ def predictor_settings(record: ServiceRecord, predictor: RecordedPredictor) -> l
         return []
     config, cpu = predictor.config, predictor.config.cpu
     known = sum(1 for other in record.predictors if other.config is not None)
-    built_at = predictor.origin.builder.where() if predictor.origin.builder else "a place not seen"
     busiest = predictor is record.main_predictor() and known > 1
-    detail = f"{record.source}: predictor {predictor.id} built at {built_at}" + (f" (the busiest of {known})" if busiest else "")
+    detail = f"{record.source}: predictor {predictor.id} built at {predictor.built_at()}" + (f" (the busiest of {known})" if busiest else "")
     threads_at = f", threads set at {predictor.origin.threads_set_at.where()}" if predictor.origin.threads_set_at else ""
     precision = Precision.BF16 if cpu.precision == Precision.BF16 else (config.tensorrt_precision if config.tensorrt else None)
     values = {"threads": cpu.threads, "onednn": cpu.onednn, "onednn_cache_capacity": cpu.onednn_cache_capacity, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,

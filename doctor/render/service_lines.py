@@ -3,9 +3,10 @@ text, Markdown and HTML reports)."""
 
 from __future__ import annotations
 
-from ..facts import ServiceProcessFacts, SourceFacts
+from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
+from ..record.document import RecordedPredictor
 from ..report import ServiceSummary
-from ..vocabulary import ProcessStatus, SourceStatus
+from ..vocabulary import Origin, ProcessStatus, SourceStatus
 from .words import byte_size, counted
 
 
@@ -33,18 +34,58 @@ def source_line(source: SourceFacts) -> str | None:
             f"({', '.join(map(str, source.configs)) or 'none found'})")
 
 
+SHAPES_SHOWN = 3
+
+
+def predictor_line(predictor: RecordedPredictor) -> str:
+    """One recorded predictor: its model, what it runs (said by the record), where it was built, how it ran."""
+    model = predictor.model
+    folder = (model.model_dir or (model.prog_file or "").rpartition("/")[0] or predictor.name()) if model else predictor.name()
+    config = predictor.config
+    if config is None:
+        runs = "its building was not seen"
+    else:
+        cpu = config.cpu
+        runs = (f"{config.device}, {counted(cpu.threads, 'thread')}, oneDNN {'on' if cpu.onednn else 'off'}, "
+                f"IR optim {'on' if cpu.ir_optim else 'off'}" + (f", TensorRT {config.tensorrt_precision or 'on'}" if config.tensorrt else "")
+                + " (record)")
+    stats = predictor.runs
+    ran = counted(stats.runs, "run") + (f", p50 {stats.p50_ms:.3g} ms" if stats.p50_ms is not None else "")
+    shapes = ", ".join(" ".join("x".join(map(str, tensor.shape)) for tensor in entry.inputs) + f" ({entry.runs})"
+                       for entry in stats.shapes[:SHAPES_SHOWN])
+    more = len(stats.shapes) - SHAPES_SHOWN + (1 if stats.shapes_not_kept else 0)
+    shapes += f" and {more} more" if more > 0 else ""
+    service = predictor.origin.service
+    called = f" from {service.where()}" if service and service != predictor.origin.builder else ""
+    if predictor.origin.threads_set_at:
+        called += f", threads set at {predictor.origin.threads_set_at.where()}"
+    return (f"predictor {predictor.id} {folder}: {runs}; built at {predictor.built_at()}{called}; "
+            f"{ran}" + (f"; shapes {shapes}" if shapes else "") + f"; at most {counted(stats.peak_concurrency, 'run')} at once")
+
+
+def shown_settings(service: ServiceSummary) -> list[SettingOrigin]:
+    """The settings listed one per line: those the record gives are on its predictors' lines instead."""
+    return [setting for setting in service.settings if not (service.predictors and setting.origin == Origin.RECORD)]
+
+
+def record_lines(service: ServiceSummary) -> list[str]:
+    """The record read (or why none was) and a line per predictor it holds."""
+    return ([f"record: {service.record}"] if service.record else []) + [predictor_line(p) for p in service.predictors]
+
+
 def service_lines(service: ServiceSummary | None) -> list[str]:
     """The process and source lines, the notes on them, each setting with where it came from; empty
     when the report read neither and knows no setting."""
     if service is None:
         return []
     process, source = service.process, service.source
-    if process.status == ProcessStatus.NOT_PROBED and source.status == SourceStatus.NOT_READ and not service.settings:
+    if process.status == ProcessStatus.NOT_PROBED and source.status == SourceStatus.NOT_READ and not service.settings \
+            and not service.predictors:
         return []
     line = process_line(process)
     lines = [line, *(f"{name}={value} ({process.environ_source})" for name, value in process.environ.items())] if line else []
     lines += [line for line in (process_note(process), source_line(source)) if line]
     lines += [f"{error.location}: {error.message}" for error in source.errors]
     lines += [f"{setting.name} = {'not known' if setting.value is None else repr(setting.value)} "
-              f"({setting.origin}: {setting.detail})" for setting in service.settings]
-    return lines
+              f"({setting.origin}: {setting.detail})" for setting in shown_settings(service)]
+    return lines + record_lines(service)
