@@ -3,11 +3,17 @@ text, Markdown and HTML reports)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
 from ..record.document import RecordedPredictor
 from ..report import ServiceSummary
+from ..verify.stats import speed_words
 from ..vocabulary import Origin, ProcessStatus, SourceStatus
-from .words import byte_size, counted
+from .words import byte_size, counted, shape_options
+
+if TYPE_CHECKING:
+    from ..report_measured import PredictorMeasurement
 
 
 def process_line(process: ServiceProcessFacts) -> str | None:
@@ -68,9 +74,26 @@ def shown_settings(service: ServiceSummary) -> list[SettingOrigin]:
     return [setting for setting in service.settings if not (service.predictors and setting.origin == Origin.RECORD)]
 
 
+def measured_line(measured: PredictorMeasurement) -> str:
+    """One predictor as --measure measured it: where, in what time, its recorded configuration's p50 and each comparison."""
+    head = f"measured predictor {measured.predictor} {measured.model}"
+    if measured.not_measured:
+        return f"{head}: {measured.not_measured}"
+    shapes = shape_options(measured.shapes)
+    parts = [f"{shapes}, {measured.seconds:.1f} s of {measured.budget_s:g} s" if measured.seconds is not None else shapes]
+    if measured.baseline_p50_ms is not None:
+        parts.append(f"its recorded configuration p50 {measured.baseline_p50_ms:.3g} ms")
+    parts += [f"{c.candidate}: {speed_words(c.ratio)} ({c.verdict})" for c in measured.comparisons]
+    if measured.recommended_p50_ms is not None:
+        parts.append(f"recommended p50 {measured.recommended_p50_ms:.3g} ms"
+                     + (f" ({speed_words(measured.recommended.ratio)}, {measured.recommended.verdict})" if measured.recommended else ""))
+    return f"{head}: " + "; ".join(parts + ([f"cut short: {measured.error}"] if measured.error else []))
+
+
 def record_lines(service: ServiceSummary) -> list[str]:
-    """The record read (or why none was) and a line per predictor it holds."""
-    return ([f"record: {service.record}"] if service.record else []) + [predictor_line(p) for p in service.predictors]
+    """The record read (or why none was), a line per predictor it holds, and one per predictor --measure measured."""
+    return ([f"record: {service.record}"] if service.record else []) + [predictor_line(p) for p in service.predictors] \
+        + [measured_line(m) for m in service.measured]
 
 
 def service_lines(service: ServiceSummary | None) -> list[str]:
