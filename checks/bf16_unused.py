@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 from paddle_doctor.vocabulary import Precision
 
@@ -35,4 +36,4 @@ def check(facts: Facts) -> list[Finding]:
                     proposal=Proposal("precision", (Precision.BF16,)))]
 
 
-CHECK = Check(name="bf16_unused", rules=(RULE,), run=check)
+CHECK = Check(name="bf16_unused", rules=(RULE,), run=each_predictor(check))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import describe, no_service_gpu, service_gpu
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check, Need
 
 MEMORY, SHARED = "PD-MEM-002", "PD-GPU-010"
@@ -68,4 +69,4 @@ def shared_finding(facts: Facts) -> Finding:
                    evidence={"pids": [p.pid for p in device.processes], "used_mb": used, "device_index": device.index})
 
 
-CHECK = Check(name="gpu_memory", rules=(MEMORY, SHARED), run=check, requires=(Need.GPU_SERVICE,))
+CHECK = Check(name="gpu_memory", rules=(MEMORY, SHARED), run=each_predictor(check), requires=(Need.GPU_SERVICE,))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts, ServiceConfig
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import compute_capability, describe, no_service_gpu, service_gpu
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check, Need
 
 FP16_UNUSED, UNSUPPORTED = "PD-PREC-002", "PD-PREC-003"
@@ -66,4 +67,4 @@ def check(facts: Facts) -> list[Finding]:
     return [idle, unsupported]
 
 
-CHECK = Check(name="gpu_precision", rules=(FP16_UNUSED, UNSUPPORTED), run=check, requires=(Need.GPU_SERVICE,))
+CHECK = Check(name="gpu_precision", rules=(FP16_UNUSED, UNSUPPORTED), run=each_predictor(check), requires=(Need.GPU_SERVICE,))

@@ -15,6 +15,7 @@ from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import (PADDLE_INDEX_TAG, compute_capability, describe, gpu_wheel, host_evidence, host_gpu,
                                no_service_gpu, service_gpu, version_tuple, wheel_label)
 from paddle_doctor.quoting import Code
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"
@@ -68,4 +69,4 @@ def arch_finding(facts: Facts) -> Finding:
                    evidence={"archs": archs, "compute_capability": device.compute_capability, "sm": f"{major}{minor}"})
 
 
-CHECK = Check(name="gpu_wheel", rules=(ARCH, MISMATCH), run=check)
+CHECK = Check(name="gpu_wheel", rules=(ARCH, MISMATCH), run=each_predictor(check))

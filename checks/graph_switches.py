@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Proposal, Status, passed
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 IR_OPTIM, FEED_FETCH = "PD-GRAPH-001", "PD-GRAPH-004"
@@ -33,4 +34,4 @@ def check(facts: Facts) -> list[Finding]:
     return [ir, feed]
 
 
-CHECK = Check(name="graph_switches", rules=(IR_OPTIM, FEED_FETCH), run=check)
+CHECK = Check(name="graph_switches", rules=(IR_OPTIM, FEED_FETCH), run=each_predictor(check))

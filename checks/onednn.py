@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-004"
@@ -41,4 +42,4 @@ def check(facts: Facts) -> list[Finding]:
     return [passed(RULE, f"oneDNN is on by default in {build}")]
 
 
-CHECK = Check(name="onednn", rules=(RULE,), run=check)
+CHECK = Check(name="onednn", rules=(RULE,), run=each_predictor(check))

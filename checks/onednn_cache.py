@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 RULE = "PD-MEM-001"
@@ -33,4 +34,4 @@ def check(facts: Facts) -> list[Finding]:
                     observed=observed, expected="set_mkldnn_cache_capacity(10)", evidence=evidence)]
 
 
-CHECK = Check(name="onednn_cache", rules=(RULE,), run=check)
+CHECK = Check(name="onednn_cache", rules=(RULE,), run=each_predictor(check))

@@ -18,6 +18,7 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import engine_target, stamp_differences
 from paddle_doctor.probes.trt_cache import STAMP_FILE
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 STALE, SHAPES = "PD-TRT-004", "PD-TRT-006"
@@ -65,4 +66,4 @@ def shapes_finding(facts: Facts) -> Finding:
                    observed="missing", expected="the file written by collect_shape_range_info", evidence={"shape_file": cache.shape_file})
 
 
-CHECK = Check(name="trt_engines", rules=(STALE, SHAPES), run=check)
+CHECK = Check(name="trt_engines", rules=(STALE, SHAPES), run=each_predictor(check))

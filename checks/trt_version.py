@@ -14,6 +14,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import dotted, gpu_wheel, reported_version, trt_runtime, version_tuple, wheel_label
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 RULE = "PD-TRT-005"
@@ -41,4 +42,4 @@ def check(facts: Facts) -> list[Finding]:
     return [passed(RULE, f"TensorRT {dotted(runtime)} at runtime matches the build's {dotted(compiled)}", **evidence)]
 
 
-CHECK = Check(name="trt_version", rules=(RULE,), run=check)
+CHECK = Check(name="trt_version", rules=(RULE,), run=each_predictor(check))

@@ -168,18 +168,58 @@ def _service_record(ctx, process):
     return record
 
 
-def _recorded_measurement(record):
-    """``--measure``: the model and the ``--shape`` options the service's record gives, or a usage error."""
-    from .record.reading import measurement_of
+def _recorded_measurements(record, budget_s: float):
+    """``--measure``: what the service's record gives to measure of each predictor, the first to measure
+    first (it becomes the report's verification), or a usage error when it gives nothing."""
+    from .record.reading import measurements_of
 
-    measured = measurement_of(record) if record.read else None
-    if measured is None:
+    planned = measurements_of(record, budget_s) if record.read else []
+    first = next((plan for plan in planned if plan.not_measured is None), None)
+    if first is None:
         why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
         raise click.UsageError(f"--measure needs the service's record of a predictor and its model ({why}); "
                                "start the service with `paddle-doctor record -- CMD`, or give --model")
-    click.echo(f"paddle-doctor: measuring {measured[0]} at {', '.join(measured[1]) or 'its default shapes'} "
-               f"(the record's busiest predictor)", err=True)
-    return measured
+    measured = sum(1 for plan in planned if plan.not_measured is None)
+    click.echo(f"paddle-doctor: measuring {measured} of the record's {len(planned)} predictors, {first.budget_s:g} s each, "
+               "the busiest first", err=True)
+    for plan in planned:
+        if plan.not_measured:
+            click.echo(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"), err=True)
+    record.measured = planned
+    return first
+
+
+def _measuring(plan) -> None:
+    from .render.words import shape_options
+
+    click.echo(terminal_line(f"paddle-doctor: measuring predictor {plan.predictor}: {plan.model} at {shape_options(plan.shapes)}"),
+               err=True)
+
+
+def _measure_other_predictors(facts, record, first, params: dict[str, Any]) -> None:
+    """``--measure``: each recorded predictor after the first, its model at its recorded shapes, its
+    recorded configuration the baseline, within its share of the budget."""
+    from .per_predictor import judged_predictors
+    from .verify.model import ModelRun
+
+    views = {predictor.id: view for predictor, view in judged_predictors(facts)}
+    waiting = [plan for plan in record.measured if plan.not_measured is None and plan is not first]
+    for number, plan in enumerate(waiting):
+        _measuring(plan)
+        try:
+            with ModelRun(plan.model) as run:
+                if run.program is None:
+                    plan.not_measured = f"not measured: {run.unreadable}"
+                    continue
+                plan.verification = _verify(views[plan.predictor], run, {**params, "shapes": plan.shapes, "budget": plan.budget_s})
+                if plan.verification is None:
+                    plan.not_measured = "not measured: it runs on the GPU; the doctor measures predictors on the CPU"
+        except ModelError as exc:
+            plan.not_measured = f"not measured: {exc}"
+        except children.Interrupted as stop:
+            for left in waiting[number:]:
+                left.not_measured = f"not measured: the doctor was stopped by {stop.signal_name}"
+            raise
 
 
 @contextlib.contextmanager
@@ -235,13 +275,16 @@ def _collect(params: dict[str, Any], measure: bool = True):
         if params["no_paddle"]:
             python = None
         record = _service_record(ctx, process)
+        service, origins = service_from_options(params, source=source, environ_source=process.environ_source,
+                                                recorded=recorded_settings(record))
+        first = None
         if measure and params.get("measure") and not params["model"]:
             from .verify.model import ModelRun
 
-            params["model"], params["shapes"] = _recorded_measurement(record)
+            first = _recorded_measurements(record, _budget(service, params))
+            _measuring(first)
+            params["model"], params["shapes"], params["budget"] = first.model, first.shapes, first.budget_s
             run = ModelRun(params["model"])
-        service, origins = service_from_options(params, source=source, environ_source=process.environ_source,
-                                                recorded=recorded_settings(record))
         if params["model"]:
             service.model = params["model"]
         probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
@@ -265,6 +308,8 @@ def _collect(params: dict[str, Any], measure: bool = True):
                     with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
                         with _service_load(ctx, process, record, params.get("measure")):
                             facts.verification = _verify(facts, run, params)
+                            if first is not None:
+                                _measure_other_predictors(facts, record, first, params)
         except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
             _not_finished(facts, stop.signal_name, params["model"])
     return facts
@@ -281,10 +326,15 @@ def _not_finished(facts, signal_name: str, model: str) -> None:
                                                               "before measuring finished"))
 
 
+def _budget(service, params: dict[str, Any]) -> float:
+    """The seconds --budget gives measuring, or its default (longer under concurrency, for the serving layouts)."""
+    return params["budget"] or (DEFAULT_LOAD_BUDGET_S if (service.concurrency or 1) > 1 else DEFAULT_BUDGET_S)
+
+
 def _verify(facts, run, params: dict[str, Any]):
     from .verify.run import VerifyOptions, run_verification
 
-    budget = params["budget"] or (DEFAULT_LOAD_BUDGET_S if (facts.service.concurrency or 1) > 1 else DEFAULT_BUDGET_S)
+    budget = _budget(facts.service, params)
     options = VerifyOptions(
         shapes=list(params["shapes"]), inputs=params["inputs"],
         budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],

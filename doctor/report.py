@@ -25,10 +25,11 @@ from .vocabulary import PaddleStatus, Severity
 if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
     from .facts.verification import ExperimentResult, Recommendation
     from .record.document import RecordedPredictor
-    from .report_measured import GraphSummary, VerificationSummary
+    from .report_measured import GraphSummary, PredictorMeasurement, VerificationSummary
 
 __getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "Recommendation": ".facts.verification",
                                     "GraphSummary": ".report_measured", "VerificationSummary": ".report_measured",
+                                    "PredictorMeasurement": ".report_measured",
                                     "RecordedPredictor": ".record.document"})
 
 SCHEMA_VERSION = 2
@@ -139,7 +140,8 @@ class ServiceSummary:
     variables that steer Paddle's threads and devices, or that the source reads) and its source;
     ``predictors`` what the service recorded of each predictor it built (``paddle-doctor record``),
     ``record`` the file that was read, or why none was, and ``busy_cpus_while_measured`` the CPUs the
-    service used while ``--measure`` measured its model beside it."""
+    service used while ``--measure`` measured its model beside it; ``measured`` each predictor as
+    ``--measure`` measured it, busiest first."""
 
     settings: list[SettingOrigin]
     process: ServiceProcessFacts
@@ -147,6 +149,7 @@ class ServiceSummary:
     predictors: list[RecordedPredictor] = field(default_factory=list)
     record: str | None = None
     busy_cpus_while_measured: float | None = None
+    measured: list[PredictorMeasurement] = field(default_factory=list)
 
 
 @dataclass
@@ -275,7 +278,19 @@ def service_summary(facts: Facts) -> ServiceSummary:
     said = (record.source if record.read and not record.reason else record.reason) if record is not None else None
     return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
                           list(record.predictors) if record is not None else [], said,
-                          record.busy_cpus_while_measured if record is not None else None)
+                          record.busy_cpus_while_measured if record is not None else None,
+                          _measured_predictors(facts))
+
+
+def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:
+    """Each recorded predictor as --measure measured it; the first measured one is the report's verification."""
+    record = facts.service_record
+    if record is None or not record.measured:
+        return []
+    from .report_measured import predictor_measurement
+
+    first = next((plan for plan in record.measured if plan.not_measured is None and plan.verification is None), None)
+    return [predictor_measurement(plan, facts.verification if plan is first else plan.verification) for plan in record.measured]
 
 
 def fill_placeholders(code: str, values: dict[str, Any], kind: str) -> str:

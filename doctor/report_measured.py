@@ -3,11 +3,13 @@ the graph's fusion coverage. They load when a report has them, as their facts do
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .facts.graph import GraphFacts
 from .facts.predictor import PredictorConfig
-from .facts.verification import ExperimentResult, MachineNoise, ModelFacts, Recommendation, VerificationFacts
+from .facts.record import PredictorMeasured
+from .facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, Recommendation, VerificationFacts
+from .schema import Count
 from .vocabulary import ExperimentStatus
 
 
@@ -61,3 +63,40 @@ def summarize_verification(verification: VerificationFacts) -> VerificationSumma
         recommendation=verification.recommendation,
         noise=verification.noise,
     )
+
+
+@dataclass
+class PredictorMeasurement:
+    """One recorded predictor as ``--measure`` measured it (or why it did not): its model at its recorded
+    shapes, the budget share it had and what it spent, its recorded configuration (the baseline) and its p50,
+    each measured comparison, the recommended configuration's p50 and its comparison, and what cut the
+    measurement short (``error``)."""
+
+    predictor: Count
+    model: str
+    shapes: list[str]
+    budget_s: float
+    seconds: float | None = None
+    baseline: PredictorConfig | None = None
+    baseline_p50_ms: float | None = None
+    comparisons: list[ComparisonResult] = field(default_factory=list)
+    recommended_p50_ms: float | None = None
+    recommended: ComparisonResult | None = None
+    error: str | None = None
+    not_measured: str | None = None
+
+
+def predictor_measurement(plan: PredictorMeasured, verification: VerificationFacts | None) -> PredictorMeasurement:
+    """``plan`` as measured by ``verification`` (the report's own for the first predictor measured)."""
+    if verification is None:
+        return PredictorMeasurement(plan.predictor, plan.model, plan.shapes, plan.budget_s,
+                                    not_measured=plan.not_measured or "not measured: the doctor stopped before it")
+    recommendation = verification.recommendation
+    baseline = recommendation.baseline.p50 if recommendation else next(
+        (arm.p50 for e in verification.experiments for arm in e.arms[:1] if e.measured and arm.config == verification.baseline), None)
+    comparisons = [c for e in verification.experiments if e.measured for c in e.comparisons]
+    return PredictorMeasurement(plan.predictor, plan.model, plan.shapes, plan.budget_s, verification.seconds, verification.baseline,
+                                baseline, comparisons,
+                                recommendation.recommended.p50 if recommendation else None,
+                                recommendation.comparison if recommendation else None,
+                                verification.error)

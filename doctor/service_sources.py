@@ -109,6 +109,14 @@ def describe_setting(setting: SourceSetting, environ_source: str | None = None) 
     return text
 
 
+def with_settings(service: ServiceConfig, values: dict[str, Any]) -> ServiceConfig:
+    """``service`` with the settings ``values`` names (``tensorrt.enabled`` for a nested one) set."""
+    data = to_data(service)
+    for name, value in values.items():
+        _set(data, name, value)
+    return from_data(ServiceConfig, data, "service")
+
+
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     items = []
     for key, value in data.items():

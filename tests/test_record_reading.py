@@ -236,15 +236,31 @@ def test_a_recorded_service_is_diagnosed_from_its_record_with_no_flags(tmp_path)
 
 def test_measure_takes_the_busiest_predictors_model_and_its_shapes_weighted_by_their_counts():
     from paddle_doctor.record.document import InputsSeen, TensorSeen
-    from paddle_doctor.record.reading import measurement_of
+    from paddle_doctor.record.reading import measurements_of
 
     busy = predictor(1, 4, "rec", 80)
     shapes = [InputsSeen([TensorSeen([1, 3, 48, 320], "float32")], 60), InputsSeen([TensorSeen([1, 3, 48, 640], "float32")], 20)]
     busy = RecordedPredictor(**{**vars(busy), "runs": RunStats(**{**vars(busy.runs), "shapes": shapes}), "input_names": ["x"]})
     read = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, [predictor(0, 4, "det", 3), busy], 1, 4)
-    model, options = measurement_of(read)
-    assert model == "/models/rec/inference"
-    assert options == ["x:1x3x48x320"] * 6 + ["x:1x3x48x640"] * 2
+    first, second = measurements_of(read, 40)
+    assert (first.predictor, first.model, first.budget_s) == (1, "/models/rec/inference", 20)
+    assert first.shapes == ["x:1x3x48x320"] * 6 + ["x:1x3x48x640"] * 2
+    assert (second.predictor, second.model, second.budget_s, second.not_measured) == (0, "/models/det/inference", 20, None)
+
+
+def test_measure_splits_the_budget_and_says_which_predictors_it_leaves_out():
+    from paddle_doctor.record.reading import measurements_of
+
+    in_memory = predictor(3, 4, "buffers", 1)
+    in_memory = RecordedPredictor(**{**vars(in_memory), "model": ModelFiles(None, None, None, in_memory=True)})
+    read = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0,
+                         [predictor(0, 4, "det", 50), predictor(1, 4, "cls", 40), predictor(2, 4, "rec", 30), in_memory], 1, 4)
+    planned = measurements_of(read, 9)
+    assert [(plan.predictor, plan.budget_s) for plan in planned] == [(0, 4.5), (1, 4.5), (2, 0.0), (3, 0.0)]
+    assert planned[2].not_measured == ("not measured: --budget 9 s gives 2 of the 3 predictors 4 s or more each; "
+                                       "--budget 12 measures them all")
+    assert planned[3].not_measured == "not measured: its model was handed over in memory"
+    assert [plan.budget_s for plan in measurements_of(read, 2)][:2] == [2.0, 0.0]  # the busiest is always measured
 
 
 @pytest.mark.slow
@@ -272,7 +288,7 @@ sys.stdin.readline()
         result = run_doctor("--pid", str(service.pid), "--measure", "--budget", "4", "--json",
                             env={"PADDLE_DOCTOR_PID": ""}, timeout=600)
     report = report_json(result)
-    assert f"measuring {cnn}/inference at" in result.stderr
+    assert f"measuring predictor 0: {cnn}/inference at" in result.stderr
     model = report["verification"]["model"]
     assert model["program"] == f"{cnn}/inference.json"
     (measured,) = model["inputs"].values()
@@ -281,3 +297,58 @@ sys.stdin.readline()
     assert threads["origin"] == "record" and threads["value"] == 2
     assert 0 <= report["service"]["busy_cpus_while_measured"] < 0.5  # the service idles on its stdin meanwhile
     assert "CPUs while it was measured beside it" in result.stderr
+
+
+TWO_MODELS_SERVICE = """
+import sys
+import numpy as np
+from paddle import inference
+
+def build(folder, threads, onednn):
+    config = inference.Config(folder + "/inference.json", folder + "/inference.pdiparams")
+    config.disable_gpu()
+    config.set_cpu_math_library_num_threads(threads)
+    if not onednn:
+        config.disable_mkldnn()
+    return inference.create_predictor(config)
+
+for folder, threads, onednn, shape, runs in ((sys.argv[1], 2, True, (1, 3, 224, 224), 4), (sys.argv[2], 1, False, (1, 3, 48, 160), 3)):
+    predictor = build(folder, threads, onednn)
+    handle = predictor.get_input_handle(predictor.get_input_names()[0])
+    for _ in range(runs):
+        handle.copy_from_cpu(np.ones(shape, "float32"))
+        predictor.run()
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.slow
+def test_measure_measures_each_recorded_predictor_at_its_shapes_with_its_configuration(tmp_path):
+    from paddle_doctor.modelzoo import build_model
+
+    cnn = build_model("cnn", "pir", tmp_path / "cnn")
+    recognizer = build_model("recognizer", "pir", tmp_path / "recognizer")
+    script = tmp_path / "app.py"
+    script.write_text(TWO_MODELS_SERVICE)
+    with recorded_service([sys.executable, str(script), str(cnn), str(recognizer)], tmp_path / "records", 2, switch=True) as service:
+        result = run_doctor("--pid", str(service.pid), "--measure", "--budget", "10", "--json",
+                            env={"PADDLE_DOCTOR_PID": ""}, timeout=600)
+        text = run_doctor("--pid", str(service.pid), "--measure", "--budget", "3", env={"PADDLE_DOCTOR_PID": "", "COLUMNS": "300"},
+                          timeout=600)
+    report = report_json(result)
+    assert "measuring 2 of the record's 2 predictors, 5 s each, the busiest first" in result.stderr
+    first, second = report["service"]["measured"]
+    assert (first["predictor"], first["model"], first["budget_s"]) == (0, f"{cnn}/inference", 5)
+    assert first["shapes"] == ["image:1x3x224x224"] * 8 and first["baseline"]["threads"] == 2 and first["baseline"]["onednn"]
+    assert report["verification"]["model"]["program"] == f"{cnn}/inference.json"  # the busiest's is the report's verification
+    assert (second["predictor"], second["model"], second["budget_s"]) == (1, f"{recognizer}/inference", 5)
+    assert second["shapes"] == ["x:1x3x48x160"] * 8
+    assert (second["baseline"]["threads"], second["baseline"]["onednn"]) == (1, False)  # its own recorded configuration
+    for measured in (first, second):
+        assert measured["not_measured"] is None and measured["baseline_p50_ms"] > 0 and 0 < measured["seconds"]
+    # a budget too small for both measures the busiest and says what it left out
+    assert text.returncode in (0, 1), text.stderr
+    assert "predictor 1 (" in text.stderr and "not measured: --budget 3 s gives 1 of the 2 predictors" in text.stderr
+    assert "measured predictor 1 " in text.stdout and "not measured: --budget 3 s" in text.stdout
+    assert f"measured predictor 0 {cnn}/inference: image:1x3x224x224 x8, " in text.stdout

@@ -5,16 +5,40 @@ at once."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from ..record.document import RecordedPredictor
+from ..schema import Count
 from ..vocabulary import RecordStatus
+
+if TYPE_CHECKING:  # loads when a record with measurements is decoded (the healthcheck never has one)
+    from .verification import VerificationFacts
+
+__getattr__ = lazy_names(__name__, {"VerificationFacts": ".verification"})
+
+
+@dataclass
+class PredictorMeasured:
+    """What ``--measure`` made of one recorded predictor: its model (a path, or the predictor's name when
+    not in a file) at its recorded input shapes (``--shape`` options), its recorded configuration the
+    baseline, within ``budget_s``. ``not_measured`` says why it was not; the busiest predictor's
+    measurement is the report's ``verification``, so its ``verification`` here is null."""
+
+    predictor: Count
+    model: str
+    shapes: list[str] = field(default_factory=list)
+    budget_s: float = 0.0
+    verification: VerificationFacts | None = None
+    not_measured: str | None = None
 
 
 @dataclass
 class ServiceRecord:
     """``status`` says whether the record was read; ``reason`` why not, or what is off about it (it
     comes from another Paddle version) in one line; ``source`` the file; ``busy_cpus_while_measured``
-    the CPUs the service itself used while ``--measure`` measured (its CPU time over the wall time)."""
+    the CPUs the service itself used while ``--measure`` measured (its CPU time over the wall time);
+    ``measured`` what ``--measure`` made of each predictor, busiest first."""
 
     status: RecordStatus = RecordStatus.NOT_ASKED
     reason: str | None = None
@@ -25,6 +49,7 @@ class ServiceRecord:
     peak_concurrent_runs: int = 0
     peak_concurrent_threads: int = 0
     busy_cpus_while_measured: float | None = None
+    measured: list[PredictorMeasured] = field(default_factory=list)
 
     @property
     def read(self) -> bool:

@@ -139,6 +139,14 @@ class RecordedPredictor:
     alive: bool = True
     input_names: list[str] = field(default_factory=list)
 
+    def name(self) -> str:
+        """``det``: the folder of its model, or ``predictor 3`` when its model was not seen."""
+        return self.model.name() if self.model else f"predictor {self.id}"
+
+    def built_at(self) -> str:
+        """``paddleocr 2.7.3 tools/infer/utility.py:263``: the first place outside Paddle that built it."""
+        return self.origin.builder.where() if self.origin.builder else "a place not seen"
+
 
 @dataclass(frozen=True)
 class Record:

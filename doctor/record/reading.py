@@ -9,13 +9,13 @@ import json
 
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts
-from ..facts.record import ServiceRecord
+from ..facts.record import PredictorMeasured, ServiceRecord
 from ..inputs import Refused, parse_json
 from ..redact import redact_recorded
 from ..serde import DecodeError, from_data, json_error_text
 from ..facts.service import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
-from .document import SCHEMA_VERSION, Record
+from .document import SCHEMA_VERSION, Record, RecordedPredictor
 from .location import record_folder, record_name, start_ticks
 
 
@@ -66,16 +66,20 @@ def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
 def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
     """The service's settings as its busiest predictor runs them (every predictor is in the report)."""
     main = record.main_predictor()
-    if main is None or main.config is None:
+    return predictor_settings(record, main) if main is not None else []
+
+
+def predictor_settings(record: ServiceRecord, predictor: RecordedPredictor) -> list[SettingOrigin]:
+    """The settings one recorded predictor runs, each with the record and the place it was built as its origin."""
+    if predictor.config is None:
         return []
-    config, cpu = main.config, main.config.cpu
-    others = len(record.predictors) - 1
-    built_at = main.origin.builder.where() if main.origin.builder else "a place not seen"
-    detail = f"{record.source}: predictor {main.id} built at {built_at}" + (
-        f" (the busiest of {others + 1})" if others else "")
-    threads_at = f", threads set at {main.origin.threads_set_at.where()}" if main.origin.threads_set_at else ""
+    config, cpu = predictor.config, predictor.config.cpu
+    known = sum(1 for other in record.predictors if other.config is not None)
+    busiest = predictor is record.main_predictor() and known > 1
+    detail = f"{record.source}: predictor {predictor.id} built at {predictor.built_at()}" + (f" (the busiest of {known})" if busiest else "")
+    threads_at = f", threads set at {predictor.origin.threads_set_at.where()}" if predictor.origin.threads_set_at else ""
     precision = Precision.BF16 if cpu.precision == Precision.BF16 else (config.tensorrt_precision if config.tensorrt else None)
-    values = {"threads": cpu.threads, "onednn": cpu.onednn, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
+    values = {"threads": cpu.threads, "onednn": cpu.onednn, "onednn_cache_capacity": cpu.onednn_cache_capacity, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
               "memory_optim": cpu.memory_optim, "device": config.device, "precision": precision or Precision.FP32,
               "optim_cache_dir": cpu.optim_cache_dir, "delete_passes": list(cpu.delete_passes) or None}
     if config.device == Device.GPU:
@@ -86,21 +90,40 @@ def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
 
 
 MEASURED_SAMPLES = 8
+MEASURE_FLOOR_S = 4.0  # the least --budget share a predictor is measured in
 
 
-def measurement_of(record: ServiceRecord) -> tuple[str, list[str]] | None:
-    """What ``--measure`` measures: the busiest predictor's model, and ``--shape`` options for its most
+def measurement_of(predictor: RecordedPredictor) -> PredictorMeasured:
+    """What ``--measure`` measures of a predictor: its model, and ``--shape`` options for its most
     frequent input shapes, repeated by their counts (at most 8 samples, each shape seen at least once
-    among them); None when the record has no such predictor."""
-    main = record.main_predictor()
-    if main is None or main.model is None or main.model.in_memory or not (main.model.model_dir or main.model.prog_file):
-        return None
-    model = main.model.model_dir or main.model.prog_file.rsplit(".", 1)[0]  # type: ignore[union-attr]
-    seen = [entry for entry in main.runs.shapes if len(entry.inputs) == len(main.input_names)]
+    among them); ``not_measured`` says why not when its model is in no file the doctor can load."""
+    model = predictor.model
+    if model is None or model.in_memory or not (model.model_dir or model.prog_file):
+        why = "its model was handed over in memory" if model is not None and model.in_memory else "its model was not seen"
+        return PredictorMeasured(predictor.id, predictor.name(), not_measured=f"not measured: {why}")
+    path = model.model_dir or model.prog_file.rsplit(".", 1)[0]  # type: ignore[union-attr]
+    seen = [entry for entry in predictor.runs.shapes if len(entry.inputs) == len(predictor.input_names)]
     total = sum(entry.runs for entry in seen)
     samples = []
     for entry in seen[:MEASURED_SAMPLES]:
         samples += [entry] * max(1, round(MEASURED_SAMPLES * entry.runs / total))
     options = [f"{name}:{'x'.join(str(n) for n in tensor.shape)}"
-               for entry in samples[:MEASURED_SAMPLES] for name, tensor in zip(main.input_names, entry.inputs)]
-    return model, options
+               for entry in samples[:MEASURED_SAMPLES] for name, tensor in zip(predictor.input_names, entry.inputs)]
+    return PredictorMeasured(predictor.id, path, options)
+
+
+def measurements_of(record: ServiceRecord, budget_s: float) -> list[PredictorMeasured]:
+    """What ``--measure`` measures of each predictor whose configuration is known, the busiest first,
+    ``budget_s`` split evenly among them; when it cannot give each at least 4 s, the busiest it can are
+    measured and the others say so."""
+    main = record.main_predictor()
+    known = sorted((p for p in record.predictors if p.config is not None), key=lambda p: (p is not main, -p.runs.runs))
+    planned = [measurement_of(predictor) for predictor in known]
+    measurable = [plan for plan in planned if plan.not_measured is None]
+    count = max(1, min(len(measurable), int(budget_s // MEASURE_FLOOR_S)))
+    for plan in measurable[:count]:
+        plan.budget_s = round(budget_s / count, 3)
+    for plan in measurable[count:]:
+        plan.not_measured = (f"not measured: --budget {budget_s:g} s gives {count} of the {len(measurable)} predictors "
+                             f"{MEASURE_FLOOR_S:g} s or more each; --budget {MEASURE_FLOOR_S * len(measurable):g} measures them all")
+    return planned

@@ -3,10 +3,17 @@ text, Markdown and HTML reports)."""
 
 from __future__ import annotations
 
-from ..facts import ServiceProcessFacts, SourceFacts
+from typing import TYPE_CHECKING
+
+from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
+from ..record.document import RecordedPredictor
 from ..report import ServiceSummary
-from ..vocabulary import ProcessStatus, SourceStatus
-from .words import byte_size, counted
+from ..verify.stats import speed_words
+from ..vocabulary import Origin, ProcessStatus, SourceStatus
+from .words import byte_size, counted, shape_options
+
+if TYPE_CHECKING:
+    from ..report_measured import PredictorMeasurement
 
 
 def process_line(process: ServiceProcessFacts) -> str | None:
@@ -33,18 +40,75 @@ def source_line(source: SourceFacts) -> str | None:
             f"({', '.join(map(str, source.configs)) or 'none found'})")
 
 
+SHAPES_SHOWN = 3
+
+
+def predictor_line(predictor: RecordedPredictor) -> str:
+    """One recorded predictor: its model, what it runs (said by the record), where it was built, how it ran."""
+    model = predictor.model
+    folder = (model.model_dir or (model.prog_file or "").rpartition("/")[0] or predictor.name()) if model else predictor.name()
+    config = predictor.config
+    if config is None:
+        runs = "its building was not seen"
+    else:
+        cpu = config.cpu
+        runs = (f"{config.device}, {counted(cpu.threads, 'thread')}, oneDNN {'on' if cpu.onednn else 'off'}, "
+                f"IR optim {'on' if cpu.ir_optim else 'off'}" + (f", TensorRT {config.tensorrt_precision or 'on'}" if config.tensorrt else "")
+                + " (record)")
+    stats = predictor.runs
+    ran = counted(stats.runs, "run") + (f", p50 {stats.p50_ms:.3g} ms" if stats.p50_ms is not None else "")
+    shapes = ", ".join(" ".join("x".join(map(str, tensor.shape)) for tensor in entry.inputs) + f" ({entry.runs})"
+                       for entry in stats.shapes[:SHAPES_SHOWN])
+    more = len(stats.shapes) - SHAPES_SHOWN + (1 if stats.shapes_not_kept else 0)
+    shapes += f" and {more} more" if more > 0 else ""
+    service = predictor.origin.service
+    called = f" from {service.where()}" if service and service != predictor.origin.builder else ""
+    if predictor.origin.threads_set_at:
+        called += f", threads set at {predictor.origin.threads_set_at.where()}"
+    return (f"predictor {predictor.id} {folder}: {runs}; built at {predictor.built_at()}{called}; "
+            f"{ran}" + (f"; shapes {shapes}" if shapes else "") + f"; at most {counted(stats.peak_concurrency, 'run')} at once")
+
+
+def shown_settings(service: ServiceSummary) -> list[SettingOrigin]:
+    """The settings listed one per line: those the record gives are on its predictors' lines instead."""
+    return [setting for setting in service.settings if not (service.predictors and setting.origin == Origin.RECORD)]
+
+
+def measured_line(measured: PredictorMeasurement) -> str:
+    """One predictor as --measure measured it: where, in what time, its recorded configuration's p50 and each comparison."""
+    head = f"measured predictor {measured.predictor} {measured.model}"
+    if measured.not_measured:
+        return f"{head}: {measured.not_measured}"
+    shapes = shape_options(measured.shapes)
+    parts = [f"{shapes}, {measured.seconds:.1f} s of {measured.budget_s:g} s" if measured.seconds is not None else shapes]
+    if measured.baseline_p50_ms is not None:
+        parts.append(f"its recorded configuration p50 {measured.baseline_p50_ms:.3g} ms")
+    parts += [f"{c.candidate}: {speed_words(c.ratio)} ({c.verdict})" for c in measured.comparisons]
+    if measured.recommended_p50_ms is not None:
+        parts.append(f"recommended p50 {measured.recommended_p50_ms:.3g} ms"
+                     + (f" ({speed_words(measured.recommended.ratio)}, {measured.recommended.verdict})" if measured.recommended else ""))
+    return f"{head}: " + "; ".join(parts + ([f"cut short: {measured.error}"] if measured.error else []))
+
+
+def record_lines(service: ServiceSummary) -> list[str]:
+    """The record read (or why none was), a line per predictor it holds, and one per predictor --measure measured."""
+    return ([f"record: {service.record}"] if service.record else []) + [predictor_line(p) for p in service.predictors] \
+        + [measured_line(m) for m in service.measured]
+
+
 def service_lines(service: ServiceSummary | None) -> list[str]:
     """The process and source lines, the notes on them, each setting with where it came from; empty
     when the report read neither and knows no setting."""
     if service is None:
         return []
     process, source = service.process, service.source
-    if process.status == ProcessStatus.NOT_PROBED and source.status == SourceStatus.NOT_READ and not service.settings:
+    if process.status == ProcessStatus.NOT_PROBED and source.status == SourceStatus.NOT_READ and not service.settings \
+            and not service.predictors:
         return []
     line = process_line(process)
     lines = [line, *(f"{name}={value} ({process.environ_source})" for name, value in process.environ.items())] if line else []
     lines += [line for line in (process_note(process), source_line(source)) if line]
     lines += [f"{error.location}: {error.message}" for error in source.errors]
     lines += [f"{setting.name} = {'not known' if setting.value is None else repr(setting.value)} "
-              f"({setting.origin}: {setting.detail})" for setting in service.settings]
-    return lines
+              f"({setting.origin}: {setting.detail})" for setting in shown_settings(service)]
+    return lines + record_lines(service)

@@ -15,7 +15,7 @@ from ..verify.words import describe, effect_words
 from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 from .escape import escaped, terminal_line, terminal_text
-from .service_lines import process_line, process_note, source_line
+from .service_lines import process_line, process_note, record_lines, shown_settings, source_line
 from .words import byte_size as _bytes
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def _host_line(report: Report) -> Text:
 def _render_service(service: ServiceSummary, console: Console) -> None:
     """The service's process and source, and each setting with where it came from."""
     process, source = service.process, service.source
-    if process.status == "not_probed" and source.status == "not_read" and not service.settings:
+    if process.status == "not_probed" and source.status == "not_read" and not service.settings and not service.predictors:
         return
     console.print()
     console.print(Text("Service", style="bold underline"))
@@ -201,9 +201,11 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         console.print(Text(line))
     for error in source.errors:
         console.print(Text(f"{error.location}: {error.message}", style="yellow"))
-    for setting in service.settings:
+    for setting in shown_settings(service):
         value = "not known" if setting.value is None else repr(setting.value)
         console.print(Text.assemble((f"  {setting.name} = {value}", "bold"), (f"  {setting.origin}: {setting.detail}", "dim")))
+    for line in record_lines(service):
+        console.print(Text(line))
 
 
 def _body(finding: ReportFinding, detail: str) -> list[Text]:

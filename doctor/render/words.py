@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 
 def counted(number: int, noun: str) -> str:
     """``1 thread``, ``2 threads``: the noun's plural is its singular with an ``s``."""
@@ -17,3 +19,8 @@ def byte_size(value: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return str(size)
+
+
+def shape_options(options: list[str]) -> str:
+    """``x:1x3x48x320 x6, x:1x3x48x640 x2``: ``--shape`` options, each with how often it repeats."""
+    return ", ".join(f"{option} x{count}" for option, count in Counter(options).items()) or "its default shapes"

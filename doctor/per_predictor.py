@@ -1,0 +1,87 @@
+"""A check of the service's settings judges every predictor the service recorded (``paddle-doctor
+record``): it runs once on the facts as each predictor sees them (its recorded settings where the record
+decides: no flag or --config says otherwise), and its findings are folded into one per rule, the worst,
+naming the predictors it is about and where each was built."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Callable
+
+from .facts import Facts, ServiceConfig
+from .findings import Finding
+from .record.document import RecordedPredictor
+from .vocabulary import Origin, Status
+
+Judge = Callable[[Facts], list[Finding]]
+WORST_FIRST = (Status.FAIL, Status.WARN, Status.ERROR, Status.SKIP, Status.PASS)
+NOT_OVERRIDDEN = (Origin.RECORD, Origin.SOURCE)  # a flag or --config is judged as given, for every predictor
+
+
+def named(predictors: list[RecordedPredictor]) -> str:
+    """``det, rec (rapidocr 1.4.5 utils/infer_engine.py:52); cls (/app/app.py:9)``: the predictors, by where they were built."""
+    by_site: dict[str, list[str]] = {}
+    for predictor in predictors:
+        by_site.setdefault(predictor.built_at(), []).append(predictor.name())
+    return "; ".join(f"{', '.join(dict.fromkeys(names))} ({site})" for site, names in by_site.items())
+
+
+def judged_predictors(facts: Facts) -> list[tuple[RecordedPredictor, Facts]]:
+    """Each recorded predictor whose configuration is known, busiest first, with the facts as it sees
+    them; empty when the service's record was not read."""
+    from .record.reading import predictor_settings
+    from .service_sources import with_settings
+
+    record = facts.service_record
+    if record is None or not record.read:
+        return []
+    winning = {origin.name: origin for origin in facts.service_origins}
+    defaults = ServiceConfig()
+    views = []
+    for predictor in sorted((p for p in record.predictors if p.config is not None), key=lambda p: -p.runs.runs):
+        own = {origin.name: origin for origin in predictor_settings(record, predictor)}
+        taken = {name: origin for name, origin in own.items() if winning.get(name) is None or winning[name].origin in NOT_OVERRIDDEN}
+        # a setting the busiest predictor's record decides and this one's leaves unsaid is Paddle's default for it
+        unsaid = {name: _default(defaults, name) for name, origin in winning.items()
+                  if origin.origin == Origin.RECORD and name not in own}
+        origins = {**winning, **taken}
+        for name in unsaid:
+            origins.pop(name)
+        service = with_settings(facts.service, {**unsaid, **{name: origin.value for name, origin in taken.items()}})
+        views.append((predictor, replace(facts, service=service, service_origins=[origins[name] for name in sorted(origins)])))
+    return views
+
+
+def _default(defaults: ServiceConfig, name: str):
+    value = defaults
+    for part in name.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def each_predictor(judge: Judge) -> Judge:
+    """``judge`` run for every recorded predictor; without a record, once on the facts as they are."""
+
+    @functools.wraps(judge)
+    def run(facts: Facts) -> list[Finding]:
+        views = judged_predictors(facts)
+        if not views:
+            return judge(facts)
+        judged = [(predictor, finding) for predictor, view in views for finding in judge(view)]
+        rules = list(dict.fromkeys(finding.rule_id for _, finding in judged))
+        return [_folded([(p, f) for p, f in judged if f.rule_id == rule]) for rule in rules]
+
+    return run
+
+
+def _folded(judged: list[tuple[RecordedPredictor, Finding]]) -> Finding:
+    """The worst of one rule's findings, naming every predictor it holds for and the lines behind them."""
+    worst = min(judged, key=lambda item: WORST_FIRST.index(item[1].status))[1]
+    alike = [(predictor, finding) for predictor, finding in judged if finding.status == worst.status]
+    predictors = [predictor for predictor, _ in alike]
+    locations: list = []
+    for location in (location for _, finding in alike for location in finding.locations):
+        locations += [location] if location not in locations else []
+    return replace(worst, message=f"{named(predictors)}: {worst.message}", locations=locations,
+                   evidence={**worst.evidence, "predictors": [predictor.id for predictor in predictors]})
