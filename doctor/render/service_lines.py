@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
 from ..record.document import RecordedPredictor
 from ..report import ServiceSummary
-from ..verify.stats import speed_words
+from ..verify.words import speed_words
 from ..vocabulary import Origin, ProcessStatus, SourceStatus
 from .words import byte_size, counted, shape_options
 
