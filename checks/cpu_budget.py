@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from paddle_doctor.budget import CpuBudget, cpu_budget, service_threads
 from paddle_doctor.facts import Facts
+from paddle_doctor.live_word import live_threads
 from paddle_doctor.vocabulary import Origin
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.registry import Check
@@ -20,9 +21,23 @@ OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
 
 def total_threads(facts: Facts) -> int:
     """The compute threads the service runs in this container: threads per predictor x instances, or,
-    where the service's record decides, the threads of its predictors that run at once x instances."""
-    recorded = recorded_threads(facts)
-    return (recorded[0] if recorded else service_threads(facts)[0]) * facts.service.instances
+    where the service's record decides, the threads of its predictors that run at once x instances, or,
+    where no thread count is known, the live process's busy threads x instances."""
+    recorded, live = recorded_threads(facts), unsaid_threads(facts)
+    return (recorded[0] if recorded else live[0] if live else service_threads(facts)[0]) * facts.service.instances
+
+
+def unsaid_threads(facts: Facts) -> tuple[int, str] | None:
+    """The live process's busy threads, where they stand in for a thread count nothing else gives: the
+    source sets it in a way the doctor cannot evaluate, or nothing sets it and no record was read."""
+    if facts.service.threads is not None and not facts.unknown_setting("threads"):
+        return None
+    live = live_threads(facts)
+    if live is None:
+        return None
+    unknown = facts.unknown_setting("threads")
+    why = f"the source's thread count is not known: {unknown}" if unknown else "no thread count is set anywhere"
+    return live[0], f"{live[1]}; {why}, so the live process has the last word"
 
 
 def recorded_threads(facts: Facts) -> tuple[int, str, dict] | None:
@@ -59,17 +74,17 @@ def check(facts: Facts) -> list[Finding]:
     if budget is None or unreadable:
         reason = "; ".join(i.describe() for i in unreadable) or "no CPU count, cpuset or quota was found"
         return [Finding(rule, Status.ERROR, f"cannot establish the CPU budget: {reason}") for rule in (OVER, UNDER)]
-    unknown = facts.unknown_setting("threads")
-    if unknown:  # judging Paddle's default instead would be a guess
+    unknown, live = facts.unknown_setting("threads"), unsaid_threads(facts)
+    if unknown and live is None:  # judging Paddle's default instead would be a guess
         return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
-    threads, source = service_threads(facts)
+    threads, source = live or service_threads(facts)
     recorded = recorded_threads(facts)
     if recorded:
         threads, source, _ = recorded
     instances = facts.service.instances
     total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)
-    observed = (f"{source}" if recorded else f"{threads} threads ({source})") + \
+    observed = (f"{source}" if recorded or live else f"{threads} threads ({source})") + \
         f" x {instances} instance{'s' if instances != 1 else ''} = {total}"
     evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
                 "threads": threads, "threads_set_by": source, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}

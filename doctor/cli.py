@@ -30,6 +30,7 @@ from .render import FORMATS
 from .render.escape import terminal_line
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
+from .wrappers import WrappersError
 from .serde import OutputError, check_writable, write_text_atomically
 from .service import ServiceConfigError, SourceInputError
 from .settings import SettingsError
@@ -43,7 +44,7 @@ DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
 CHECKING, WRITING = "running the checks", "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError, DemoFolderError, DocsUrlError)
+               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError)
 
 
 class DefaultCommandGroup(click.Group):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .facts import Facts, GpuDevice
+from .live_word import live_cpu
 
 # Minimum Linux driver for each CUDA toolkit: NVIDIA, "CUDA Toolkit and Corresponding Driver
 # Versions" (CUDA Toolkit release notes), as gathered in shared/paddle-notes.md.
@@ -74,12 +75,17 @@ def host_evidence(facts: Facts) -> str:
 
 
 def uses_gpu(facts: Facts) -> bool:
-    """The service runs on a GPU: its config says so, or a GPU wheel sits on a host with an NVIDIA GPU."""
-    return facts.service.device == "gpu" or (gpu_wheel(facts) is True and host_gpu(facts) == "present")
+    """The service runs on a GPU: its config says so, or a GPU wheel sits on a host with an NVIDIA GPU,
+    unless its live process maps no CUDA library (the live process has the last word)."""
+    declared = facts.service.device == "gpu" or (gpu_wheel(facts) is True and host_gpu(facts) == "present")
+    return declared and live_cpu(facts) is None
 
 
 def cpu_service(facts: Facts) -> str:
     """Why the GPU rules do not apply: the skip reason when :func:`uses_gpu` is False."""
+    live = live_cpu(facts)
+    if live:
+        return f"the service runs on the CPU: {live}"
     return f"the service runs on the CPU (device {facts.service.device}; {wheel_label(facts)}; {host_evidence(facts)})"
 
 

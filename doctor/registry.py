@@ -49,8 +49,11 @@ class Need(Word):
                 "no service source was read (--source FILE, or --pid for the script the service runs)"
         if self is Need.GPU_SERVICE:
             from .gpu import cpu_service, uses_gpu
+            from .live_word import live_cpu
 
-            return None if uses_gpu(facts) else f"{cpu_service(facts)}; a GPU service says device: gpu in --config"
+            if uses_gpu(facts):
+                return None
+            return cpu_service(facts) if live_cpu(facts) else f"{cpu_service(facts)}; a GPU service says device: gpu in --config"
         return None if facts.baseline is not None else \
             "judged by 'paddle-doctor healthcheck --baseline PATH' in the running container, against what " \
             "'paddle-doctor baseline --out PATH' recorded there; no baseline here"

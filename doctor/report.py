@@ -21,6 +21,7 @@ from .runner import CheckResult
 from .settings import Settings
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
 from .vocabulary import PaddleStatus, Severity
+from .wrapper_fix import WrapperFix, in_wrapper_terms
 
 if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
     from .facts.verification import ExperimentResult, Recommendation
@@ -43,10 +44,12 @@ HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_b
 
 @dataclass
 class Fix:
-    """A finding's fix: the rule's text and changes with the finding's evidence filled in."""
+    """A finding's fix: the rule's text and changes with the finding's evidence filled in. Where a
+    known wrapper built the predictor, ``wrapper`` names it and its own settings lead ``changes``."""
 
     text: str
     changes: list[Change]
+    wrapper: WrapperFix | None = None
 
 
 @dataclass
@@ -230,9 +233,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         evidence=finding.evidence,
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
-        fix=Fix(rule.fix_text, [replace(c, code=fill_placeholders(c.code, finding.evidence, c.kind)) for c in rule.fix_changes])
-        if rule
-        else Fix("", []),
+        fix=_fix(rule, finding, facts) if rule else Fix("", []),
         docs=list(rule.docs) if rule else [],
         docs_link=docs_link(rule.id, page) if rule else None,
         explain=rule.explain_command if rule else "",
@@ -242,6 +243,12 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         locations=list(finding.locations),
         measured=finding.measured,
     )
+
+
+def _fix(rule: Rule, finding: Finding, facts: Facts) -> Fix:
+    """The rule's fix with the finding's values filled in, in the terms of the wrapper that built the predictor where one did."""
+    changes = [replace(change, code=fill_placeholders(change.code, finding.evidence, change.kind)) for change in rule.fix_changes]
+    return Fix(*in_wrapper_terms(facts, finding, rule.fix_text, changes))
 
 
 def _measured(facts: Facts, experiment: str) -> ExperimentResult | Recommendation | None:

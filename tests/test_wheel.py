@@ -34,7 +34,7 @@ def test_wheel_installs_only_the_unique_namespace(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {name.split("/")[0] for name in names}
     assert top_level == {"paddle_doctor", "paddle_doctor_record.pth", next(n for n in top_level if n.endswith(".dist-info"))}
-    assert "paddle_doctor/rules.yaml" in names
+    assert "paddle_doctor/rules.yaml" in names and "paddle_doctor/wrappers.yaml" in names
     assert "paddle_doctor/schemas/report.schema.json" in names
     assert "paddle_doctor/checks/cpu_budget.py" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
