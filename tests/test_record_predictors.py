@@ -107,3 +107,18 @@ def test_without_a_record_a_check_judges_the_service_as_said():
     finding = by_rule(onednn.CHECK.run(facts))["PD-CPU-004"]
     assert finding.status.value == "fail" and "predictors" not in finding.evidence
     assert finding.message == "the service turns oneDNN off (disable_mkldnn)"
+
+
+def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_report():
+    from paddle_doctor.facts.service import SettingOrigin
+    from paddle_doctor.render.service_lines import service_lines
+    from paddle_doctor.report import service_summary
+    from paddle_doctor.vocabulary import Device, Precision
+
+    facts = make_facts(flags=AVX2_FLAGS)
+    facts.service_origins = [SettingOrigin("device", Device.CPU, Origin.RECORD, "/tmp/records/r.json"),
+                             SettingOrigin("precision", Precision.BF16, Origin.RECORD, "/tmp/records/r.json")]
+    lines = service_lines(service_summary(facts))
+    assert "device = 'cpu' (record: /tmp/records/r.json)" in lines
+    assert "precision = 'bf16' (record: /tmp/records/r.json)" in lines
+    assert not any("Device." in line or "Precision." in line for line in lines)

@@ -3,6 +3,8 @@ text, Markdown and HTML reports)."""
 
 from __future__ import annotations
 
+from enum import Enum
+
 from typing import TYPE_CHECKING
 
 from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
@@ -109,6 +111,13 @@ def service_lines(service: ServiceSummary | None) -> list[str]:
     lines = [line, *(f"{name}={value} ({process.environ_source})" for name, value in process.environ.items())] if line else []
     lines += [line for line in (process_note(process), source_line(source)) if line]
     lines += [f"{error.location}: {error.message}" for error in source.errors]
-    lines += [f"{setting.name} = {'not known' if setting.value is None else repr(setting.value)} "
-              f"({setting.origin}: {setting.detail})" for setting in shown_settings(service)]
+    lines += [f"{setting.name} = {setting_value(setting.value)} ({setting.origin}: {setting.detail})"
+              for setting in shown_settings(service)]
     return lines + record_lines(service)
+
+
+def setting_value(value: object) -> str:
+    """A setting's value as the service would write it: a word of the vocabulary as its word, others as Python."""
+    if value is None:
+        return "not known"
+    return repr(value.value) if isinstance(value, Enum) else repr(value)

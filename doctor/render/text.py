@@ -15,7 +15,7 @@ from ..verify.words import describe, effect_words
 from ..vocabulary import Effect, ExperimentStatus, Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 from .escape import escaped, terminal_line, terminal_text
-from .service_lines import process_line, process_note, record_lines, shown_settings, source_line
+from .service_lines import process_line, process_note, record_lines, setting_value, shown_settings, source_line
 from .words import byte_size as _bytes
 
 if TYPE_CHECKING:
@@ -202,8 +202,7 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
     for error in source.errors:
         console.print(Text(f"{error.location}: {error.message}", style="yellow"))
     for setting in shown_settings(service):
-        value = "not known" if setting.value is None else repr(setting.value)
-        console.print(Text.assemble((f"  {setting.name} = {value}", "bold"), (f"  {setting.origin}: {setting.detail}", "dim")))
+        console.print(Text.assemble((f"  {setting.name} = {setting_value(setting.value)}", "bold"), (f"  {setting.origin}: {setting.detail}", "dim")))
     for line in record_lines(service):
         console.print(Text(line))
 
