@@ -78,6 +78,8 @@ def source_origins(source: SourceFacts, environ_source: str | None = None) -> li
 
 
 def _origin(name: str, settings: list[SourceSetting], environ_source: str | None) -> SettingOrigin:
+    if any(setting.conditional for setting in settings):
+        return SettingOrigin(name, None, Origin.SOURCE, f"depends on a branch the source alone does not settle: {branches(settings)}")
     unknown = [setting for setting in settings if not setting.evaluated]
     if unknown:
         first = unknown[0]
@@ -94,6 +96,16 @@ def _origin(name: str, settings: list[SourceSetting], environ_source: str | None
         return SettingOrigin(name, None, Origin.SOURCE, f"set to different values at {places}")
     setting = settings[-1]
     return SettingOrigin(name, setting.value, Origin.SOURCE, describe_setting(setting, environ_source))
+
+
+def branches(settings: list[SourceSetting]) -> str:
+    """What each branch sets: ``'gpu' if args.use_gpu (app.py:12); 'cpu' if not (args.use_gpu) (app.py:14)``."""
+    parts = []
+    for setting in settings:
+        value = repr(setting.value) if setting.evaluated else f"`{setting.code}`"
+        parts.append(f"{value} if {setting.condition} ({setting.location})" if setting.conditional
+                     else f"{value} ({setting.location})")
+    return "; ".join(parts)
 
 
 def describe_setting(setting: SourceSetting, environ_source: str | None = None) -> str:

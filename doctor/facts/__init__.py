@@ -299,6 +299,27 @@ class SourceSetting:
     env_default: str | None = None
     env_live: str | None = None
     host_cpu_count: bool = False
+    condition: str | None = None
+    predictors: list[Count] = field(default_factory=list)
+
+    @property
+    def conditional(self) -> bool:
+        """Made only when ``condition`` holds, which the source alone does not tell (the other branch
+        of the ``if`` is then another setting, with the opposite condition); a branch known not to
+        run is never a setting, and a condition known to hold is no condition."""
+        return self.condition is not None
+
+
+@dataclass
+class SourcePredictor:
+    """One Config the source builds, a predictor of its own: ``id`` (from 1, in reading order, what
+    each SourceSetting's ``predictors`` names), where the Config is built, in which function, and
+    the calls that lead there (the outermost caller first)."""
+
+    id: Count
+    location: SourceLocation
+    function: str | None = None
+    chain: list[SourceLocation] = field(default_factory=list)
 
 
 @dataclass
@@ -329,6 +350,7 @@ class SourceFacts:
     paths: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     configs: list[SourceLocation] = field(default_factory=list)
+    predictors: list[SourcePredictor] = field(default_factory=list)
     settings: list[SourceSetting] = field(default_factory=list)
     patterns: list[SourcePattern] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)

@@ -38,8 +38,9 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None) -> Sour
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             facts.errors.append(SourceError(SourceLocation(file, getattr(exc, "lineno", None) or 0), f"{CANNOT_READ}{exc}"))
             continue
-        configs = read_configs(module, Evaluator(module, environ))
+        configs = read_configs(module, Evaluator(module, environ), len(facts.predictors) + 1)
         facts.configs.extend(configs.built)
+        facts.predictors.extend(configs.predictors)
         facts.settings.extend(configs.settings)
         facts.patterns.extend(serving_patterns(module))
     return facts

@@ -4,9 +4,12 @@ What can be evaluated: literals, names assigned once (in the function, then the 
 helper's parameters where every call site in the module agrees (else its default),
 ``os.environ.get(NAME, default)`` / ``os.getenv`` / ``os.environ[NAME]`` (the live value when the
 process environment is known, else the default; with no default, an unset variable is None),
-``a or b``, ``int``/``float``/``str``/``bool`` of those, and
-arithmetic on numbers. Anything else is unknown: the doctor never guesses. An expression that
-counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
+``a or b``, ``a and b``, ``not a``, comparisons, ``int``/``float``/``str``/``bool`` of those,
+arithmetic on numbers, an attribute ``self.name`` every method of the class assigns the same value,
+and ``args.name`` where ``args`` is what ``parser.parse_args()`` returned in this module (the
+default of the module's ``add_argument("--name", default=...)``, unless something assigns
+``.name`` elsewhere in the module). Anything else is unknown: the doctor never guesses. An
+expression that counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..redact import REDACTED
+from .attributes import argparse_defaults, assigned_to_self, attribute_assigned
 from .module import Module, literal, passed_for
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
 HOST_CPU_COUNTERS = ("os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count", "joblib.cpu_count")
 CONVERSIONS = {"int": int, "float": float, "str": str, "bool": bool}
+COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+               ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
              ast.LShift: operator.lshift, ast.Pow: operator.pow}
 MAX_DEPTH = 12
@@ -69,7 +75,57 @@ class Evaluator:
             return self._arithmetic(node, depth)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             return self._first_truthy(node, depth)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            return self._first_falsy(node, depth)
+        if isinstance(node, ast.Compare) and all(type(op) in COMPARISONS for op in node.ops):
+            return self._compare(node, depth)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return self._attribute(node, depth)
         return self._unknown(node)
+
+    def _attribute(self, node: ast.Attribute, depth: int) -> Evaluation:
+        if node.value.id in ("self", "cls"):
+            values = assigned_to_self(self.module, node)
+        elif self._is_parsed_arguments(node.value, depth) and not attribute_assigned(self.module, node.attr):
+            values = argparse_defaults(self.module, node.attr)
+        else:
+            values = []
+        if not values:
+            return self._unknown(node)
+        results = [self.evaluate(value, depth + 1) for value in values]
+        return results[0] if all(result == results[0] for result in results) else _unknown_of(results)
+
+    def _is_parsed_arguments(self, node: ast.Name, depth: int) -> bool:
+        """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
+        function = self.module.enclosing_function(node)
+        if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
+            passed = [passed_for(call, skipped, function, node.id) for call, skipped in self.module.call_sites(function)]
+            return bool(passed) and depth < MAX_DEPTH and all(
+                isinstance(value, ast.Name) and self._is_parsed_arguments(value, depth + 1) for value in passed)
+        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
+        return bool(values) and all(isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                                    and value.func.attr in ("parse_args", "parse_known_args") for value in values)
+
+    def _compare(self, node: ast.Compare, depth: int) -> Evaluation:
+        operands = [self.evaluate(operand, depth + 1) for operand in [node.left, *node.comparators]]
+        if not all(operand.known for operand in operands):
+            return _unknown_of(operands)
+        try:
+            holds = all(COMPARISONS[type(op)](left.value, right.value)
+                        for op, left, right in zip(node.ops, operands, operands[1:]))
+        except TypeError:
+            return UNKNOWN
+        return Evaluation(holds, True)
+
+    def _first_falsy(self, node: ast.BoolOp, depth: int) -> Evaluation:
+        """``a and b``: known as soon as one operand is known falsy, or when all are known."""
+        results = []
+        for value in node.values:
+            result = self.evaluate(value, depth + 1)
+            if result.known and not result.value:
+                return result
+            results.append(result)
+        return results[-1] if all(result.known for result in results) else _unknown_of(results)
 
     def _unknown(self, node: ast.AST) -> Evaluation:
         counts_cpus = any(isinstance(sub, ast.Call) and self.module.canonical(sub.func) in HOST_CPU_COUNTERS
@@ -198,6 +254,11 @@ class Evaluator:
             default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
             result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
         return result
+
+
+def _unknown_of(results: list[Evaluation]) -> Evaluation:
+    """Unknown, still saying whether any part counts the host's CPUs."""
+    return Evaluation(host_cpu_count=any(result.host_cpu_count for result in results))
 
 
 def _default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
