@@ -231,3 +231,32 @@ def test_with_no_config_found_the_source_rules_skip_saying_what_was_read(tmp_pat
         assert finding.status == Status.SKIP, (rule, finding)
         assert finding.message.startswith("no paddle.inference.Config is built in the 2 Python files read (")
         assert "a.py" in finding.message and "b.py" in finding.message
+
+
+def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tmp_path):
+    from paddle_doctor.report import service_summary
+
+    facts = make_facts(flags=AVX2_FLAGS)
+    facts.service_source = read(tmp_path, """\
+        from paddle import inference
+
+        class Engine:
+            def __init__(self, threads=3):
+                self.config = inference.Config("m.json", "m.pdiparams")
+                self.config.set_cpu_math_library_num_threads(threads)
+
+        def start():
+            return Engine()
+
+        other = inference.Config("n.json", "n.pdiparams")
+        engine = start()
+        """)
+    first, second = service_summary(facts).predictors
+    assert (first.id, first.built_by, first.config, first.runs.runs) == (1, "source", None, 0)
+    assert (first.origin.builder.line, first.origin.builder.function) == (5, "Engine.__init__")
+    assert (first.origin.service.line, first.origin.service.function) == (12, "<module>")
+    assert (first.origin.threads_set_at.line, first.origin.threads_set_at.function) == (6, "Engine.__init__")
+    assert [line.line for line in facts.service_source.predictors[0].chain] == [12, 9, 5]
+    assert (second.id, second.origin.builder.line, second.origin.threads_set_at) == (2, 11, None)
+    (threads,) = facts.service_source.settings
+    assert (threads.value, threads.predictors) == (3, [1])

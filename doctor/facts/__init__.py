@@ -301,6 +301,7 @@ class SourceSetting:
     host_cpu_count: bool = False
     condition: str | None = None
     predictors: list[Count] = field(default_factory=list)
+    function: str | None = None  # the function the call is in (``Engine.build``), None at the top level
 
     @property
     def conditional(self) -> bool:
@@ -314,12 +315,14 @@ class SourceSetting:
 class SourcePredictor:
     """One Config the source builds, a predictor of its own: ``id`` (from 1, in reading order, what
     each SourceSetting's ``predictors`` names), where the Config is built, in which function, and
-    the calls that lead there (the outermost caller first)."""
+    the calls that lead there (the outermost caller first; ``caller`` the function that outermost
+    call is in, None at a module's top level)."""
 
     id: Count
     location: SourceLocation
     function: str | None = None
     chain: list[SourceLocation] = field(default_factory=list)
+    caller: str | None = None
 
 
 @dataclass

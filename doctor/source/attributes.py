@@ -76,3 +76,15 @@ def _destination(call: ast.Call, keywords: dict[str, ast.expr]) -> str | None:
 def _is_self_attribute(node: ast.AST, attr: str) -> bool:
     return (isinstance(node, ast.Attribute) and node.attr == attr
             and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+
+
+def callers(module: Module, function: ast.FunctionDef | ast.AsyncFunctionDef):
+    """``module.call_sites`` and, for a class's ``__init__``, the calls that build the class
+    (``Engine(threads=4)``), each with the leading parameters the call does not pass."""
+    yield from module.call_sites(function)
+    owner = module.parents.get(function)
+    if function.name == "__init__" and isinstance(owner, ast.ClassDef):
+        for call in module.calls():
+            func = call.func
+            if (isinstance(func, ast.Name) and func.id == owner.name) or (isinstance(func, ast.Attribute) and func.attr == owner.name):
+                yield call, 1

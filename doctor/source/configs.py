@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
+from .attributes import callers
 from .evaluate import Evaluation, Evaluator
 from .module import FUNCTIONS, Module, argument, parameter_position, text
 
@@ -98,9 +99,9 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
             if not built and len(constructions) == 1:
                 built = set(constructions)
             predictors = sorted(ids[construction] for construction in built)
-            settings.extend(replace(setting, condition=condition, predictors=predictors)
+            settings.extend(replace(setting, condition=condition, predictors=predictors, function=_function_name(module, call))
                             for setting in _settings(module, evaluator, call, METHODS[func.attr]))
-    predictors = [SourcePredictor(ids[call], module.location(call), _function_name(module, call), _chain(module, call))
+    predictors = [SourcePredictor(ids[call], module.location(call), _function_name(module, call), *_chain(module, call))
                   for call in constructions]
     return ModuleConfigs([module.location(call) for call in constructions], holders, settings, predictors)
 
@@ -143,7 +144,7 @@ def _held(module: Module, holder: str, function: ast.AST | None, constructions: 
     if found or function is None:
         return found
     if isinstance(function, FUNCTIONS) and holder in {arg.arg for arg in function.args.posonlyargs + function.args.args}:
-        for call, skipped in module.call_sites(function):
+        for call, skipped in callers(module, function):
             passed = argument(call, (parameter_position(function, holder) or 0) - skipped, holder)
             if passed is not None:
                 found |= _held(module, text(passed), module.enclosing_function(call), constructions, depth + 1)
@@ -176,6 +177,7 @@ def _class_of(module: Module, node: ast.AST | None) -> ast.ClassDef | None:
 
 
 def _function_name(module: Module, node: ast.AST) -> str | None:
+    """The function ``node`` is in, with its class: ``Engine.build``; None at the module's top level."""
     function = module.enclosing_function(node)
     if function is None:
         return None
@@ -183,19 +185,21 @@ def _function_name(module: Module, node: ast.AST) -> str | None:
     return f"{owner.name}.{function.name}" if owner is not None else function.name
 
 
-def _chain(module: Module, construction: ast.Call) -> list[SourceLocation]:
-    """The calls that lead to ``construction`` inside the module, outermost first: each function's first caller."""
+def _chain(module: Module, construction: ast.Call) -> tuple[list[SourceLocation], str | None]:
+    """The calls that lead to ``construction`` inside the module, outermost first (each function's
+    first caller), and the function the outermost is in."""
     chain = [module.location(construction)]
     function = module.enclosing_function(construction)
     seen = set()
     while function is not None and function not in seen and len(chain) < MAX_CHAIN:
         seen.add(function)
-        site = next(iter(module.call_sites(function)), None)
+        site = next(iter(callers(module, function)), None)
         if site is None:
             break
         chain.append(module.location(site[0]))
         function = module.enclosing_function(site[0])
-    return list(reversed(chain))
+    outermost = None if function is None else _function_name(module, function.body[0])
+    return list(reversed(chain)), outermost
 
 
 def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
@@ -216,7 +220,7 @@ def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
                 factories.add(node.name)
         for functions in module.functions.values():
             for function in functions:
-                for call, skipped in module.call_sites(function):
+                for call, skipped in callers(module, function):
                     holders.update(_parameters_given_a_config(function, call, skipped, holders))
         if (len(holders), len(factories)) == before:
             return holders

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..redact import REDACTED
-from .attributes import argparse_defaults, assigned_to_self, attribute_assigned
+from .attributes import argparse_defaults, assigned_to_self, attribute_assigned, callers
 from .module import Module, literal, passed_for
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
@@ -99,7 +99,7 @@ class Evaluator:
         """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
         function = self.module.enclosing_function(node)
         if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
-            passed = [passed_for(call, skipped, function, node.id) for call, skipped in self.module.call_sites(function)]
+            passed = [passed_for(call, skipped, function, node.id) for call, skipped in callers(self.module, function)]
             return bool(passed) and depth < MAX_DEPTH and all(
                 isinstance(value, ast.Name) and self._is_parsed_arguments(value, depth + 1) for value in passed)
         values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
@@ -184,7 +184,7 @@ class Evaluator:
         return False
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
-        sites = list(self.module.call_sites(function))
+        sites = list(callers(self.module, function))
         passed = [(passed_for(call, skipped, function, name), call) for call, skipped in sites]
         default = _default(function, name)
         results = []
