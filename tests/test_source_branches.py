@@ -260,3 +260,77 @@ def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tm
     assert (second.id, second.origin.builder.line, second.origin.threads_set_at) == (2, 11, None)
     (threads,) = facts.service_source.settings
     assert (threads.value, threads.predictors) == (3, [1])
+
+
+YAML_ENGINE = """\
+    import os
+    from pathlib import Path
+
+    import yaml
+    from paddle import inference
+
+    ROOT = Path(__file__).resolve().parent
+
+
+    class Engine:
+        def __init__(self, config):
+            options = inference.Config(config["model"], config["params"])
+            if config["use_cuda"]:
+                options.enable_use_gpu(config["gpu_mem"], 0)
+            else:
+                options.disable_gpu()
+            threads = config.get("cpu_math_library_num_threads", -1)
+            if threads != -1 and 1 <= threads <= os.cpu_count():
+                options.set_cpu_math_library_num_threads(threads)
+            self.predictor = inference.create_predictor(options)
+
+
+    class App:
+        def __init__(self):
+            with open({path}) as file:
+                settings = yaml.safe_load(file)
+            self.det = Engine(settings["Det"])
+    """
+ENGINE_YAML = """\
+    Global:
+      threads: &threads {threads}
+    Det:
+      model: det.json
+      params: det.pdiparams
+      use_cuda: false
+      gpu_mem: 500
+      cpu_math_library_num_threads: *threads
+    """
+
+
+@pytest.mark.parametrize("threads, made_threads", [
+    (-1, []),                                                    # the guard skips the call: Paddle's default
+    (4, [(4, "1 <= threads <= os.cpu_count()", 19)]),            # made, if the host has 4 CPUs
+])
+def test_a_yaml_configured_engine_with_a_guarded_thread_call(tmp_path, threads, made_threads):
+    (tmp_path / "config.yaml").write_text(textwrap.dedent(ENGINE_YAML.format(threads=threads)))
+    source = read(tmp_path, YAML_ENGINE.format(path='ROOT / "config.yaml"'))
+    assert made(source, "device") == [("cpu", None, 16)]           # use_cuda: false, the else branch
+    assert made(source, "gpu_memory_pool_mb") == []
+    assert made(source, "threads") == made_threads
+    service, _ = resolve_service(None, None, {}, source)
+    assert service.device == "cpu" and service.threads is None
+
+
+@pytest.mark.parametrize("path", [
+    '"config.yaml"',                                   # relative to the working folder, not to the module
+    'os.path.join(os.path.dirname(__file__), "..", "config.yaml")',  # outside the module's folder
+])
+def test_a_yaml_file_is_read_only_by_a_path_relative_to_the_module_inside_its_folder(tmp_path, path):
+    (tmp_path / "config.yaml").write_text(textwrap.dedent(ENGINE_YAML.format(threads=4)))
+    (tmp_path / "pkg").mkdir()
+    source = read(tmp_path, YAML_ENGINE.format(path=path), name="pkg/app.py")
+    assert made(source, "device") == [("gpu", 'config["use_cuda"]'.replace('"', "'"), 14),
+                                      ("cpu", "not (config['use_cuda'])", 16)]
+
+
+def test_a_yaml_file_beside_the_module_by_os_path(tmp_path):
+    (tmp_path / "config.yaml").write_text(textwrap.dedent(ENGINE_YAML.format(threads=4)).replace("use_cuda: false", "use_cuda: true"))
+    source = read(tmp_path, YAML_ENGINE.format(path='os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.yaml")'))
+    assert made(source, "device") == [("gpu", None, 14)]
+    assert made(source, "gpu_memory_pool_mb") == [(500, None, 14)]

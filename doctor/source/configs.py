@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers
+from .datafiles import ModulePath
 from .evaluate import Evaluation, Evaluator
 from .module import FUNCTIONS, Module, argument, parameter_position, text
 
@@ -121,8 +122,11 @@ def branch_condition(module: Module, evaluator: Evaluator, node: ast.AST) -> tup
             if result.known:
                 if bool(result.value) != in_body:
                     return None, False
+            elif in_body:  # of ``a and b``, the parts not known to hold
+                parts = parent.test.values if isinstance(parent.test, ast.BoolOp) and isinstance(parent.test.op, ast.And) else [parent.test]
+                unknown.extend(reversed([text(part) for part in parts if not evaluator.evaluate(part).known]))
             else:
-                unknown.append(text(parent.test) if in_body else f"not ({text(parent.test)})")
+                unknown.append(f"not ({text(parent.test)})")
         child = parent
     if not unknown:
         return None, True
@@ -262,6 +266,8 @@ def _settings(module: Module, evaluator: Evaluator, call: ast.Call, arguments: t
         else:
             result = evaluator.evaluate(passed)
         value = result.value if result.known else None
+        if isinstance(value, ModulePath):
+            value = value.path
         if value is not None and spec.convert is not None and passed is not None:
             value = spec.convert(value)
         if not isinstance(value, (bool, int, str)):
