@@ -346,7 +346,8 @@ class SourceError:
 class SourceFacts:
     """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
     not_read (no --source and no script from --pid; ``reason`` says why). ``left_out``: Python
-    files found past the most the doctor reads in one run (``files`` are those it read)."""
+    files found past the most the doctor reads in one run (``files`` are those it read, ``imported``
+    those among them read because a file given imports them)."""
 
     status: SourceStatus = SourceStatus.NOT_READ
     reason: str | None = None
@@ -358,6 +359,8 @@ class SourceFacts:
     patterns: list[SourcePattern] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
     left_out: Count = 0
+    imported: list[str] = field(default_factory=list)  # files read because the files given import them (--pid)
+    imports_left_out: Count = 0  # modules imported and found past the bounds of that reading
 
     @property
     def unread(self) -> list[SourceError]:

@@ -21,8 +21,10 @@ from .attributes import callers
 from .datafiles import ModulePath
 from .evaluate import Evaluation, Evaluator
 from .module import FUNCTIONS, Module, argument, parameter_position, text
+from .program import Program
 
 MAX_CHAIN = 8
+MAX_PATHS = 16  # predictors one Config construction stands for, one per path of calls to it
 
 CONFIG_CLASSES = ("paddle.inference.Config", "paddle.inference.AnalysisConfig", "paddle_infer.Config")
 TRT_PRECISIONS = {"Float32": "fp32", "Half": "fp16", "Int8": "int8", "Bfloat16": "bf16"}
@@ -87,7 +89,10 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
     """``first_id``: the id the module's first Config gets as a predictor."""
     constructions = sorted((call for call in module.calls() if module.canonical(call.func) in CONFIG_CLASSES),
                            key=lambda call: (call.lineno, call.col_offset))
-    ids = {call: first_id + index for index, call in enumerate(constructions)}
+    paths = {call: _paths(module, call, evaluator.program, 0) for call in constructions}
+    ids: dict[ast.Call, list[int]] = {}
+    for call in constructions:
+        ids[call] = [first_id + sum(map(len, ids.values())) + index for index in range(len(paths[call]))]
     holders = _holders(module, constructions)
     settings = []
     for call in module.calls():
@@ -99,11 +104,11 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
             built = _held(module, text(func.value), module.enclosing_function(call), set(constructions), 0)
             if not built and len(constructions) == 1:
                 built = set(constructions)
-            predictors = sorted(ids[construction] for construction in built)
+            predictors = sorted(number for construction in built for number in ids[construction])
             settings.extend(replace(setting, condition=condition, predictors=predictors, function=_function_name(module, call))
                             for setting in _settings(module, evaluator, call, METHODS[func.attr]))
-    predictors = [SourcePredictor(ids[call], module.location(call), _function_name(module, call), *_chain(module, call))
-                  for call in constructions]
+    predictors = [SourcePredictor(number, module.location(call), _function_name(module, call), chain, caller)
+                  for call in constructions for number, (chain, caller) in zip(ids[call], paths[call])]
     return ModuleConfigs([module.location(call) for call in constructions], holders, settings, predictors)
 
 
@@ -189,11 +194,11 @@ def _function_name(module: Module, node: ast.AST) -> str | None:
     return f"{owner.name}.{function.name}" if owner is not None else function.name
 
 
-def _chain(module: Module, construction: ast.Call) -> tuple[list[SourceLocation], str | None]:
-    """The calls that lead to ``construction`` inside the module, outermost first (each function's
-    first caller), and the function the outermost is in."""
-    chain = [module.location(construction)]
-    function = module.enclosing_function(construction)
+def _paths(module: Module, node: ast.AST, program: Program | None, depth: int) -> list[tuple[list[SourceLocation], str | None]]:
+    """The calls that lead to ``node``, outermost first, and the function the outermost is in: in the
+    module, each function's first caller; from the other modules read, every caller, one path each."""
+    chain = [module.location(node)]
+    function = module.enclosing_function(node)
     seen = set()
     while function is not None and function not in seen and len(chain) < MAX_CHAIN:
         seen.add(function)
@@ -202,9 +207,14 @@ def _chain(module: Module, construction: ast.Call) -> tuple[list[SourceLocation]
             break
         chain.append(module.location(site[0]))
         function = module.enclosing_function(site[0])
+    local = list(reversed(chain))
     outermost = None if function is None else _function_name(module, function.body[0])
-    return list(reversed(chain)), outermost
-
+    external = program.external_callers(module, function) if program is not None and function is not None else []
+    if not external or depth >= MAX_CHAIN:
+        return [(local, outermost)]
+    found = [(outer + local, caller) for caller_module, call, _ in external
+             for outer, caller in _paths(caller_module, call, program, depth + 1)]
+    return found[:MAX_PATHS]
 
 def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
     """Expressions (``config``, ``self.config``) that hold a Config somewhere in the module."""

@@ -24,13 +24,22 @@ PATH_METHODS = ("resolve", "absolute", "expanduser")
 
 @dataclass(frozen=True)
 class ModulePath:
-    """A path the module builds from its own ``__file__``; ``as_path`` when it is a ``pathlib`` object."""
+    """A path built from a module's own ``__file__``; ``as_path`` when it is a ``pathlib`` object;
+    ``base`` the folder of that module, the only one a file is read from."""
 
     path: str
     as_path: bool = False
+    base: str = ""
 
     def __truediv__(self, other: Any) -> ModulePath:
-        return ModulePath(os.path.join(self.path, str(other)), True)
+        return self.moved(os.path.join(self.path, str(other)), True)
+
+    def moved(self, path: str, as_path: bool | None = None) -> ModulePath:
+        return ModulePath(path, self.as_path if as_path is None else as_path, self.base)
+
+    @classmethod
+    def of_module(cls, file: str) -> ModulePath:
+        return cls(file, False, os.path.dirname(os.path.abspath(file)))
 
 
 class _Unreadable(ValueError):
@@ -43,27 +52,27 @@ def path_function(name: str, values: list[Any]) -> ModulePath | None:
         return None
     texts = [v.path if isinstance(v, ModulePath) else v for v in values]
     if name == "os.path.join":
-        return ModulePath(os.path.join(*texts))
+        return values[0].moved(os.path.join(*texts), False)
     if len(texts) != 1:
         return None
-    return ModulePath(os.path.dirname(texts[0]) if name == "os.path.dirname" else os.path.normpath(texts[0]))
+    return values[0].moved(os.path.dirname(texts[0]) if name == "os.path.dirname" else os.path.normpath(texts[0]), False)
 
 
 def path_attribute(value: Any, attribute: str) -> ModulePath | None:
     """``path.parent`` of a module path (``resolve()`` and the like are the path itself)."""
     if isinstance(value, ModulePath) and value.as_path:
         if attribute == "parent":
-            return ModulePath(os.path.dirname(os.path.normpath(value.path)), True)
+            return value.moved(os.path.dirname(os.path.normpath(value.path)))
         if attribute in PATH_METHODS:
             return value
     return None
 
 
-def load(module_file: str, path: Any, kind: str) -> Any:
-    """The document at a module path inside the module's own folder, redacted; None when not read."""
-    if not isinstance(path, ModulePath):
+def load(path: Any, kind: str) -> Any:
+    """The document at a module path inside the folder of the module it is built from, redacted; None when not read."""
+    if not isinstance(path, ModulePath) or not path.base:
         return None
-    folder = PurePosixPath(os.path.normpath(os.path.dirname(os.path.abspath(module_file))))
+    folder = PurePosixPath(os.path.normpath(path.base))
     target = PurePosixPath(os.path.normpath(os.path.abspath(path.path)))
     if target != folder and folder not in target.parents:
         return None

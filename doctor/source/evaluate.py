@@ -24,7 +24,8 @@ from typing import Any
 from ..redact import REDACTED
 from .datafiles import LOADERS, OPENERS, PATH_CLASSES, PATH_FUNCTIONS, PATH_METHODS, ModulePath, load, path_attribute, path_function
 from .attributes import argparse_defaults, assigned_to_self, attribute_assigned, callers
-from .module import Module, literal, passed_for
+from .module import FUNCTIONS, Module, literal, passed_for
+from .program import Program
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
@@ -54,10 +55,28 @@ UNKNOWN = Evaluation()
 
 
 class Evaluator:
-    def __init__(self, module: Module, environ: dict[str, str] | None):
+    """Works out expressions of one module; with a ``program``, arguments passed from the other
+    modules read are followed, each in an evaluator of its own module (one per module, shared)."""
+
+    def __init__(self, module: Module, environ: dict[str, str] | None, program: Program | None = None,
+                 shared: dict[str, Evaluator] | None = None):
         self.module = module
         self.environ = environ
+        self.program = program
+        self.shared = shared if shared is not None else {}
+        self.shared.setdefault(module.file, self)
         self._known: dict[ast.AST, Evaluation] = {}
+
+    def of(self, module: Module) -> Evaluator:
+        """The evaluator of another module of the program."""
+        return self.shared.get(module.file) or Evaluator(module, self.environ, self.program, self.shared)
+
+    def sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[Evaluator, ast.Call, int]]:
+        """Every call of ``function``, in this module and the others read, with the evaluator of the caller's module."""
+        found = [(self, call, skipped) for call, skipped in callers(self.module, function)]
+        if self.program is not None:
+            found.extend((self.of(module), call, skipped) for module, call, skipped in self.program.external_callers(self.module, function))
+        return found
 
     def evaluate(self, node: ast.expr | None, depth: int = 0) -> Evaluation:
         """Each expression is worked out once; one met again while it is being worked out (``a = b``,
@@ -73,7 +92,7 @@ class Evaluator:
         if isinstance(node, ast.Constant):
             return Evaluation(literal(node.value), True)
         if isinstance(node, ast.Name) and node.id == "__file__" and not self._assigned("__file__", None):
-            return Evaluation(ModulePath(self.module.file), True)
+            return Evaluation(ModulePath.of_module(self.module.file), True)
         if isinstance(node, ast.Name):
             return self._name(node, depth)
         if isinstance(node, ast.Call):
@@ -131,10 +150,8 @@ class Evaluator:
             return self.evaluate(node.args[0], depth + 1)
         return UNKNOWN
 
-    def _returned(self, node: ast.Call, depth: int) -> Evaluation:
-        """What a module function called by its name returns, when it has a single ``return``."""
-        name = node.func.id if isinstance(node.func, ast.Name) else None
-        functions = self.module.functions.get(name or "", [])
+    def _returned(self, functions: list[ast.FunctionDef | ast.AsyncFunctionDef], node: ast.Call, depth: int) -> Evaluation:
+        """What a function of this module returns when called, when it is one function with a single ``return``."""
         if len(functions) != 1:
             return self._unknown(node)
         returns = [sub for sub in ast.walk(functions[0]) if isinstance(sub, ast.Return) and sub.value is not None]
@@ -144,7 +161,8 @@ class Evaluator:
         name = node.value.id if isinstance(node.value, ast.Name) else None
         if name in ("self", "cls"):
             values = assigned_to_self(self.module, node)
-        elif name and self._is_parsed_arguments(node.value, depth) and not attribute_assigned(self.module, node.attr):
+        elif name and self._is_parsed_arguments(node.value, depth) and not any(
+                attribute_assigned(module, node.attr) for module in self._modules()):
             values = argparse_defaults(self.module, node.attr)
         else:
             values = []
@@ -154,13 +172,16 @@ class Evaluator:
         results = [self.evaluate(value, depth + 1) for value in values]
         return results[0] if all(result == results[0] for result in results) else _unknown_of(results)
 
+    def _modules(self) -> list[Module]:
+        return list(self.program.modules.values()) if self.program is not None else [self.module]
+
     def _is_parsed_arguments(self, node: ast.expr, depth: int) -> bool:
         """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
         function = self.module.enclosing_function(node)
         if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
-            passed = [passed_for(call, skipped, function, node.id) for call, skipped in callers(self.module, function)]
+            passed = [(evaluator, passed_for(call, skipped, function, node.id)) for evaluator, call, skipped in self.sites(function)]
             return bool(passed) and depth < MAX_DEPTH and all(
-                isinstance(value, ast.Name) and self._is_parsed_arguments(value, depth + 1) for value in passed)
+                isinstance(value, ast.Name) and evaluator._is_parsed_arguments(value, depth + 1) for evaluator, value in passed)
         values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
         return bool(values) and all(isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
                                     and value.func.attr in ("parse_args", "parse_known_args") for value in values)
@@ -243,15 +264,15 @@ class Evaluator:
         return False
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
-        sites = list(callers(self.module, function))
-        passed = [(passed_for(call, skipped, function, name), call) for call, skipped in sites]
+        sites = self.sites(function)
         default = _default(function, name)
         results = []
-        for expression, _ in passed:
+        for evaluator, call, skipped in sites:
+            expression = passed_for(call, skipped, function, name)
             if expression is None:
                 results.append(self.evaluate(default, depth + 1) if default is not None else UNKNOWN)
             else:
-                results.append(self.evaluate(expression, depth + 1))
+                results.append(evaluator.evaluate(expression, depth + 1))
         if not sites:
             return self.evaluate(default, depth + 1) if default is not None else UNKNOWN
         return results[0] if all(result == results[0] for result in results) else UNKNOWN
@@ -260,12 +281,12 @@ class Evaluator:
         name = self.module.canonical(node.func)
         if name in LOADERS and node.args:
             path = self._opened(node.args[0], depth + 1)
-            document = load(self.module.file, path.value, LOADERS[name]) if path.known else None
+            document = load(path.value, LOADERS[name]) if path.known else None
             return Evaluation(document, True) if document is not None else self._unknown(node)
         if name in PATH_CLASSES + PATH_FUNCTIONS and node.args and not node.keywords:
             values = [self.evaluate(arg, depth + 1) for arg in node.args]
             if all(value.known for value in values):
-                path = (ModulePath(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
+                path = (values[0].value.moved(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
                         and isinstance(values[0].value, ModulePath) else path_function(name, [v.value for v in values]))
                 if path is not None:
                     return Evaluation(path, True)
@@ -281,7 +302,7 @@ class Evaluator:
         if name == "str" and len(node.args) == 1:
             inner = self.evaluate(node.args[0], depth + 1)
             if inner.known and isinstance(inner.value, ModulePath):
-                return Evaluation(ModulePath(inner.value.path), True)
+                return Evaluation(inner.value.moved(inner.value.path, False), True)
         if name in ENV_GETTERS and node.args:
             fallback = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
             return self._environment(self.evaluate(node.args[0], depth + 1),
@@ -295,7 +316,10 @@ class Evaluator:
             except (TypeError, ValueError):
                 return replace(inner, value=None, known=False)
         if isinstance(node.func, ast.Name) and node.func.id in self.module.functions:
-            return self._returned(node, depth)
+            return self._returned(self.module.functions[node.func.id], node, depth)
+        definition = self.program.definition(self.module, node.func) if self.program is not None else None
+        if definition is not None and isinstance(definition[1], FUNCTIONS):
+            return self.of(definition[0])._returned([definition[1]], node, depth)
         return self._unknown(node)
 
     def _environment(self, variable: Evaluation, fallback: Evaluation | None) -> Evaluation:
