@@ -11,15 +11,14 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding
 from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import source_finding
+from paddle_doctor.source.lint import settings_finding
 
 RULE = "PD-SRC-007"
 
 
 def check(facts: Facts) -> list[Finding]:
-    found = [(setting.location, setting.code) for setting in facts.service_source.settings
-             if setting.name == "threads" and setting.host_cpu_count]
-    return source_finding(facts, RULE, found, "the service's code sets its threads from the host's CPU count",
+    found = [(setting, None) for setting in facts.service_source.settings if setting.name == "threads" and setting.host_cpu_count]
+    return settings_finding(facts, RULE, found, "the service's code sets its threads from the host's CPU count",
                           "a thread count within the container's CPU budget", "the thread count does not come from os.cpu_count()")
 
 

@@ -7,21 +7,22 @@ Fix: ``use_static=True`` and an optimisation cache folder on a persistent volume
 
 from __future__ import annotations
 
-from paddle_doctor.facts import Facts
+from paddle_doctor.facts import Facts, SourceSetting
 from paddle_doctor.findings import Finding
 from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import settings_set_to, source_finding
+from paddle_doctor.source.lint import settings_finding, settings_set_to
 
 RULE = "PD-SRC-003"
 
 
 def check(facts: Facts) -> list[Finding]:
-    found = [(setting.location, "enable_tensorrt_engine(use_static=False)") for setting in settings_set_to(facts, "tensorrt.use_static", False)]
+    found: list[tuple[SourceSetting, str | None]] = [
+        (setting, "enable_tensorrt_engine(use_static=False)") for setting in settings_set_to(facts, "tensorrt.use_static", False)]
     enabled = settings_set_to(facts, "tensorrt.enabled", True)
     has_cache_dir = any(setting.name == "optim_cache_dir" for setting in facts.service_source.settings)
     if enabled and not has_cache_dir:
-        found.extend((setting.location, "TensorRT enabled, and no set_optim_cache_dir() anywhere") for setting in enabled)
-    return source_finding(facts, RULE, found, "the service's code lets TensorRT rebuild its engines at every start",
+        found.extend((setting, "TensorRT enabled, and no set_optim_cache_dir() anywhere") for setting in enabled)
+    return settings_finding(facts, RULE, found, "the service's code lets TensorRT rebuild its engines at every start",
                           "use_static=True and set_optim_cache_dir(persistent folder)",
                           "the service's code keeps its TensorRT engines, or does not use TensorRT")
 

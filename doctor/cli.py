@@ -146,9 +146,13 @@ def _patient(params: dict[str, Any], ctx):
         raise click.BadParameter(f"{params['pid']!r} is not a process id; expected a number, auto or none", param_hint="--pid")
     environ = process.environ if process.environ_source else None
     paths = list(params.get("source_paths") or ())
+    search = None
     if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
-        paths = [str(ctx.path(process.script))]
-    source = read_source(paths, environ) if paths else SourceFacts(reason="no --source, and no script from --pid")
+        from .source.imports import search_path
+
+        paths = [str(ctx.path(process.script))]  # and the modules it imports, where its interpreter finds them
+        search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
+    source = read_source(paths, environ, search) if paths else SourceFacts(reason="no --source, and no script from --pid")
     for error in source.errors:
         click.echo(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"),
                    err=True)

@@ -18,6 +18,7 @@ from .quoting import quoted
 from .registry import LoadFailure
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
+from .service_sources import source_predictors
 from .settings import Settings
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
 from .vocabulary import PaddleStatus, Severity
@@ -142,6 +143,7 @@ class ServiceSummary:
     """The service's settings with where each came from, its process (only the environment
     variables that steer Paddle's threads and devices, or that the source reads) and its source;
     ``predictors`` what the service recorded of each predictor it built (``paddle-doctor record``),
+    or, where nothing was recorded, each Config its source builds (built by ``source``),
     ``record`` the file that was read, or why none was, and ``busy_cpus_while_measured`` the CPUs the
     service used while ``--measure`` measured its model beside it; ``measured`` each predictor as
     ``--measure`` measured it, busiest first."""
@@ -283,8 +285,9 @@ def service_summary(facts: Facts) -> ServiceSummary:
              if name in SERVICE_ENVIRONMENT or name.startswith("FLAGS_") or name in read_by_source}
     record = facts.service_record
     said = (record.source if record.read and not record.reason else record.reason) if record is not None else None
+    recorded = list(record.predictors) if record is not None else []
     return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
-                          list(record.predictors) if record is not None else [], said,
+                          recorded or source_predictors(facts.service_source), said,
                           record.busy_cpus_while_measured if record is not None else None,
                           _measured_predictors(facts))
 

@@ -7,12 +7,15 @@ Precedence: flags > ``--config`` > the service's record of what it runs (``paddl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .facts import Facts, ServiceConfig, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceSetting
+from .facts import Facts, ServiceConfig, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation, SourceSetting
 from .serde import DecodeError, from_data, load_yaml_file, to_data
 from .redact import REDACTED, redact_text
-from .vocabulary import Origin
+from .vocabulary import BuiltBy, Origin
+
+if TYPE_CHECKING:
+    from .record.document import RecordedPredictor
 from .service import ServiceConfigError, service_from_data, validate_service
 
 FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
@@ -78,6 +81,8 @@ def source_origins(source: SourceFacts, environ_source: str | None = None) -> li
 
 
 def _origin(name: str, settings: list[SourceSetting], environ_source: str | None) -> SettingOrigin:
+    if any(setting.conditional for setting in settings):
+        return SettingOrigin(name, None, Origin.SOURCE, f"depends on a branch the source alone does not settle: {branches(settings)}")
     unknown = [setting for setting in settings if not setting.evaluated]
     if unknown:
         first = unknown[0]
@@ -94,6 +99,16 @@ def _origin(name: str, settings: list[SourceSetting], environ_source: str | None
         return SettingOrigin(name, None, Origin.SOURCE, f"set to different values at {places}")
     setting = settings[-1]
     return SettingOrigin(name, setting.value, Origin.SOURCE, describe_setting(setting, environ_source))
+
+
+def branches(settings: list[SourceSetting]) -> str:
+    """What each branch sets: ``'gpu' if args.use_gpu (app.py:12); 'cpu' if not (args.use_gpu) (app.py:14)``."""
+    parts = []
+    for setting in settings:
+        value = repr(setting.value) if setting.evaluated else f"`{setting.code}`"
+        parts.append(f"{value} if {setting.condition} ({setting.location})" if setting.conditional
+                     else f"{value} ({setting.location})")
+    return "; ".join(parts)
 
 
 def describe_setting(setting: SourceSetting, environ_source: str | None = None) -> str:
@@ -142,6 +157,28 @@ def _fits(data: dict[str, Any], name: str, value: Any) -> bool:
     except (DecodeError, ServiceConfigError):
         return False
     return True
+
+
+def source_predictors(source: SourceFacts) -> list[RecordedPredictor]:
+    """Each Config the source builds as a predictor of ``service.predictors[]``, the list the record
+    fills: built by ``source``, where it is built and the service's call that leads there; its
+    configuration is null, for the source's settings that name its id say it, branch by branch."""
+    from .record.document import BuildSite, Frame, RecordedPredictor, RunStats
+
+    def frame(location: SourceLocation, function: str | None) -> Frame:
+        return Frame(location.file, location.line, function or "<module>")
+
+    def threads_set_at(number: int) -> Frame | None:
+        made = [setting for setting in source.settings if setting.name == "threads" and number in setting.predictors]
+        return frame(made[0].location, made[0].function) if len(made) == 1 and not made[0].conditional else None
+
+    return [RecordedPredictor(
+        id=predictor.id, built_by=BuiltBy.SOURCE, config=None, model=None,
+        origin=BuildSite(builder=frame(predictor.location, predictor.function),
+                         service=frame(predictor.chain[0], predictor.caller) if predictor.chain else None,
+                         threads_set_at=threads_set_at(predictor.id)),
+        runs=RunStats(0, None, None, None, None, 0.0, 0.0, None, 0, [], 0), alive=False)
+        for predictor in source.predictors]
 
 
 def merge_origins(recorded: list[SettingOrigin], newer: list[SettingOrigin]) -> list[SettingOrigin]:

@@ -104,12 +104,15 @@ class RecordStatus(Word):
 
 class BuiltBy(Word):
     """How a recorded predictor came to be: ``create_predictor``, ``clone()`` of another, a
-    ``PredictorPool``; ``unseen``: its ``run()`` was seen but not its building."""
+    ``PredictorPool``; ``unseen``: its ``run()`` was seen but not its building; ``source``: nothing
+    was recorded, and the service's source builds its Config (its settings, each with the condition
+    it is made under, are the source's settings naming its id)."""
 
     CREATE_PREDICTOR = "create_predictor"
     CLONE = "clone"
     POOL = "pool"
     UNSEEN = "unseen"
+    SOURCE = "source"
 
 
 class PaddleStatus(Word):

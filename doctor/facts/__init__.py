@@ -300,6 +300,30 @@ class SourceSetting:
     env_default: str | None = None
     env_live: str | None = None
     host_cpu_count: bool = False
+    condition: str | None = None
+    predictors: list[Count] = field(default_factory=list)
+    function: str | None = None  # the function the call is in (``Engine.build``), None at the top level
+
+    @property
+    def conditional(self) -> bool:
+        """Made only when ``condition`` holds, which the source alone does not tell (the other branch
+        of the ``if`` is then another setting, with the opposite condition); a branch known not to
+        run is never a setting, and a condition known to hold is no condition."""
+        return self.condition is not None
+
+
+@dataclass
+class SourcePredictor:
+    """One Config the source builds, a predictor of its own: ``id`` (from 1, in reading order, what
+    each SourceSetting's ``predictors`` names), where the Config is built, in which function, and
+    the calls that lead there (the outermost caller first; ``caller`` the function that outermost
+    call is in, None at a module's top level)."""
+
+    id: Count
+    location: SourceLocation
+    function: str | None = None
+    chain: list[SourceLocation] = field(default_factory=list)
+    caller: str | None = None
 
 
 @dataclass
@@ -323,17 +347,21 @@ class SourceError:
 class SourceFacts:
     """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
     not_read (no --source and no script from --pid; ``reason`` says why). ``left_out``: Python
-    files found past the most the doctor reads in one run (``files`` are those it read)."""
+    files found past the most the doctor reads in one run (``files`` are those it read, ``imported``
+    those among them read because a file given imports them)."""
 
     status: SourceStatus = SourceStatus.NOT_READ
     reason: str | None = None
     paths: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     configs: list[SourceLocation] = field(default_factory=list)
+    predictors: list[SourcePredictor] = field(default_factory=list)
     settings: list[SourceSetting] = field(default_factory=list)
     patterns: list[SourcePattern] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
     left_out: Count = 0
+    imported: list[str] = field(default_factory=list)  # files read because the files given import them (--pid)
+    imports_left_out: Count = 0  # modules imported and found past the bounds of that reading
 
     @property
     def unread(self) -> list[SourceError]:

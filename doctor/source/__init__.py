@@ -16,7 +16,9 @@ from ..inputs import SOURCE_BYTES, read_text, what_it_is
 from ..service import SourceInputError
 from .configs import read_configs
 from .evaluate import Evaluator
+from .imports import ImportedFile, follow
 from .module import Module
+from .program import Program, module_name
 from .patterns import serving_patterns
 from ..vocabulary import SourceStatus
 
@@ -24,25 +26,58 @@ SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
 
 
-def read_source(paths: list[str], environ: dict[str, str] | None = None) -> SourceFacts:
-    """``environ``: the service process's environment (--pid), for the live value of variables the source reads."""
+def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None) -> SourceFacts:
+    """``environ``: the service process's environment (--pid), for the live value of variables the source reads.
+    ``search``: where the service's interpreter finds modules (--pid): the modules the files import
+    are read too, within the bounds of ``imports.follow``, and the files read are one program."""
     found = python_files(paths)
     facts = SourceFacts(status=SourceStatus.READ, paths=list(paths), left_out=max(0, len(found) - MAX_FILES))
-    for file in found[:MAX_FILES]:
+    modules: dict[str, Module] = {}
+
+    def parse(file: str) -> Module | None:
+        if file in facts.files:
+            return modules.get(file)
         facts.files.append(file)
         try:
-            module = Module.parse(file, read_text(file, SOURCE_BYTES))
+            modules[file] = Module.parse(file, read_text(file, SOURCE_BYTES))
         except SyntaxError as exc:
             facts.errors.append(SourceError(SourceLocation(file, exc.lineno or 0), f"syntax error: {exc.msg}"))
-            continue
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             facts.errors.append(SourceError(SourceLocation(file, getattr(exc, "lineno", None) or 0), f"{CANNOT_READ}{exc}"))
+        return modules.get(file)
+
+    given = [ImportedFile(file, _root(file, paths)) for file in found[:MAX_FILES]]
+    for item in given:
+        parse(item.file)
+    imported = []
+    if search:
+        imports = follow(given, search, lambda file: getattr(parse(file), "tree", None))
+        imported, facts.imports_left_out = imports.found, imports.left_out
+        facts.imported = [item.file for item in imported]
+    program = Program()
+    for item in given + imported:
+        if item.file in modules:
+            program.add(modules[item.file], module_name(item.file, item.root))
+    shared: dict[str, Evaluator] = {}
+    for item in given + imported:
+        module = modules.get(item.file)
+        if module is None:
             continue
-        configs = read_configs(module, Evaluator(module, environ))
+        evaluator = shared.get(module.file) or Evaluator(module, environ, program, shared)
+        configs = read_configs(module, evaluator, len(facts.predictors) + 1)
         facts.configs.extend(configs.built)
+        facts.predictors.extend(configs.predictors)
         facts.settings.extend(configs.settings)
         facts.patterns.extend(serving_patterns(module))
     return facts
+
+
+def _root(file: str, paths: list[str]) -> str:
+    """The folder module names are taken from: a file's own, or the one holding a folder given (its package)."""
+    for path in paths:
+        if os.path.isdir(path) and os.path.abspath(file).startswith(os.path.abspath(path) + os.sep):
+            return os.path.dirname(os.path.abspath(path))
+    return os.path.dirname(os.path.abspath(file))
 
 
 def python_files(paths: list[str]) -> list[str]:

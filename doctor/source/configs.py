@@ -3,17 +3,28 @@
 A Config is followed through assignments (``config = Config(...)``, ``self.config = ...``),
 factory functions that return one, and helpers it is passed to (``tune(config)`` makes the
 helper's parameter a Config too), so a setting made in a helper is found at its own line.
+
+Each Config built is a predictor of its own, and each setting names the predictors whose Config
+it is made on. A setting under an ``if``/``else`` carries its branch's condition; where the
+condition's value is known the branch that does not run is left out, and the one that runs has no
+condition.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ..facts import SourceLocation, SourceSetting
+from ..facts import SourceLocation, SourcePredictor, SourceSetting
+from .attributes import callers
+from .datafiles import ModulePath
 from .evaluate import Evaluation, Evaluator
 from .module import FUNCTIONS, Module, argument, parameter_position, text
+from .program import Program
+
+MAX_CHAIN = 8
+MAX_PATHS = 16  # predictors one Config construction stands for, one per path of calls to it
 
 CONFIG_CLASSES = ("paddle.inference.Config", "paddle.inference.AnalysisConfig", "paddle_infer.Config")
 TRT_PRECISIONS = {"Float32": "fp32", "Half": "fp16", "Int8": "int8", "Bfloat16": "bf16"}
@@ -48,7 +59,8 @@ METHODS: dict[str, tuple[Argument, ...]] = {
     "enable_mkldnn_bfloat16": (_fixed("precision", "bf16"),),
     "switch_ir_optim": (Argument("ir_optim", 0, "x", True),),
     "switch_use_feed_fetch_ops": (Argument("feed_fetch_ops", 0, "x", True),),
-    "enable_memory_optim": (_fixed("memory_optim", True),),
+    "enable_memory_optim": (Argument("memory_optim", 0, "x", True),),
+    "disable_gpu": (_fixed("device", "cpu"),),
     "set_optim_cache_dir": (Argument("optim_cache_dir", 0, "opt_cache_dir"),),
     "enable_save_optim_model": (Argument("save_optim_model", 0, "save_optimized_model", True),),
     "use_optimized_model": (Argument("use_optimized_model", 0, "x", True),),
@@ -70,18 +82,139 @@ class ModuleConfigs:
     built: list[SourceLocation]
     holders: set[str]
     settings: list[SourceSetting]
+    predictors: list[SourcePredictor]
 
 
-def read_configs(module: Module, evaluator: Evaluator) -> ModuleConfigs:
-    constructions = [call for call in module.calls() if module.canonical(call.func) in CONFIG_CLASSES]
+def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> ModuleConfigs:
+    """``first_id``: the id the module's first Config gets as a predictor."""
+    constructions = sorted((call for call in module.calls() if module.canonical(call.func) in CONFIG_CLASSES),
+                           key=lambda call: (call.lineno, call.col_offset))
+    paths = {call: _paths(module, call, evaluator.program, 0) for call in constructions}
+    ids: dict[ast.Call, list[int]] = {}
+    for call in constructions:
+        ids[call] = [first_id + sum(map(len, ids.values())) + index for index in range(len(paths[call]))]
     holders = _holders(module, constructions)
     settings = []
     for call in module.calls():
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in METHODS and text(func.value) in holders:
-            settings.extend(_settings(module, evaluator, call, METHODS[func.attr]))
-    return ModuleConfigs([module.location(call) for call in constructions], holders, settings)
+            condition, runs = branch_condition(module, evaluator, call)
+            if runs is False:
+                continue
+            built = _held(module, text(func.value), module.enclosing_function(call), set(constructions), 0)
+            if not built and len(constructions) == 1:
+                built = set(constructions)
+            predictors = sorted(number for construction in built for number in ids[construction])
+            settings.extend(replace(setting, condition=condition, predictors=predictors, function=_function_name(module, call))
+                            for setting in _settings(module, evaluator, call, METHODS[func.attr]))
+    predictors = [SourcePredictor(number, module.location(call), _function_name(module, call), chain, caller)
+                  for call in constructions for number, (chain, caller) in zip(ids[call], paths[call])]
+    return ModuleConfigs([module.location(call) for call in constructions], holders, settings, predictors)
 
+
+def branch_condition(module: Module, evaluator: Evaluator, node: ast.AST) -> tuple[str | None, bool | None]:
+    """The condition under which ``node`` runs inside its function (``args.use_gpu``, ``not
+    args.use_gpu`` in the ``else``), and whether it holds: True (the condition is None then),
+    False, or None when its inputs are not known."""
+    unknown: list[str] = []
+    child = node
+    for parent in module.ancestors(node):
+        if isinstance(parent, FUNCTIONS + (ast.ClassDef,)):
+            break
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+            in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+            result = evaluator.evaluate(parent.test)
+            if result.known:
+                if bool(result.value) != in_body:
+                    return None, False
+            elif in_body:  # of ``a and b``, the parts not known to hold
+                parts = parent.test.values if isinstance(parent.test, ast.BoolOp) and isinstance(parent.test.op, ast.And) else [parent.test]
+                unknown.extend(reversed([text(part) for part in parts if not evaluator.evaluate(part).known]))
+            else:
+                unknown.append(f"not ({text(parent.test)})")
+        child = parent
+    if not unknown:
+        return None, True
+    return " and ".join(reversed(unknown)), None
+
+
+def _held(module: Module, holder: str, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:
+    """The Config constructions an expression (``config``, ``self.config``) holds where it is used in ``function``."""
+    if depth > MAX_CHAIN:
+        return set()
+    found: set[ast.Call] = set()
+    scope = function if function is not None and not holder.startswith("self.") else _class_of(module, function) or module.tree
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and (
+                holder.startswith("self.") or module.enclosing_function(node) is function):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(text(target) == holder for target in targets):
+                found |= _made_by(module, node.value, module.enclosing_function(node), constructions, depth + 1)
+    if found or function is None:
+        return found
+    if isinstance(function, FUNCTIONS) and holder in {arg.arg for arg in function.args.posonlyargs + function.args.args}:
+        for call, skipped in callers(module, function):
+            passed = argument(call, (parameter_position(function, holder) or 0) - skipped, holder)
+            if passed is not None:
+                found |= _held(module, text(passed), module.enclosing_function(call), constructions, depth + 1)
+        return found
+    return _held(module, holder, None, constructions, depth + 1)
+
+
+def _made_by(module: Module, value: ast.expr, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:
+    if value in constructions:
+        return {value}
+    if isinstance(value, ast.IfExp):
+        return (_made_by(module, value.body, function, constructions, depth)
+                | _made_by(module, value.orelse, function, constructions, depth))
+    if isinstance(value, ast.Call):
+        name = value.func.id if isinstance(value.func, ast.Name) else value.func.attr if isinstance(value.func, ast.Attribute) else None
+        found: set[ast.Call] = set()
+        for factory in module.functions.get(name or "", []):
+            for sub in ast.walk(factory):
+                if isinstance(sub, ast.Return) and sub.value is not None and depth <= MAX_CHAIN:
+                    found |= _made_by(module, sub.value, factory, constructions, depth + 1) or _held(
+                        module, text(sub.value), factory, constructions, depth + 1)
+        return found
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return _held(module, text(value), function, constructions, depth)
+    return set()
+
+
+def _class_of(module: Module, node: ast.AST | None) -> ast.ClassDef | None:
+    return None if node is None else next((p for p in module.ancestors(node) if isinstance(p, ast.ClassDef)), None)
+
+
+def _function_name(module: Module, node: ast.AST) -> str | None:
+    """The function ``node`` is in, with its class: ``Engine.build``; None at the module's top level."""
+    function = module.enclosing_function(node)
+    if function is None:
+        return None
+    owner = _class_of(module, function)
+    return f"{owner.name}.{function.name}" if owner is not None else function.name
+
+
+def _paths(module: Module, node: ast.AST, program: Program | None, depth: int) -> list[tuple[list[SourceLocation], str | None]]:
+    """The calls that lead to ``node``, outermost first, and the function the outermost is in: in the
+    module, each function's first caller; from the other modules read, every caller, one path each."""
+    chain = [module.location(node)]
+    function = module.enclosing_function(node)
+    seen = set()
+    while function is not None and function not in seen and len(chain) < MAX_CHAIN:
+        seen.add(function)
+        site = next(iter(callers(module, function)), None)
+        if site is None:
+            break
+        chain.append(module.location(site[0]))
+        function = module.enclosing_function(site[0])
+    local = list(reversed(chain))
+    outermost = None if function is None else _function_name(module, function.body[0])
+    external = program.external_callers(module, function) if program is not None and function is not None else []
+    if not external or depth >= MAX_CHAIN:
+        return [(local, outermost)]
+    found = [(outer + local, caller) for caller_module, call, _ in external
+             for outer, caller in _paths(caller_module, call, program, depth + 1)]
+    return found[:MAX_PATHS]
 
 def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
     """Expressions (``config``, ``self.config``) that hold a Config somewhere in the module."""
@@ -101,7 +234,7 @@ def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
                 factories.add(node.name)
         for functions in module.functions.values():
             for function in functions:
-                for call, skipped in module.call_sites(function):
+                for call, skipped in callers(module, function):
                     holders.update(_parameters_given_a_config(function, call, skipped, holders))
         if (len(holders), len(factories)) == before:
             return holders
@@ -143,6 +276,8 @@ def _settings(module: Module, evaluator: Evaluator, call: ast.Call, arguments: t
         else:
             result = evaluator.evaluate(passed)
         value = result.value if result.known else None
+        if isinstance(value, ModulePath):
+            value = value.path
         if value is not None and spec.convert is not None and passed is not None:
             value = spec.convert(value)
         if not isinstance(value, (bool, int, str)):

@@ -4,9 +4,14 @@ What can be evaluated: literals, names assigned once (in the function, then the 
 helper's parameters where every call site in the module agrees (else its default),
 ``os.environ.get(NAME, default)`` / ``os.getenv`` / ``os.environ[NAME]`` (the live value when the
 process environment is known, else the default; with no default, an unset variable is None),
-``a or b``, ``int``/``float``/``str``/``bool`` of those, and
-arithmetic on numbers. Anything else is unknown: the doctor never guesses. An expression that
-counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
+``a or b``, ``a and b``, ``not a``, comparisons, ``x[key]`` and ``x.get(key, default)`` of a
+mapping, a module function's single ``return``, values of a YAML or JSON file the module opens by a
+path built from its own ``__file__`` (``doctor/source/datafiles.py``), ``int``/``float``/``str``/``bool`` of those,
+arithmetic on numbers, an attribute ``self.name`` every method of the class assigns the same value,
+and ``args.name`` where ``args`` is what ``parser.parse_args()`` returned in this module (the
+default of the module's ``add_argument("--name", default=...)``, unless something assigns
+``.name`` elsewhere in the module). Anything else is unknown: the doctor never guesses. An
+expression that counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
 """
 
 from __future__ import annotations
@@ -17,15 +22,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..redact import REDACTED
-from .module import Module, literal, passed_for
+from .datafiles import LOADERS, OPENERS, PATH_CLASSES, PATH_FUNCTIONS, PATH_METHODS, ModulePath, load, path_attribute, path_function
+from .attributes import argparse_defaults, assigned_to_self, attribute_assigned, callers
+from .module import FUNCTIONS, Module, literal, passed_for
+from .program import Program
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
 HOST_CPU_COUNTERS = ("os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count", "joblib.cpu_count")
 CONVERSIONS = {"int": int, "float": float, "str": str, "bool": bool}
+COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+               ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not}
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
              ast.LShift: operator.lshift, ast.Pow: operator.pow}
-MAX_DEPTH = 12
+MAX_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -45,31 +55,157 @@ UNKNOWN = Evaluation()
 
 
 class Evaluator:
-    def __init__(self, module: Module, environ: dict[str, str] | None):
+    """Works out expressions of one module; with a ``program``, arguments passed from the other
+    modules read are followed, each in an evaluator of its own module (one per module, shared)."""
+
+    def __init__(self, module: Module, environ: dict[str, str] | None, program: Program | None = None,
+                 shared: dict[str, Evaluator] | None = None):
         self.module = module
         self.environ = environ
+        self.program = program
+        self.shared = shared if shared is not None else {}
+        self.shared.setdefault(module.file, self)
+        self._known: dict[ast.AST, Evaluation] = {}
+
+    def of(self, module: Module) -> Evaluator:
+        """The evaluator of another module of the program."""
+        return self.shared.get(module.file) or Evaluator(module, self.environ, self.program, self.shared)
+
+    def sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[Evaluator, ast.Call, int]]:
+        """Every call of ``function``, in this module and the others read, with the evaluator of the caller's module."""
+        found = [(self, call, skipped) for call, skipped in callers(self.module, function)]
+        if self.program is not None:
+            found.extend((self.of(module), call, skipped) for module, call, skipped in self.program.external_callers(self.module, function))
+        return found
 
     def evaluate(self, node: ast.expr | None, depth: int = 0) -> Evaluation:
+        """Each expression is worked out once; one met again while it is being worked out (``a = b``,
+        ``b = a``) is unknown there."""
         if node is None or depth > MAX_DEPTH:
             return UNKNOWN
+        if node not in self._known:
+            self._known[node] = UNKNOWN
+            self._known[node] = self._evaluate(node, depth)
+        return self._known[node]
+
+    def _evaluate(self, node: ast.expr, depth: int) -> Evaluation:
         if isinstance(node, ast.Constant):
             return Evaluation(literal(node.value), True)
+        if isinstance(node, ast.Name) and node.id == "__file__" and not self._assigned("__file__", None):
+            return Evaluation(ModulePath.of_module(self.module.file), True)
         if isinstance(node, ast.Name):
             return self._name(node, depth)
         if isinstance(node, ast.Call):
             return self._call(node, depth)
         if isinstance(node, ast.Subscript) and self.module.canonical(node.value) == ENV_MAPPING:
             return self._environment(self.evaluate(node.slice, depth + 1), None)
+        if isinstance(node, ast.Subscript):
+            return self._item(self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1), None)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
             inner = self.evaluate(node.operand, depth + 1)
             if not inner.known:
                 return inner
             return replace(inner, value=-inner.value if isinstance(node.op, ast.USub) else not inner.value)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self.evaluate(node.left, depth + 1), self.evaluate(node.right, depth + 1)
+            if left.known and isinstance(left.value, ModulePath) and left.value.as_path and right.known and isinstance(right.value, str):
+                return Evaluation(left.value / right.value, True)
         if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
             return self._arithmetic(node, depth)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             return self._first_truthy(node, depth)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            return self._first_falsy(node, depth)
+        if isinstance(node, ast.Compare) and all(type(op) in COMPARISONS for op in node.ops):
+            return self._compare(node, depth)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, depth)
         return self._unknown(node)
+
+    def _item(self, container: Evaluation, key: Evaluation, default: Evaluation | None) -> Evaluation:
+        """``container[key]``, or ``container.get(key, default)`` when ``default`` is given."""
+        if not (container.known and key.known):
+            return _unknown_of([container, key])
+        value = container.value
+        try:
+            if isinstance(value, dict) and key.value not in value and default is not None:
+                return default
+            if isinstance(value, (dict, list)):
+                return Evaluation(value[key.value], True)
+        except (KeyError, IndexError, TypeError):
+            pass
+        return UNKNOWN
+
+    def _opened(self, node: ast.expr, depth: int) -> Evaluation:
+        """The path of ``open(PATH)``, or of the file a ``with open(PATH) as name`` bound to ``name``."""
+        if isinstance(node, ast.Name):
+            function = self.module.enclosing_function(node)
+            for sub in ast.walk(function or self.module.tree):
+                if isinstance(sub, (ast.With, ast.AsyncWith)):
+                    for item in sub.items:
+                        if isinstance(item.optional_vars, ast.Name) and item.optional_vars.id == node.id:
+                            return self._opened(item.context_expr, depth + 1)
+            return UNKNOWN
+        if isinstance(node, ast.Call) and self.module.canonical(node.func) in OPENERS and node.args:
+            return self.evaluate(node.args[0], depth + 1)
+        return UNKNOWN
+
+    def _returned(self, functions: list[ast.FunctionDef | ast.AsyncFunctionDef], node: ast.Call, depth: int) -> Evaluation:
+        """What a function of this module returns when called, when it is one function with a single ``return``."""
+        if len(functions) != 1:
+            return self._unknown(node)
+        returns = [sub for sub in ast.walk(functions[0]) if isinstance(sub, ast.Return) and sub.value is not None]
+        return self.evaluate(returns[0].value, depth + 1) if len(returns) == 1 else self._unknown(node)
+
+    def _attribute(self, node: ast.Attribute, depth: int) -> Evaluation:
+        name = node.value.id if isinstance(node.value, ast.Name) else None
+        if name in ("self", "cls"):
+            values = assigned_to_self(self.module, node)
+        elif name and self._is_parsed_arguments(node.value, depth) and not any(
+                attribute_assigned(module, node.attr) for module in self._modules()):
+            values = argparse_defaults(self.module, node.attr)
+        else:
+            values = []
+        if not values:
+            path = path_attribute(self.evaluate(node.value, depth + 1).value, node.attr) if name not in ("self", "cls") else None
+            return Evaluation(path, True) if path is not None else self._unknown(node)
+        results = [self.evaluate(value, depth + 1) for value in values]
+        return results[0] if all(result == results[0] for result in results) else _unknown_of(results)
+
+    def _modules(self) -> list[Module]:
+        return list(self.program.modules.values()) if self.program is not None else [self.module]
+
+    def _is_parsed_arguments(self, node: ast.expr, depth: int) -> bool:
+        """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
+        function = self.module.enclosing_function(node)
+        if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
+            passed = [(evaluator, passed_for(call, skipped, function, node.id)) for evaluator, call, skipped in self.sites(function)]
+            return bool(passed) and depth < MAX_DEPTH and all(
+                isinstance(value, ast.Name) and evaluator._is_parsed_arguments(value, depth + 1) for evaluator, value in passed)
+        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
+        return bool(values) and all(isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                                    and value.func.attr in ("parse_args", "parse_known_args") for value in values)
+
+    def _compare(self, node: ast.Compare, depth: int) -> Evaluation:
+        operands = [self.evaluate(operand, depth + 1) for operand in [node.left, *node.comparators]]
+        if not all(operand.known for operand in operands):
+            return _unknown_of(operands)
+        try:
+            holds = all(COMPARISONS[type(op)](left.value, right.value)
+                        for op, left, right in zip(node.ops, operands, operands[1:]))
+        except TypeError:
+            return UNKNOWN
+        return Evaluation(holds, True)
+
+    def _first_falsy(self, node: ast.BoolOp, depth: int) -> Evaluation:
+        """``a and b``: known as soon as one operand is known falsy, or when all are known."""
+        results = []
+        for value in node.values:
+            result = self.evaluate(value, depth + 1)
+            if result.known and not result.value:
+                return result
+            results.append(result)
+        return results[-1] if all(result.known for result in results) else _unknown_of(results)
 
     def _unknown(self, node: ast.AST) -> Evaluation:
         counts_cpus = any(isinstance(sub, ast.Call) and self.module.canonical(sub.func) in HOST_CPU_COUNTERS
@@ -128,21 +264,45 @@ class Evaluator:
         return False
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
-        sites = list(self.module.call_sites(function))
-        passed = [(passed_for(call, skipped, function, name), call) for call, skipped in sites]
+        sites = self.sites(function)
         default = _default(function, name)
         results = []
-        for expression, _ in passed:
+        for evaluator, call, skipped in sites:
+            expression = passed_for(call, skipped, function, name)
             if expression is None:
                 results.append(self.evaluate(default, depth + 1) if default is not None else UNKNOWN)
             else:
-                results.append(self.evaluate(expression, depth + 1))
+                results.append(evaluator.evaluate(expression, depth + 1))
         if not sites:
             return self.evaluate(default, depth + 1) if default is not None else UNKNOWN
         return results[0] if all(result == results[0] for result in results) else UNKNOWN
 
     def _call(self, node: ast.Call, depth: int) -> Evaluation:
         name = self.module.canonical(node.func)
+        if name in LOADERS and node.args:
+            path = self._opened(node.args[0], depth + 1)
+            document = load(path.value, LOADERS[name]) if path.known else None
+            return Evaluation(document, True) if document is not None else self._unknown(node)
+        if name in PATH_CLASSES + PATH_FUNCTIONS and node.args and not node.keywords:
+            values = [self.evaluate(arg, depth + 1) for arg in node.args]
+            if all(value.known for value in values):
+                path = (values[0].value.moved(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
+                        and isinstance(values[0].value, ModulePath) else path_function(name, [v.value for v in values]))
+                if path is not None:
+                    return Evaluation(path, True)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_METHODS and not node.args:
+            value = path_attribute(self.evaluate(node.func.value, depth + 1).value, node.func.attr)
+            if value is not None:
+                return Evaluation(value, True)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and 1 <= len(node.args) <= 2 and name != ENV_MAPPING + ".get":
+            container = self.evaluate(node.func.value, depth + 1)
+            if container.known and isinstance(container.value, dict):
+                default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
+                return self._item(container, self.evaluate(node.args[0], depth + 1), default)
+        if name == "str" and len(node.args) == 1:
+            inner = self.evaluate(node.args[0], depth + 1)
+            if inner.known and isinstance(inner.value, ModulePath):
+                return Evaluation(inner.value.moved(inner.value.path, False), True)
         if name in ENV_GETTERS and node.args:
             fallback = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
             return self._environment(self.evaluate(node.args[0], depth + 1),
@@ -155,6 +315,11 @@ class Evaluator:
                 return replace(inner, value=_convert(CONVERSIONS[name], inner.value))
             except (TypeError, ValueError):
                 return replace(inner, value=None, known=False)
+        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions:
+            return self._returned(self.module.functions[node.func.id], node, depth)
+        definition = self.program.definition(self.module, node.func) if self.program is not None else None
+        if definition is not None and isinstance(definition[1], FUNCTIONS):
+            return self.of(definition[0])._returned([definition[1]], node, depth)
         return self._unknown(node)
 
     def _environment(self, variable: Evaluation, fallback: Evaluation | None) -> Evaluation:
@@ -198,6 +363,11 @@ class Evaluator:
             default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
             result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
         return result
+
+
+def _unknown_of(results: list[Evaluation]) -> Evaluation:
+    """Unknown, still saying whether any part counts the host's CPUs."""
+    return Evaluation(host_cpu_count=any(result.host_cpu_count for result in results))
 
 
 def _default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:

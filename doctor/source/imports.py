@@ -1,0 +1,145 @@
+"""The modules a service's script imports, found where its interpreter would find them (the
+script's folder, ``PYTHONPATH``, the interpreter's site-packages), so the Configs a wrapper package
+builds are read where they are built. Bounded: at most MAX_IMPORTED files and IMPORT_SECONDS of
+reading; Paddle's own package is not followed (it builds no Config of the service's)."""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import time
+from dataclasses import dataclass, field
+
+NOT_FOLLOWED = ("paddle",)
+MAX_IMPORTED = 400
+IMPORT_SECONDS = 10.0
+
+
+@dataclass
+class ImportedFile:
+    """A module found on the search path: its file and the folder of the search path it is under."""
+
+    file: str
+    root: str
+
+
+@dataclass
+class Imports:
+    found: list[ImportedFile] = field(default_factory=list)
+    left_out: int = 0  # modules imported and found past the bounds
+
+
+def search_path(script: str, interpreter: str | None, environ: dict[str, str] | None, under=lambda path: path) -> list[str]:
+    """Where the service's interpreter finds modules, in its order: the script's folder,
+    ``PYTHONPATH``, then its site-packages (a venv's, and its base's when the venv includes them).
+    ``under`` maps a path the process sees to the one the doctor reads (``--root``)."""
+    folders = [os.path.dirname(os.path.abspath(script))]
+    folders += [under(entry) for entry in (environ or {}).get("PYTHONPATH", "").split(":") if entry.startswith("/")]
+    if interpreter:
+        folders += site_folders(interpreter, under)
+    unique = []
+    for folder in folders:
+        if folder not in unique and os.path.isdir(folder):
+            unique.append(folder)
+    return unique
+
+
+def site_folders(interpreter: str, under=lambda path: path) -> list[str]:
+    """The site-packages of an interpreter, read from its prefix (never by running it)."""
+    prefix = os.path.dirname(os.path.dirname(interpreter))
+    folders = _site_packages(under(prefix))
+    config = under(os.path.join(prefix, "pyvenv.cfg"))
+    if os.path.isfile(config):
+        values = dict(line.split("=", 1) for line in _lines(config) if "=" in line)
+        values = {key.strip(): value.strip() for key, value in values.items()}
+        if values.get("include-system-site-packages", "false").lower() == "true" and values.get("home", "").startswith("/"):
+            folders += _site_packages(under(os.path.dirname(values["home"])))
+    return folders
+
+
+def _site_packages(prefix: str) -> list[str]:
+    found = sorted(glob.glob(os.path.join(glob.escape(prefix), "lib", "python3*", "site-packages")))
+    found += sorted(glob.glob(os.path.join(glob.escape(prefix), "local", "lib", "python3*", "dist-packages")))
+    found += [os.path.join(prefix, "lib", "python3", "dist-packages")]
+    return [folder for folder in found if os.path.isdir(folder)]
+
+
+def _lines(path: str) -> list[str]:
+    from ..inputs import SYSTEM_BYTES, read_text
+
+    try:
+        return read_text(path, SYSTEM_BYTES, errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def imported_names(tree: ast.Module, package: str) -> list[str]:
+    """The dotted names of the modules a module imports (``from a import b`` names ``a.b`` too, in
+    case ``b`` is a module); ``package`` resolves its relative imports."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base:
+                names.append(base)
+            names.extend(f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*")
+    return names
+
+
+def locate(name: str, folders: list[str]) -> list[ImportedFile]:
+    """The files importing ``name`` runs: each package's ``__init__.py`` on the way, then the module."""
+    if not name or name.split(".")[0] in NOT_FOLLOWED:
+        return []
+    parts = name.split(".")
+    for folder in folders:
+        found = []
+        for depth in range(1, len(parts) + 1):
+            base = os.path.join(folder, *parts[:depth])
+            if os.path.isfile(os.path.join(base, "__init__.py")):
+                found.append(ImportedFile(os.path.join(base, "__init__.py"), folder))
+            elif os.path.isfile(base + ".py"):
+                found.append(ImportedFile(base + ".py", folder))
+                break
+            elif not (depth == 1 and os.path.isdir(base)):  # a namespace package has no __init__
+                break
+        if found:
+            return found
+    return []
+
+
+def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: float = IMPORT_SECONDS,
+           most: int = MAX_IMPORTED) -> Imports:
+    """Every module reached from ``start`` through its imports, breadth first, within the bounds.
+    ``parse(file)`` gives the file's tree, or None when it is not read."""
+    from .program import module_name
+
+    imports = Imports()
+    seen = {item.file for item in start}
+    queue = list(start)
+    deadline = time.monotonic() + deadline_s
+    while queue:
+        item = queue.pop(0)
+        tree = parse(item.file)
+        if tree is None:
+            continue
+        name = module_name(item.file, item.root)
+        package = name if item.file.endswith("__init__.py") else name.rpartition(".")[0]
+        for imported in imported_names(tree, package):
+            for found in locate(imported, folders):
+                if found.file in seen:
+                    continue
+                seen.add(found.file)
+                if len(imports.found) >= most or time.monotonic() > deadline:
+                    imports.left_out += 1
+                    continue
+                imports.found.append(found)
+                queue.append(found)
+    return imports
