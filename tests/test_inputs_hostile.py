@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import fixture_root, report_with_its_exit, run_doctor, statuses
+from opened import folder_openings
 from paddle_doctor.inputs import MAX_DEPTH, Refused, SYSTEM_BYTES, read_bytes
 from paddle_doctor.source import MAX_FILES
 from test_registry import install_plugin
@@ -278,21 +279,42 @@ def test_yaml_nested_too_deeply_or_repeating_itself_is_refused(tmp_path, text, w
 # ------------------------------------------------------------------ the files --source reads: a cap is said
 
 
-def test_past_the_source_cap_the_files_not_read_are_a_finding_and_the_exit_code_stays_honest(tmp_path):
+def test_past_the_source_cap_the_search_stops_the_finding_says_so_and_the_exit_code_stays_honest(tmp_path):
     folder = tmp_path / "monorepo"
     folder.mkdir()
     for number in range(MAX_FILES + 10):
         (folder / f"m{number:05d}.py").write_text("x = 1\n")
     (folder / "zz_service.py").write_text(THREADS_8)  # sorted last: past the cap
+    later = folder / "zz_vendored"  # searched after the files beside it: never, once the cap is reached
+    later.mkdir()
+    (later / "big.py").write_text("x = 1\n")
     alone = report_with_its_exit(run_doctor("--root", ROOT, "--source", str(folder / "zz_service.py"), "--json", *NO_PROBES, timeout=QUICK))
     assert statuses(alone)["PD-CPU-010"] == "fail" and alone["exit_code"] == 1
-    result = run_doctor("--root", ROOT, "--source", str(folder), "--json", *NO_PROBES, timeout=QUICK)
+    with folder_openings(later) as openings:
+        result = run_doctor("--root", ROOT, "--source", str(folder), "--json", *NO_PROBES, timeout=QUICK)
+    assert openings == []  # the search stopped at the cap: the folder past it was never listed
     capped = report_with_its_exit(result)
     assert statuses(capped)["PD-CPU-010"] == "pass"  # the 8 threads were never read ...
     (coverage,) = [f for f in capped["findings"] if f["rule_id"] == "PD-SRC-008"]
-    assert coverage["status"] == "fail" and coverage["severity"] == "error"  # ... and that is said, and counted
-    assert coverage["message"] == "11 of 2,011 Python files were not read (the doctor reads at most 2,000 in one run)"
+    assert coverage["status"] == "fail" and coverage["severity"] == "error"  # ... and that is said
+    assert coverage["message"] == ("the read stopped at 2,000 Python files, the most the doctor reads in one run: "
+                                   "more were found, and the folders were not searched further")
+    assert capped["service"]["source"]["stopped"] == "files" and len(capped["service"]["source"]["files"]) == MAX_FILES
     assert capped["exit_code"] == 1
+
+
+def test_the_source_search_enters_no_kernel_file_system_and_no_folder_twice(tmp_path):
+    folder = tmp_path / "service"
+    folder.mkdir()
+    (folder / "app.py").write_text(THREADS_8)
+    (folder / "loop").symlink_to(folder)  # a folder holding itself
+    (folder / "system").symlink_to("/proc")
+    os.symlink("app.py", folder / "same.py")  # a file is read as often as it is named
+    result = run_doctor("--root", ROOT, "--source", str(folder), "--source", str(folder), "--source", "/proc", "--source", "/sys",
+                        "--source", "/dev", "--json", *NO_PROBES, timeout=QUICK)
+    source = report_with_its_exit(result)["service"]["source"]
+    assert source["files"] == [str(folder / "app.py"), str(folder / "same.py")] and source["stopped"] is None
+    assert result.stderr == "" and result.returncode == 1, result.stderr
 
 
 # ------------------------------------------------------------------ a baseline names checks, never code
