@@ -154,6 +154,40 @@ def test_a_fifo_or_a_device_as_source_is_said_to_be_what_it_is(fifo, source):
                    f"--source {path}: is {what}; expected the service's .py file or its folder")
 
 
+ROOT_EXPECTED = "expected a folder (a container's file system mounted here, or / for this machine)"
+
+
+@pytest.fixture(params=["/dev/zero", "fifo", "file", "missing", "under a file"])
+def not_a_root(request, tmp_path):
+    """A --root that names no folder, and what the doctor says it is."""
+    if request.param == "/dev/zero":
+        return "/dev/zero", "is a character device"
+    if request.param == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+        return str(tmp_path / "pipe"), "is a FIFO (named pipe)"
+    (tmp_path / "file").write_text("not a folder\n")
+    if request.param == "file":
+        return str(tmp_path / "file"), "is a file"
+    return str(tmp_path / ("missing" if request.param == "missing" else "file/root")), "no such folder"
+
+
+@pytest.mark.parametrize("command", ["check", "facts", "baseline"])
+def test_a_root_that_is_no_folder_is_one_line_before_any_work(not_a_root, command, tmp_path):
+    root, what = not_a_root
+    out = tmp_path / "out"
+    args = {"check": ["--output", str(out)], "facts": ["facts"], "baseline": ["baseline", "--out", str(out)]}[command]
+    started = time.monotonic()
+    result = run_doctor(*args, "--root", root, timeout=QUICK)
+    one_line_error(result)
+    assert result.stderr == f"paddle-doctor: error: --root {root}: {what}; {ROOT_EXPECTED}\n"
+    assert not out.exists() and time.monotonic() - started < QUICK / 2  # nothing was written: nothing was probed
+
+
+def test_the_healthcheck_answers_unhealthy_for_a_root_that_is_no_folder(not_a_root):
+    root, what = not_a_root
+    unhealthy_line(run_doctor("healthcheck", "--root", root, timeout=QUICK), f"unhealthy: --root {root}: {what}; {ROOT_EXPECTED}")
+
+
 # ------------------------------------------------------------------ files found, not given: the rest of the report follows
 
 
