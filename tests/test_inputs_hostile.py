@@ -14,7 +14,7 @@ import pytest
 
 from conftest import fixture_root, report_with_its_exit, run_doctor, statuses
 from opened import folder_openings
-from paddle_doctor.inputs import MAX_DEPTH, Refused, SYSTEM_BYTES, read_bytes
+from paddle_doctor.inputs import MAX_DEPTH, Refused, SAMPLE_BYTES, SYSTEM_BYTES, read_bytes
 from paddle_doctor.source import MAX_FILES
 from test_registry import install_plugin
 
@@ -441,3 +441,75 @@ def test_a_fifo_output_being_read_gets_the_whole_report(fifo):
         os.close(reader)
     assert result.returncode == 0, result.stderr
     assert json.loads(b"".join(chunks))["tool"]["name"] == "paddle-doctor"
+
+
+# ------------------------------------------------------------------ real inputs (--inputs): bounded as the worker loads them
+
+NPZ_EXPECTED = "(expected an .npz archive keyed by input name (numpy.savez), or a folder of them)"
+
+
+def npz_declaring(path, shape: tuple[int, ...]) -> str:
+    """An .npz of one float32 array 'x' whose header says ``shape``: the header alone, no data."""
+    import zipfile
+
+    header = repr({"descr": "<f4", "fortran_order": False, "shape": shape}).encode("latin1")
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    return str(path)
+
+
+def test_an_npz_past_its_bound_is_refused_unread(tmp_path):
+    from paddle_doctor.verify.npz import NpzError, read_samples
+
+    sparse = tmp_path / "sample.npz"
+    with open(sparse, "wb") as handle:
+        handle.truncate(SAMPLE_BYTES + 1)  # no disk used: the size alone refuses it
+    started = time.monotonic()
+    with pytest.raises(NpzError) as refused:
+        read_samples(sparse)
+    assert str(refused.value) == f"{sparse}: is larger than 1024 MiB, the most the doctor reads of such a file {NPZ_EXPECTED}"
+    assert time.monotonic() - started < 1
+
+
+def test_npz_arrays_larger_together_than_the_worker_loads_are_refused_by_their_headers(tmp_path):
+    from paddle_doctor.verify.npz import NpzError, read_npz_header, read_samples
+
+    huge = npz_declaring(tmp_path / "huge.npz", (1 << 28, 2))  # 2 GiB of float32, said in 150 bytes
+    with pytest.raises(NpzError, match=r"huge.npz: holds arrays of 2,147,483,648 bytes, more than 1024 MiB, "
+                                       r"the most the doctor loads as inputs"):
+        read_npz_header(huge)
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    for name in ("a", "b", "c"):  # each within the bound, all three not
+        npz_declaring(folder / f"{name}.npz", (1 << 26, 2))
+    assert read_npz_header(folder / "a.npz")["x"].shape == (1 << 26, 2)
+    with pytest.raises(NpzError, match=rf"^{folder}: holds arrays of 1,610,612,736 bytes, more than 1024 MiB"):
+        read_samples(folder)
+
+
+def test_a_fifo_among_npz_samples_is_refused_by_name(tmp_path):
+    from paddle_doctor.verify.npz import NpzError, read_samples
+
+    npz_declaring(tmp_path / "a.npz", (1, 3))
+    os.mkfifo(tmp_path / "b.npz")
+    with pytest.raises(NpzError) as refused:
+        read_samples(tmp_path)
+    assert str(refused.value) == f"{tmp_path / 'b.npz'}: {FIFO_WORDS} {NPZ_EXPECTED}"
+
+
+@pytest.mark.parametrize("sample", ["sparse", "fifo", "/dev/zero"])
+def test_an_npz_given_to_inputs_that_cannot_be_loaded_is_one_line(models, tmp_path, sample):
+    path = tmp_path / "sample.npz"
+    if sample == "sparse":
+        with open(path, "wb") as handle:
+            handle.truncate(SAMPLE_BYTES + 1)
+        words = "is larger than 1024 MiB, the most the doctor reads of such a file"
+    elif sample == "fifo":
+        os.mkfifo(path)
+        words = "is a FIFO (named pipe)"
+    else:
+        path, words = "/dev/zero", "is a character device"
+    result = run_doctor("--pid", "none", "--root", ROOT, *NO_PROBES, "--model", str(models["recognizer-pir"]),
+                        "--inputs", str(path), "--budget", "3", timeout=QUICK)
+    assert one_line_error(result).startswith(f"paddle-doctor: error: --inputs {path}: {words}")
