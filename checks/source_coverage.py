@@ -1,15 +1,11 @@
-"""Source: did the doctor read all of the service's source it was given?
-
-Why: a setting made in a file the doctor left out (past the files it reads in one run, too large,
-nested too deeply, not a regular file) is never judged, and the run would pass as if it were.
-Fix: give --source the service's own files or package folder.
-"""
+"""Source: did the doctor read all of the service's source it was given?"""
 
 from __future__ import annotations
 
 from paddle_doctor.facts import CANNOT_READ, Facts
 from paddle_doctor.findings import Finding, Status, passed
 from paddle_doctor.registry import Check, Need
+from paddle_doctor.vocabulary import SourceStop
 
 RULE = "PD-SRC-008"
 
@@ -17,9 +13,15 @@ RULE = "PD-SRC-008"
 def check(facts: Facts) -> list[Finding]:
     source = facts.service_source
     unread = source.unread
-    if not unread and not source.left_out:
+    if not unread and not source.left_out and not source.stopped:
         return [passed(RULE, f"every Python file given was read ({len(source.files)})")]
     parts = []
+    if source.stopped == SourceStop.FILES:
+        parts.append(f"the read stopped at {len(source.files):,} Python files, the most the doctor reads in one run: "
+                     "more were found, and the folders were not searched further")
+    elif source.stopped == SourceStop.TIME:
+        parts.append(f"the time the doctor gives the source ran out, {len(source.files):,} Python files in: "
+                     "what was not read or searched by then is not judged")
     if source.left_out:  # the files read are the first ones found, as many as the doctor reads
         parts.append(f"{source.left_out:,} of {len(source.files) + source.left_out:,} Python files were not read "
                      f"(the doctor reads at most {len(source.files):,} in one run)")

@@ -22,6 +22,7 @@ import click
 from . import __version__, children
 from .baseline import BaselineError
 from .cache_stamp import StampError
+from .context import RootError, checked_root
 from .demo import DemoFolderError
 from .docs import DocsUrlError
 from .facts import FactsError
@@ -44,7 +45,7 @@ DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
 CHECKING, WRITING = "running the checks", "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError)
+               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -72,7 +73,7 @@ class DefaultCommandGroup(click.Group):
 
 def probe_options(function):
     options = [
-        click.option("--root", default="/", show_default=True, type=click.Path(file_okay=False),
+        click.option("--root", default="/", show_default=True, callback=lambda _ctx, _param, root: str(checked_root(root)),
                      help="Read /proc, /sys and files under this directory (a mounted container filesystem)."),
         click.option("--python", "python", default=None,
                      help="Interpreter whose Paddle to probe [default: this one; none with --root]."),

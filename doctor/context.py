@@ -11,11 +11,12 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .inputs import SYSTEM_BYTES, read_text
+from .inputs import SYSTEM_BYTES, read_text, what_it_is
 from .redact import redacted_tail
 
 MAX_STDERR_CHARS = 64 * 1024  # of a child's error output, the end is kept: its last lines say what failed
@@ -43,9 +44,28 @@ class RunResult:
         return signal_name(-self.returncode)
 
 
+class RootError(ValueError):
+    """--root names no folder; the message says what it names and what was expected."""
+
+
+def checked_root(root: str | os.PathLike) -> Path:
+    """``root`` if it is a folder; RootError, before anything is read under it, if it is not."""
+    try:
+        mode = os.stat(root).st_mode
+        reason = None if stat.S_ISDIR(mode) else "is a file" if stat.S_ISREG(mode) else f"is {what_it_is(mode)}"
+    except (FileNotFoundError, NotADirectoryError):
+        reason = "no such folder"
+    except (OSError, ValueError) as exc:  # a loop, no permission, a NUL character
+        reason = f"cannot be looked at: {getattr(exc, 'strerror', None) or exc}"
+    if reason is not None:
+        raise RootError(f"--root {os.fspath(root)}: {reason}; expected a folder "
+                        "(a container's file system mounted here, or / for this machine)")
+    return Path(root)
+
+
 class ProbeContext:
     def __init__(self, root: str | os.PathLike = "/"):
-        self.root = Path(root)
+        self.root = checked_root(root)
         self.is_live = os.path.realpath(self.root) == "/"  # a root that loops is not the live system, and not an error
 
     def path(self, path: str) -> Path:

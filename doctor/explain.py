@@ -75,14 +75,16 @@ def needs_machine(rule: Rule) -> bool:
 def render_explain(rule: Rule, known: MachineValues | None, docs: list[str], console: Console) -> None:
     """The rule's text wraps to the terminal; code and links are printed whole, never wrapped nor
     indented, so what a terminal copies is what runs (or, for a template, what to fill in)."""
+    from .render.escape import terminal_line, terminal_text
     from .render.text import print_code
 
     console.print(Text.assemble((rule.id, "bold"), f" {rule.slug} — {rule.title}"))
-    console.print(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}", highlight=False)
+    console.print(Text(terminal_text(f"severity: {rule.severity}; status: {rule.status}; experiment: {rule.experiment or 'none'}")),
+                  highlight=False)
     for label, value in (("Symptom", rule.symptom), ("Cause", rule.cause), ("Fix", rule.fix_text)):
         console.print()
         console.print(Text(label, style="bold"))
-        console.print(value, highlight=False, markup=False)
+        console.print(Text(terminal_text(value)), highlight=False)
     if known is not None:
         console.print(Text(known.how, style="dim"))
     for block in fix_blocks(rule, known):
@@ -95,4 +97,4 @@ def render_explain(rule: Rule, known: MachineValues | None, docs: list[str], con
     console.print()
     console.print(Text("Docs", style="bold"))
     for link in docs:
-        console.print(Text(link), soft_wrap=True, highlight=False)
+        console.print(Text(terminal_line(link)), soft_wrap=True, highlight=False)

@@ -254,10 +254,11 @@ def _more(problems: list[str]) -> str:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Bad input the user can fix: the message names the file and what is wrong."""
+    from .context import RootError
     from .rules import RulesError
     from .service import ServiceConfigError
 
-    return RulesError, ServiceConfigError
+    return RulesError, ServiceConfigError, RootError
 
 
 def _reason(exc: BaseException) -> str:

@@ -2,7 +2,8 @@
 
 Every input file goes through :func:`read_bytes`: options (``--facts``, ``--config``, ``--settings``,
 ``--rules``, a baseline, fleet reports, a model's program), the service's source, and what the
-probes read under ``--root``. It never blocks and never reads without end: what is not a regular
+probes read under ``--root``; an ``.npz`` of real inputs, read as a zip archive, through
+:func:`open_regular`, which read_bytes opens with. It never blocks and never reads without end: what is not a regular
 file (a FIFO, which would wait for a writer forever; a device such as ``/dev/zero``, which never
 ends; a socket, a folder) is refused without being opened, and a file larger than the bound for its
 kind is refused unread. Files of /proc and cgroupfs say they are empty; they are read up to the bound.
@@ -18,7 +19,7 @@ import errno
 import json
 import os
 import stat
-from typing import Any
+from typing import Any, BinaryIO
 
 MiB = 1 << 20
 # Bounds per kind of file, far above what a real one holds.
@@ -27,6 +28,7 @@ YAML_BYTES = 4 * MiB  # --config, --settings, --rules: the bundled rules.yaml is
 SOURCE_BYTES = 2 * MiB  # one Python file of the service
 SYSTEM_BYTES = 16 * MiB  # a file under --root: /proc, /sys, cgroup, a METADATA file, a cache stamp
 PROGRAM_BYTES = 1024 * MiB  # a model's program (its weights are not read)
+SAMPLE_BYTES = 1024 * MiB  # an .npz of real inputs (--inputs), and the arrays it holds: a batch of images is tens of MiB
 MAX_DEPTH = 200  # levels of nesting the doctor's code walks: JSON and YAML documents (real ones have under 20), Python source
 CHUNK = 1 << 16
 
@@ -61,6 +63,22 @@ def size_words(limit: int) -> str:
 def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them; Refused for anything else,
     OSError as ``open`` raises it (missing, permission denied)."""
+    with open_regular(path, limit) as handle:
+        chunks, size = [], 0
+        while size <= limit:  # /proc and cgroup files say size 0: read to their end, up to the bound
+            chunk = handle.read(min(CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    if size > limit:
+        raise Refused(path, f"is larger than {size_words(limit)}, the most the doctor reads of such a file")
+    return b"".join(chunks)
+
+
+def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:
+    """The regular file ``path`` opened for reading (a zip archive reads what it needs of it), if it
+    says it holds at most ``limit`` bytes; Refused for anything else, OSError as ``open`` raises it."""
     try:
         mode = os.stat(path).st_mode
     except ValueError:  # a name read from a file (a baseline's METADATA path) may hold what no path can
@@ -74,18 +92,10 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
             raise Refused(path, f"is {what_it_is(status.st_mode)}, not a regular file")
         if status.st_size > limit:
             raise Refused(path, f"is larger than {size_words(limit)}, the most the doctor reads of such a file")
-        chunks, size = [], 0
-        while size <= limit:  # /proc and cgroup files say size 0: read to their end, up to the bound
-            chunk = os.read(fd, min(CHUNK, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise Refused(path, f"is larger than {size_words(limit)}, the most the doctor reads of such a file")
-        return b"".join(chunks)
-    finally:
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
         os.close(fd)
+        raise
 
 
 def read_text(path: str | os.PathLike, limit: int, errors: str = "strict") -> str:

@@ -151,6 +151,14 @@ class SourceStatus(Word):
     NOT_READ = "not_read"
 
 
+class SourceStop(Word):
+    """Why the source read stopped before the end of what it was given: it found more Python files
+    than it reads in one run, or its time ran out."""
+
+    FILES = "files"
+    TIME = "time"
+
+
 class SourcePatternKind(Word):
     """How a service's source serves its predictor, as the source lint checks look for it."""
 

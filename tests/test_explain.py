@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import fixture_root, run_doctor
+from conftest import REPO, fixture_root, run_doctor
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.explain import fix_blocks, machine_values, needs_machine
@@ -82,3 +82,18 @@ def test_the_controls_pasting_catches_broken_code():
     assert pasting_problem("dockerfile", "ENV")
     assert pasting_problem("kubernetes", "resources: {limits: {cpu: ")
     assert pasting_problem("python", "config.set_cpu_math_library_num_threads({threads_per_instance})") is None  # why `{}` is banned
+
+
+def test_a_rules_files_text_and_links_are_printed_as_text_never_as_markup_or_terminal_codes(tmp_path):
+    rules = tmp_path / "rules.yaml"
+    text = (REPO / "rules.yaml").read_text()
+    planted = "[bold red]PLANTED[/bold red] \\x1b[2J"
+    text = text.replace("    docs:\n      - https://docs.python.org/3/library/ast.html",
+                        f'    docs:\n      - "https://docs.python.org/3/library/ast.html#{planted}"', 1)
+    cause = next(line for line in text.splitlines() if line.startswith("    cause: The doctor reads at most 2,000"))
+    text = text.replace(cause, f'    cause: "{planted} {cause.removeprefix("    cause: ")}"', 1)
+    rules.write_text(text)
+    result = run_doctor("explain", "PD-SRC-008", "--rules", str(rules), env={"COLUMNS": "1000"})
+    assert result.returncode == 0, result.stderr
+    shown = "[bold red]PLANTED[/bold red] \\x1b[2J"  # the markup as it is written, the escape written out
+    assert result.stdout.count(shown) == 2 and "\x1b" not in result.stdout, result.stdout

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from conftest import fixture_root, report_with_its_exit, run_doctor, statuses
-from paddle_doctor.inputs import MAX_DEPTH, Refused, SYSTEM_BYTES, read_bytes
+from opened import folder_openings
+from paddle_doctor.inputs import MAX_DEPTH, Refused, SAMPLE_BYTES, SYSTEM_BYTES, read_bytes
 from paddle_doctor.source import MAX_FILES
 from test_registry import install_plugin
 
@@ -153,6 +154,40 @@ def test_a_fifo_or_a_device_as_source_is_said_to_be_what_it_is(fifo, source):
                    f"--source {path}: is {what}; expected the service's .py file or its folder")
 
 
+ROOT_EXPECTED = "expected a folder (a container's file system mounted here, or / for this machine)"
+
+
+@pytest.fixture(params=["/dev/zero", "fifo", "file", "missing", "under a file"])
+def not_a_root(request, tmp_path):
+    """A --root that names no folder, and what the doctor says it is."""
+    if request.param == "/dev/zero":
+        return "/dev/zero", "is a character device"
+    if request.param == "fifo":
+        os.mkfifo(tmp_path / "pipe")
+        return str(tmp_path / "pipe"), "is a FIFO (named pipe)"
+    (tmp_path / "file").write_text("not a folder\n")
+    if request.param == "file":
+        return str(tmp_path / "file"), "is a file"
+    return str(tmp_path / ("missing" if request.param == "missing" else "file/root")), "no such folder"
+
+
+@pytest.mark.parametrize("command", ["check", "facts", "baseline"])
+def test_a_root_that_is_no_folder_is_one_line_before_any_work(not_a_root, command, tmp_path):
+    root, what = not_a_root
+    out = tmp_path / "out"
+    args = {"check": ["--output", str(out)], "facts": ["facts"], "baseline": ["baseline", "--out", str(out)]}[command]
+    started = time.monotonic()
+    result = run_doctor(*args, "--root", root, timeout=QUICK)
+    one_line_error(result)
+    assert result.stderr == f"paddle-doctor: error: --root {root}: {what}; {ROOT_EXPECTED}\n"
+    assert not out.exists() and time.monotonic() - started < QUICK / 2  # nothing was written: nothing was probed
+
+
+def test_the_healthcheck_answers_unhealthy_for_a_root_that_is_no_folder(not_a_root):
+    root, what = not_a_root
+    unhealthy_line(run_doctor("healthcheck", "--root", root, timeout=QUICK), f"unhealthy: --root {root}: {what}; {ROOT_EXPECTED}")
+
+
 # ------------------------------------------------------------------ files found, not given: the rest of the report follows
 
 
@@ -278,21 +313,42 @@ def test_yaml_nested_too_deeply_or_repeating_itself_is_refused(tmp_path, text, w
 # ------------------------------------------------------------------ the files --source reads: a cap is said
 
 
-def test_past_the_source_cap_the_files_not_read_are_a_finding_and_the_exit_code_stays_honest(tmp_path):
+def test_past_the_source_cap_the_search_stops_the_finding_says_so_and_the_exit_code_stays_honest(tmp_path):
     folder = tmp_path / "monorepo"
     folder.mkdir()
     for number in range(MAX_FILES + 10):
         (folder / f"m{number:05d}.py").write_text("x = 1\n")
     (folder / "zz_service.py").write_text(THREADS_8)  # sorted last: past the cap
+    later = folder / "zz_vendored"  # searched after the files beside it: never, once the cap is reached
+    later.mkdir()
+    (later / "big.py").write_text("x = 1\n")
     alone = report_with_its_exit(run_doctor("--root", ROOT, "--source", str(folder / "zz_service.py"), "--json", *NO_PROBES, timeout=QUICK))
     assert statuses(alone)["PD-CPU-010"] == "fail" and alone["exit_code"] == 1
-    result = run_doctor("--root", ROOT, "--source", str(folder), "--json", *NO_PROBES, timeout=QUICK)
+    with folder_openings(later) as openings:
+        result = run_doctor("--root", ROOT, "--source", str(folder), "--json", *NO_PROBES, timeout=QUICK)
+    assert openings == []  # the search stopped at the cap: the folder past it was never listed
     capped = report_with_its_exit(result)
     assert statuses(capped)["PD-CPU-010"] == "pass"  # the 8 threads were never read ...
     (coverage,) = [f for f in capped["findings"] if f["rule_id"] == "PD-SRC-008"]
-    assert coverage["status"] == "fail" and coverage["severity"] == "error"  # ... and that is said, and counted
-    assert coverage["message"] == "11 of 2,011 Python files were not read (the doctor reads at most 2,000 in one run)"
+    assert coverage["status"] == "fail" and coverage["severity"] == "error"  # ... and that is said
+    assert coverage["message"] == ("the read stopped at 2,000 Python files, the most the doctor reads in one run: "
+                                   "more were found, and the folders were not searched further")
+    assert capped["service"]["source"]["stopped"] == "files" and len(capped["service"]["source"]["files"]) == MAX_FILES
     assert capped["exit_code"] == 1
+
+
+def test_the_source_search_enters_no_kernel_file_system_and_no_folder_twice(tmp_path):
+    folder = tmp_path / "service"
+    folder.mkdir()
+    (folder / "app.py").write_text(THREADS_8)
+    (folder / "loop").symlink_to(folder)  # a folder holding itself
+    (folder / "system").symlink_to("/proc")
+    os.symlink("app.py", folder / "same.py")  # a file is read as often as it is named
+    result = run_doctor("--root", ROOT, "--source", str(folder), "--source", str(folder), "--source", "/proc", "--source", "/sys",
+                        "--source", "/dev", "--json", *NO_PROBES, timeout=QUICK)
+    source = report_with_its_exit(result)["service"]["source"]
+    assert source["files"] == [str(folder / "app.py"), str(folder / "same.py")] and source["stopped"] is None
+    assert result.stderr == "" and result.returncode == 1, result.stderr
 
 
 # ------------------------------------------------------------------ a baseline names checks, never code
@@ -385,3 +441,75 @@ def test_a_fifo_output_being_read_gets_the_whole_report(fifo):
         os.close(reader)
     assert result.returncode == 0, result.stderr
     assert json.loads(b"".join(chunks))["tool"]["name"] == "paddle-doctor"
+
+
+# ------------------------------------------------------------------ real inputs (--inputs): bounded as the worker loads them
+
+NPZ_EXPECTED = "(expected an .npz archive keyed by input name (numpy.savez), or a folder of them)"
+
+
+def npz_declaring(path, shape: tuple[int, ...]) -> str:
+    """An .npz of one float32 array 'x' whose header says ``shape``: the header alone, no data."""
+    import zipfile
+
+    header = repr({"descr": "<f4", "fortran_order": False, "shape": shape}).encode("latin1")
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x.npy", b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+    return str(path)
+
+
+def test_an_npz_past_its_bound_is_refused_unread(tmp_path):
+    from paddle_doctor.verify.npz import NpzError, read_samples
+
+    sparse = tmp_path / "sample.npz"
+    with open(sparse, "wb") as handle:
+        handle.truncate(SAMPLE_BYTES + 1)  # no disk used: the size alone refuses it
+    started = time.monotonic()
+    with pytest.raises(NpzError) as refused:
+        read_samples(sparse)
+    assert str(refused.value) == f"{sparse}: is larger than 1024 MiB, the most the doctor reads of such a file {NPZ_EXPECTED}"
+    assert time.monotonic() - started < 1
+
+
+def test_npz_arrays_larger_together_than_the_worker_loads_are_refused_by_their_headers(tmp_path):
+    from paddle_doctor.verify.npz import NpzError, read_npz_header, read_samples
+
+    huge = npz_declaring(tmp_path / "huge.npz", (1 << 28, 2))  # 2 GiB of float32, said in 150 bytes
+    with pytest.raises(NpzError, match=r"huge.npz: holds arrays of 2,147,483,648 bytes, more than 1024 MiB, "
+                                       r"the most the doctor loads as inputs"):
+        read_npz_header(huge)
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    for name in ("a", "b", "c"):  # each within the bound, all three not
+        npz_declaring(folder / f"{name}.npz", (1 << 26, 2))
+    assert read_npz_header(folder / "a.npz")["x"].shape == (1 << 26, 2)
+    with pytest.raises(NpzError, match=rf"^{folder}: holds arrays of 1,610,612,736 bytes, more than 1024 MiB"):
+        read_samples(folder)
+
+
+def test_a_fifo_among_npz_samples_is_refused_by_name(tmp_path):
+    from paddle_doctor.verify.npz import NpzError, read_samples
+
+    npz_declaring(tmp_path / "a.npz", (1, 3))
+    os.mkfifo(tmp_path / "b.npz")
+    with pytest.raises(NpzError) as refused:
+        read_samples(tmp_path)
+    assert str(refused.value) == f"{tmp_path / 'b.npz'}: {FIFO_WORDS} {NPZ_EXPECTED}"
+
+
+@pytest.mark.parametrize("sample", ["sparse", "fifo", "/dev/zero"])
+def test_an_npz_given_to_inputs_that_cannot_be_loaded_is_one_line(models, tmp_path, sample):
+    path = tmp_path / "sample.npz"
+    if sample == "sparse":
+        with open(path, "wb") as handle:
+            handle.truncate(SAMPLE_BYTES + 1)
+        words = "is larger than 1024 MiB, the most the doctor reads of such a file"
+    elif sample == "fifo":
+        os.mkfifo(path)
+        words = "is a FIFO (named pipe)"
+    else:
+        path, words = "/dev/zero", "is a character device"
+    result = run_doctor("--pid", "none", "--root", ROOT, *NO_PROBES, "--model", str(models["recognizer-pir"]),
+                        "--inputs", str(path), "--budget", "3", timeout=QUICK)
+    assert one_line_error(result).startswith(f"paddle-doctor: error: --inputs {path}: {words}")

@@ -4,6 +4,7 @@ flags > --config > source. Pure reading: nothing here imports or runs the servic
 import os
 import json
 import textwrap
+import time
 
 import jsonschema
 import pytest
@@ -17,6 +18,7 @@ from paddle_doctor.service import ServiceConfigError
 from paddle_doctor.service_sources import resolve_service
 from paddle_doctor.source import SourceInputError, read_source
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.vocabulary import SourceStop
 
 SERVICES = FIXTURES / "services"
 NO_PROBES = ("--no-paddle", "--no-gpu")
@@ -365,3 +367,65 @@ def test_threads_the_source_sets_from_an_unknown_value_are_not_judged_as_paddles
     assert "app.py:4" in found["PD-CPU-010"]["message"] and "give --threads" in found["PD-CPU-010"]["message"]
     flagged = report_json(run_doctor("--source", str(app), "--threads", "2", "--json", *NO_PROBES))
     assert {f["rule_id"]: f for f in flagged["findings"]}["PD-CPU-010"]["status"] != "skip"  # a flag makes it known
+
+
+# ------------------------------------------------------------------ a source the container supplies cannot hold the read
+
+
+def many_helpers(count: int) -> str:
+    """A service of ``count`` helpers, each calling the one before it and setting the threads: about 400 bytes each."""
+    lines = ["import os", "import paddle.inference as paddle_infer", "", "config = paddle_infer.Config('m.json', 'm.pdiparams')", ""]
+    for n in range(count):
+        lines += [f"def helper_{n}(config, count):",
+                  f"    '''Helper {n}: {'padding ' * 20}'''",
+                  f"    value = int(os.environ.get('THREADS_{n}', '4')) + count",
+                  f"    total = helper_{n - 1}(config, value) if count else value" if n else "    total = value",
+                  "    config.set_cpu_math_library_num_threads(total)",
+                  "    return total", ""]
+    return "\n".join(lines + [f"helper_{count - 1}(config, 1)", ""])
+
+
+def seconds_to_read(path, helpers: int) -> float:
+    """The best of two reads (the machine may be busy), each of which read every helper's setting."""
+    times = []
+    for _ in range(2):
+        started = time.monotonic()
+        source = read_source([str(path)])
+        times.append(time.monotonic() - started)
+        assert len(settings(source, "threads")) == helpers and source.stopped is None and not source.errors
+    return min(times)
+
+
+def test_a_file_of_many_helpers_reads_in_time_that_grows_with_its_size_not_its_square(tmp_path):
+    small, large = tmp_path / "small.py", tmp_path / "large.py"
+    small.write_text(many_helpers(410))
+    large.write_text(many_helpers(1640))
+    assert large.stat().st_size > 650_000
+    baseline, measured = seconds_to_read(small, 410), seconds_to_read(large, 1640)
+    # 4 times the size: linear reading takes about 4 times as long, a walk of the file per helper 16 times
+    assert measured < 8 * baseline, (baseline, measured)
+
+
+def test_the_source_read_stops_when_its_time_runs_out_and_says_so(tmp_path):
+    (tmp_path / "a_first.py").write_text(many_helpers(3))
+    (tmp_path / "b_large.py").write_text(many_helpers(1600))
+    (tmp_path / "c_after.py").write_text(many_helpers(3))
+    started = time.monotonic()
+    assert len(settings(read_source([str(tmp_path / "b_large.py")]), "threads")) == 1600
+    whole = time.monotonic() - started  # parsing is a small part of it; reading its Configs the rest
+    budget = round(whole / 3, 3)
+    started = time.monotonic()
+    source = read_source([str(tmp_path)], seconds=budget)
+    assert time.monotonic() - started < budget + whole  # it stopped within the file, not after it
+    assert source.stopped == SourceStop.TIME
+    # the files are one program, parsed first (linear, quick); the reading of their Configs ran out in b_large.py
+    assert source.files == [str(tmp_path / name) for name in ("a_first.py", "b_large.py", "c_after.py")]
+    assert {setting.location.file for setting in source.settings} <= {str(tmp_path / "a_first.py"), str(tmp_path / "b_large.py")}
+    assert [(str(e.location), e.message) for e in source.errors] == [
+        (f"{tmp_path / 'b_large.py'}:0", f"cannot read: the {budget:g} s the doctor gives the source ran out in this file")]
+    facts = make_facts()
+    facts.service_source = source
+    (finding,) = load_check(LINT["PD-SRC-008"]).run(facts)
+    assert finding.status == Status.FAIL and finding.message.startswith(
+        "the time the doctor gives the source ran out, 3 Python files in: what was not read or searched by then is not judged; "
+        f"1 file not read ({tmp_path / 'b_large.py'}:0: the {budget:g} s the doctor gives the source ran out in this file)")

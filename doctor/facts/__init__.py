@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..lazy import lazy_names
 from ..schema import Count, version_field
 from ..serde import decode_document, load_json_file, to_data
-from ..vocabulary import CacheStatus, GpuStatus, LibraryKind, Origin, PaddleStatus, ProcessStatus, SourcePatternKind, SourceStatus
+from ..vocabulary import CacheStatus, GpuStatus, LibraryKind, Origin, PaddleStatus, ProcessStatus, SourcePatternKind, SourceStatus, SourceStop
 from .baseline import BaselineFacts
 from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 
@@ -348,7 +348,8 @@ class SourceFacts:
     """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
     not_read (no --source and no script from --pid; ``reason`` says why). ``left_out``: Python
     files found past the most the doctor reads in one run (``files`` are those it read, ``imported``
-    those among them read because a file given imports them)."""
+    those among them read because a file given imports them). ``stopped``: why the read ended before
+    the end of the folders given (then it did not look for more files, and ``left_out`` counts none)."""
 
     status: SourceStatus = SourceStatus.NOT_READ
     reason: str | None = None
@@ -362,6 +363,7 @@ class SourceFacts:
     left_out: Count = 0
     imported: list[str] = field(default_factory=list)  # files read because the files given import them (--pid)
     imports_left_out: Count = 0  # modules imported and found past the bounds of that reading
+    stopped: SourceStop | None = None
 
     @property
     def unread(self) -> list[SourceError]:

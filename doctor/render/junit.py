@@ -16,9 +16,10 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..report import Report, ReportFinding, counts_against
+from .escape import terminal_text
 from ..vocabulary import Status
 
-NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+NOT_XML = re.compile("[\ufffe\uffff]")  # the noncharacters XML 1.0 cannot carry, that terminal_text leaves
 
 
 def render_junit(report: Report) -> str:
@@ -86,5 +87,6 @@ def _count(element: ET.Element) -> None:
 
 
 def _clean(text: str) -> str:
-    """Text XML 1.0 can carry (control characters from a probed file are dropped)."""
-    return NOT_XML.sub("", text)
+    """Text XML 1.0 can carry, shown as the text report shows it: control characters from a probed
+    file written out (``\\x1b``), never dropped nor sent to the CI log's terminal."""
+    return NOT_XML.sub("", terminal_text(text))

@@ -3,13 +3,16 @@
 ``read_source`` takes files or folders and returns SourceFacts: every ``paddle.inference.Config``
 built, each setting made on it with file:line, and how the predictor is served. A file Python
 cannot parse, or the doctor does not read (not a regular file, too large, nested too deeply), is one
-SourceError; the other files are still read. At most MAX_FILES files are read; how many more were
-found is ``left_out`` (PD-SRC-008 says so).
+SourceError; the other files are still read. Folders are searched as they are read, in a stable
+order, and the read stops, said in ``stopped`` (PD-SRC-008 says so), at the file past MAX_FILES or
+when SOURCE_SECONDS have passed. The search never enters /proc, /sys or /dev (nor a mount of
+theirs elsewhere), follows no link to a folder and enters no folder twice.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
 from ..inputs import SOURCE_BYTES, read_text, what_it_is
@@ -17,58 +20,81 @@ from ..service import SourceInputError
 from .configs import read_configs
 from .evaluate import Evaluator
 from .imports import ImportedFile, follow
-from .module import Module
+from .module import Module, OutOfTime
 from .program import Program, module_name
 from .patterns import serving_patterns
-from ..vocabulary import SourceStatus
+from ..vocabulary import SourceStatus, SourceStop
 
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
+SOURCE_SECONDS = 20.0  # a real service's source reads in well under a second
+SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")  # kernel file systems: no service source, and entries without end
 
 
-def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None) -> SourceFacts:
+def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None,
+                seconds: float = SOURCE_SECONDS) -> SourceFacts:
     """``environ``: the service process's environment (--pid), for the live value of variables the source reads.
     ``search``: where the service's interpreter finds modules (--pid): the modules the files import
-    are read too, within the bounds of ``imports.follow``, and the files read are one program."""
-    found = python_files(paths)
-    facts = SourceFacts(status=SourceStatus.READ, paths=list(paths), left_out=max(0, len(found) - MAX_FILES))
+    are read too, within the bounds of ``imports.follow``, and the files read are one program.
+    ``seconds``: the whole read's time; past it the read stops, and ``stopped`` says so."""
+    deadline = time.monotonic() + seconds
+    facts = SourceFacts(status=SourceStatus.READ, paths=list(paths))
     modules: dict[str, Module] = {}
+    read: set[str] = set()
+
+    def out_of_time(file: str) -> OutOfTime:
+        facts.errors.append(SourceError(SourceLocation(file, 0),
+                                        f"{CANNOT_READ}the {seconds:g} s the doctor gives the source ran out in this file"))
+        return OutOfTime()
 
     def parse(file: str) -> Module | None:
-        if file in facts.files:
+        if file in read:
             return modules.get(file)
+        read.add(file)
         facts.files.append(file)
         try:
-            modules[file] = Module.parse(file, read_text(file, SOURCE_BYTES))
+            modules[file] = Module.parse(file, read_text(file, SOURCE_BYTES), deadline)
         except SyntaxError as exc:
             facts.errors.append(SourceError(SourceLocation(file, exc.lineno or 0), f"syntax error: {exc.msg}"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             facts.errors.append(SourceError(SourceLocation(file, getattr(exc, "lineno", None) or 0), f"{CANNOT_READ}{exc}"))
+        except OutOfTime:
+            raise out_of_time(file) from None
         return modules.get(file)
 
-    given = [ImportedFile(file, _root(file, paths)) for file in found[:MAX_FILES]]
-    for item in given:
-        parse(item.file)
-    imported = []
-    if search:
-        imports = follow(given, search, lambda file: getattr(parse(file), "tree", None))
-        imported, facts.imports_left_out = imports.found, imports.left_out
-        facts.imported = [item.file for item in imported]
-    program = Program()
-    for item in given + imported:
-        if item.file in modules:
-            program.add(modules[item.file], module_name(item.file, item.root))
-    shared: dict[str, Evaluator] = {}
-    for item in given + imported:
-        module = modules.get(item.file)
-        if module is None:
-            continue
-        evaluator = shared.get(module.file) or Evaluator(module, environ, program, shared)
-        configs = read_configs(module, evaluator, len(facts.predictors) + 1)
-        facts.configs.extend(configs.built)
-        facts.predictors.extend(configs.predictors)
-        facts.settings.extend(configs.settings)
-        facts.patterns.extend(serving_patterns(module))
+    try:
+        given: list[ImportedFile] = []
+        for file in python_files(paths, deadline):
+            if len(given) == MAX_FILES:
+                facts.stopped = SourceStop.FILES
+                break
+            given.append(ImportedFile(file, _root(file, paths)))
+            parse(file)
+        imported: list[ImportedFile] = []
+        if search:
+            imports = follow(given, search, lambda file: getattr(parse(file), "tree", None))
+            imported, facts.imports_left_out = imports.found, imports.left_out
+            facts.imported = [item.file for item in imported]
+        program = Program()
+        for item in given + imported:
+            if item.file in modules:
+                program.add(modules[item.file], module_name(item.file, item.root))
+        shared: dict[str, Evaluator] = {}
+        for item in given + imported:
+            module = modules.get(item.file)
+            if module is None:
+                continue
+            try:
+                evaluator = shared.get(module.file) or Evaluator(module, environ, program, shared)
+                configs = read_configs(module, evaluator, len(facts.predictors) + 1)
+            except OutOfTime:
+                raise out_of_time(module.file) from None
+            facts.configs.extend(configs.built)
+            facts.predictors.extend(configs.predictors)
+            facts.settings.extend(configs.settings)
+            facts.patterns.extend(serving_patterns(module))
+    except OutOfTime:
+        facts.stopped = SourceStop.TIME
     return facts
 
 
@@ -80,27 +106,73 @@ def _root(file: str, paths: list[str]) -> str:
     return os.path.dirname(os.path.abspath(file))
 
 
-def python_files(paths: list[str]) -> list[str]:
-    """The .py files named or under the folders named, in a stable order; SourceInputError for a path that is neither."""
-    files: list[str] = []
+def python_files(paths: list[str], deadline: float | None = None):
+    """The .py files named or under the folders named, in a stable order, found as they are asked
+    for; OutOfTime past ``deadline``. SourceInputError, before any is found, for a path that is neither."""
     for path in paths:
-        if os.path.isfile(path):
-            if not path.endswith(".py"):
-                raise SourceInputError(f"--source {path}: not a Python file; expected a .py file or a folder")
-            files.append(path)
-        elif os.path.isdir(path):
-            files.extend(_under(path))
-        elif os.path.exists(path):  # a FIFO, a device, a socket
-            raise SourceInputError(f"--source {path}: is {what_it_is(os.stat(path).st_mode)}; "
-                                   "expected the service's .py file or its folder")
+        _check(path)
+    return _found(paths, deadline)
+
+
+def _check(path: str) -> None:
+    if os.path.isfile(path):
+        if not path.endswith(".py"):
+            raise SourceInputError(f"--source {path}: not a Python file; expected a .py file or a folder")
+    elif os.path.exists(path) and not os.path.isdir(path):  # a FIFO, a device, a socket
+        raise SourceInputError(f"--source {path}: is {what_it_is(os.stat(path).st_mode)}; "
+                               "expected the service's .py file or its folder")
+    elif not os.path.exists(path):
+        raise SourceInputError(f"--source {path}: no such file or folder; expected the service's .py file or its folder")
+
+
+def _found(paths: list[str], deadline: float | None):
+    system, seen = _system_devices(), set()
+    for path in paths:
+        if os.path.isdir(path):
+            yield from _under(path, deadline, system, seen)
         else:
-            raise SourceInputError(f"--source {path}: no such file or folder; expected the service's .py file or its folder")
-    return files
+            yield path
 
 
-def _under(folder: str) -> list[str]:
-    found = []
-    for directory, folders, names in os.walk(folder):
-        folders[:] = sorted(name for name in folders if not name.startswith(".") and name not in SKIPPED_FOLDERS)
-        found.extend(os.path.join(directory, name) for name in sorted(names) if name.endswith(".py"))
-    return found
+def _under(folder: str, deadline: float | None, system: set[int], seen: set[tuple[int, int]]):
+    """Depth first as ``os.walk`` goes (a folder's files, then each of its folders), each folder
+    listed only when the files before it have been read."""
+    pending = [folder]
+    while pending:
+        directory = pending.pop()
+        try:
+            status = os.stat(directory)
+        except OSError:
+            continue
+        if (status.st_dev, status.st_ino) in seen or status.st_dev in system:
+            continue
+        seen.add((status.st_dev, status.st_ino))
+        files, folders = [], []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise OutOfTime()
+                    if entry.is_dir():
+                        if not entry.is_symlink() and not entry.name.startswith(".") and entry.name not in SKIPPED_FOLDERS:
+                            folders.append(entry.path)
+                    elif entry.name.endswith(".py"):
+                        files.append(entry.path)
+        except OSError:
+            continue
+        yield from sorted(files)
+        pending.extend(sorted(folders, reverse=True))
+
+
+def _system_devices() -> set[int]:
+    """The devices of /proc, /sys and /dev where each is a file system of its own (not the root's)."""
+    root = os.stat("/").st_dev
+    devices = set()
+    for folder in SYSTEM_FOLDERS:
+        try:
+            device = os.stat(folder).st_dev
+        except OSError:
+            continue
+        if device != root:
+            devices.add(device)
+    return devices

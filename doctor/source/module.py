@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import time
 from dataclasses import dataclass, field
 
 from ..facts import SourceLocation
@@ -23,6 +24,10 @@ class NestedTooDeeply(ValueError):
         super().__init__(f"nested more than {MAX_DEPTH} levels deep, the most the doctor follows")
 
 
+class OutOfTime(Exception):
+    """The source read's time ran out while this module was read."""
+
+
 @dataclass
 class Module:
     file: str
@@ -30,12 +35,16 @@ class Module:
     parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=dict)
+    # built by the one walk of parse, so that no question asked per function walks the tree again
+    all_calls: list[ast.Call] = field(default_factory=list)
+    calls_by_name: dict[str, list[ast.Call]] = field(default_factory=dict)  # ``f(...)`` and ``x.f(...)`` under ``f``
+    deadline: float | None = None  # time.monotonic() past which the questions asked of it raise OutOfTime
 
     @classmethod
-    def parse(cls, file: str, text: str) -> "Module":
+    def parse(cls, file: str, text: str, deadline: float | None = None) -> "Module":
         """Raises SyntaxError for a file Python cannot parse, NestedTooDeeply for one the doctor does not follow."""
         try:
-            module = cls(file, ast.parse(text, filename=file))
+            module = cls(file, ast.parse(text, filename=file), deadline=deadline)
         except RecursionError:  # Python's own parser gave up building the tree
             raise NestedTooDeeply() from None
         depth = {module.tree: 1}
@@ -57,6 +66,11 @@ class Module:
                     module.aliases[name.asname or name.name] = f"{node.module}.{name.name}"
             elif isinstance(node, FUNCTIONS):
                 module.functions.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Call):
+                module.all_calls.append(node)
+                name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+                if name is not None:
+                    module.calls_by_name.setdefault(name, []).append(node)
         return module
 
     def location(self, node: ast.AST) -> SourceLocation:
@@ -73,7 +87,13 @@ class Module:
         parts.append(self.aliases.get(node.id, node.id))
         return ".".join(reversed(parts))
 
+    def in_time(self) -> None:
+        """Raises OutOfTime past the deadline: the questions below are what reading a module repeats."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OutOfTime()
+
     def ancestors(self, node: ast.AST):
+        self.in_time()
         while node in self.parents:
             node = self.parents[node]
             yield node
@@ -82,16 +102,18 @@ class Module:
         return next((parent for parent in self.ancestors(node) if isinstance(parent, FUNCTIONS)), None)
 
     def calls(self):
-        return (node for node in ast.walk(self.tree) if isinstance(node, ast.Call))
+        self.in_time()
+        return iter(self.all_calls)
 
     def call_sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef):
         """Calls of ``function`` by its name (``helper(...)``, ``self.helper(...)``), each with the
         number of leading parameters the call does not pass (``self`` for a method call)."""
+        self.in_time()
         is_method = bool(function.args.args) and function.args.args[0].arg in ("self", "cls")
-        for call in self.calls():
-            if isinstance(call.func, ast.Name) and call.func.id == function.name:
+        for call in self.calls_by_name.get(function.name, ()):
+            if isinstance(call.func, ast.Name):
                 yield call, 0
-            elif isinstance(call.func, ast.Attribute) and call.func.attr == function.name and is_method:
+            elif is_method:
                 yield call, 1
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..facts import ModelInput
 from ..program import Program, ProgramError, read_program
 from ..vocabulary import ModelFormat
-from .npz import NpzError, npz_files, read_npz_header
+from .npz import NpzError, read_samples
 from .session import WorkerSession
 from .shape_range import read_opt_shapes
 
@@ -309,8 +309,7 @@ def _fits(spec: InputSpec, shape: list[int] | None) -> bool:
 def _inputs_from_npz(specs: list[InputSpec], inputs_path: str) -> tuple[dict[str, ModelInput], list[str]]:
     """Shapes from real inputs, checked against the program before any worker starts."""
     try:
-        files = npz_files(inputs_path)
-        stored = {path: read_npz_header(path) for path in files}
+        stored = read_samples(inputs_path)
     except NpzError as exc:
         raise ModelError(f"--inputs {exc}") from None
     for path, arrays in stored.items():
@@ -325,6 +324,7 @@ def _inputs_from_npz(specs: list[InputSpec], inputs_path: str) -> tuple[dict[str
             if not _fits(spec, list(array.shape)):
                 raise ModelError(f"--inputs {path}: input {spec.name!r} has shape {list(array.shape)}, the model expects "
                                  f"{spec.shape} (-1 = any)")
+    files = list(stored)
     where = f"--inputs {inputs_path}" + (f" ({len(files)} samples)" if len(files) > 1 else "")
     inputs = {}
     for spec in specs:
