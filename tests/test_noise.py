@@ -54,11 +54,11 @@ def test_the_recorded_second_says_how_much_went_to_other_processes():
     assert noise_words(noise, 0.03).startswith(f"the machine was busy: {noise.others_share:.0%} of the CPU time went to other processes")
 
 
-def test_missing_counters_add_nothing():
+def test_missing_counters_add_nothing(tmp_path):
     share = CpuShare()
     share.add(None, CpuMeter(WORKER, str(RECORDED / "after"), own_pid=DOCTOR).read())
     assert share.total == 0 and machine_noise(share, None, 0.03).others_share is None
-    assert CpuMeter(WORKER, str(RECORDED / "nowhere"), own_pid=DOCTOR).read() is None
+    assert CpuMeter(WORKER, str(tmp_path), own_pid=DOCTOR).read() is None  # a root with no /proc to read
 
 
 def test_a_live_busy_loop_beside_the_worker_is_counted_and_the_worker_is_not():
