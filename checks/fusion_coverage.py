@@ -47,15 +47,15 @@ def coverage(graph: GraphFacts, model: str | None) -> Finding:
         return skipped(LOW, f"{total.fusible} fusible instances found; their fusion cannot be told here: "
                             f"{optimised.reason if optimised else 'no optimised program'}")
     counted = total.fusible - total.unknown
-    pipeline = optimised.pipeline if optimised else "the service's configuration"
+    pipeline = optimised.pipeline if optimised else "service's configuration"
     evidence = {"coverage": total.coverage, "fused": total.fused, "fusible": counted, "threshold": THRESHOLD,
                 "pipeline": pipeline, "model": model or graph.program,
                 "by_pattern": {c.pattern: c.coverage for c in graph.coverage}}
-    summary = f"{total.fused} of {counted} fusible instances fused ({total.coverage:.0%}) in the program the predictor runs ({pipeline})"
+    summary = f"{total.fused} of {counted} fusible instances fused ({total.coverage:.0%}) in the {pipeline}"
     if total.coverage >= THRESHOLD:
         return passed(LOW, summary, **evidence)
     reasons = Counter(i.reason for i in graph.instances if i.status in (FusionStatus.UNFUSED, FusionStatus.PARTIAL) and i.reason)
-    common = "".join(f"; {n} x {reason}" for reason, n in reasons.most_common(2))
+    common = "".join(f"; {n} x {reason.removesuffix(f' ({pipeline})')}" for reason, n in reasons.most_common(2))  # said once, above
     return Finding(LOW, Status.FAIL, summary + common,
                    observed="; ".join(f"{c.title}: {c.fused}/{c.fusible - c.unknown}" for c in graph.coverage),
                    expected=f"at least {THRESHOLD:.0%} of the fusible instances fused", evidence=evidence)

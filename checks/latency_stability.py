@@ -38,8 +38,8 @@ def check(facts: Facts) -> list[Finding]:
         return [Finding(RULE, Status.FAIL, f"steady-state latency varies by {baseline.cv:.0%} run to run",
                         observed=variation, expected=f"a coefficient of variation under {CV_LIMIT:.0%}", evidence=evidence)]
     if noisy:
-        return [Finding(RULE, Status.FAIL, f"too noisy to decide {', '.join(noisy)} within the budget, though the baseline "
-                                           f"alone varies by only {baseline.cv:.0%}: {competition(verification.noise)}",
+        return [Finding(RULE, Status.FAIL, f"too noisy to decide {', '.join(noisy)} within the budget (the baseline "
+                                           f"alone varies by {baseline.cv:.0%}; {competition(verification.noise)})",
                         observed=f"undecided for noise: {', '.join(noisy)}; {variation}",
                         expected="every experiment decided within the budget", evidence=evidence)]
     return [passed(RULE, f"steady-state latency is stable ({variation})", **evidence)]
@@ -48,8 +48,8 @@ def check(facts: Facts) -> list[Finding]:
 def competition(noise: MachineNoise | None) -> str:
     """What competed for the CPU while measuring, as far as the counters tell."""
     if noise is None or noise.others_share is None:
-        return "other work competed for the CPU while measuring"
-    return f"other processes took {noise.others_share:.0%} of the CPU time while measuring"
+        return "other work competed for the CPU"
+    return f"other processes took {noise.others_share:.0%} of the CPU time"
 
 
 CHECK = Check(name="latency_stability", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))

@@ -57,8 +57,8 @@ def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
     best = max(tested, key=lambda c: c.ratio)
     if proposal.binding:
         return replace(finding, verdict=Verdict.REFUTED, measured=best.candidate,
-                       message=f"{finding.message}; measured with one request at a time: {outcome(best)}: threads beyond "
-                               "the budget only borrow CPU time the quota or the neighbours lose, and collapse under load")
+                       message=f"{finding.message}; measured with one request at a time: {outcome(best)}; the limit "
+                               "holds: threads past the budget borrow CPU time and collapse under load")
     return replace(finding, status=Status.PASS, verdict=Verdict.REFUTED, expected="the current setting, as measured",
                    measured=best.candidate,
                    message=f"measured: keep the current setting — {outcome(best)} (the check saw: {finding.message})")

@@ -26,13 +26,11 @@ class Bounded(Generic[T]):
     seconds: float
 
 
-_running: set[threading.Thread] = set()
-
-
 def left_behind() -> bool:
-    """Whether work given up on still runs (a read that never returns): the process must then end
-    without the interpreter's shutdown, which such a thread, waking, would abort (SIGABRT)."""
-    return any(thread.is_alive() for thread in list(_running))
+    """Whether a daemon thread still runs: work given up on (a read that never returns), one just
+    finishing, or a client library's own. The process must then end without the interpreter's
+    shutdown, which such a thread, waking during it, would abort (SIGABRT)."""
+    return any(thread.daemon and thread.is_alive() for thread in threading.enumerate())
 
 
 class Background(Generic[T]):
@@ -42,7 +40,6 @@ class Background(Generic[T]):
         self._box: dict[str, object] = {}
         self._started = time.perf_counter()
         self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
-        _running.add(self._thread)
         self._thread.start()
 
     def _run(self, work: Callable[[], T]) -> None:
@@ -50,8 +47,6 @@ class Background(Generic[T]):
             self._box["value"] = work()
         except BaseException as exc:  # reported to the caller, whatever it was
             self._box["error"] = exc
-        finally:
-            _running.discard(self._thread)
 
     def wait(self, seconds: float | None = None) -> Bounded[T]:
         """Waits at most ``seconds`` (None: until it ends); the thread may be left behind."""

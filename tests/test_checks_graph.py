@@ -48,7 +48,7 @@ def test_low_coverage_names_each_pattern_and_the_common_reason():
     for instance in graph.instances[1:]:
         instance.reason = "no pass that fuses fc ran in this configuration (PIR program, CPU without oneDNN)"
     found = by_rule(fusion_coverage.check(with_graph(graph)))["PD-GRAPH-003"]
-    assert found.message.startswith("1 of 3 fusible instances fused (33%)")
+    assert found.message.startswith("1 of 3 fusible instances fused (33%) in the ")
     assert "2 x no pass that fuses fc ran" in found.message
     assert found.observed == "conv2d + batch_norm (+ activation): 1/1; matmul + bias add (+ activation) as fc: 0/2"
     assert found.evidence["coverage"] == 0.3333 and found.evidence["threshold"] == 0.8 and found.evidence["model"] == "/models/m"

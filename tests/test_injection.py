@@ -479,7 +479,7 @@ def test_the_shape_flag_named_for_a_model_input_pastes_as_that_input(value):
     from paddle_doctor.render.digest import _input_view
 
     view = _input_view(ModelInput(value, "float32", [-1, 3], [[1, 3]], "defaults"))
-    flag = view.how_to_change.split(" (repeat it")[0]
+    flag = view.how_to_change.split(" (once per shape")[0]
     assert shlex.split(flag) == ["--shape", f"{value}:DIMS"]
 
 

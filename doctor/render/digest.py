@@ -105,7 +105,7 @@ def best_comparison(finding: ReportFinding) -> ComparisonResult | None:
     return next((c for c in experiment.comparisons if c.candidate == finding.measured), None)
 
 
-VERDICT_WORDS = {Verdict.CONFIRMED: "confirmed", Verdict.UNDECIDED: "undecided: raise --budget or measure on a quieter machine"}
+VERDICT_WORDS = {Verdict.CONFIRMED: "confirmed", Verdict.UNDECIDED: "raise --budget or measure on a quieter machine"}
 
 
 def _problem(finding: ReportFinding) -> Problem:
@@ -122,7 +122,7 @@ def _problem(finding: ReportFinding) -> Problem:
 
 def _verdict_words(finding: ReportFinding) -> str:
     if finding.verdict == Verdict.REFUTED:  # a refuted finding that still fails is a limit the doctor enforces
-        return " — refuted: not faster with one request at a time, and the limit stays enforced"
+        return " — refuted, and the limit stays enforced"
     return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
 
 
@@ -143,7 +143,7 @@ def _input_view(item: ModelInput) -> InputView:
     if dynamic:
         declared += f" (dynamic: dim {', '.join(dynamic)})"
     shapes = [dims(shape) for shape in item.shapes]
-    how = f"--shape {shell_word(item.name)}:DIMS (repeat it for a set of shapes) or --inputs FILE.npz|FOLDER"
+    how = f"--shape {shell_word(item.name)}:DIMS (once per shape) or --inputs FILE.npz|FOLDER"
     return InputView(item.name, item.dtype, declared, shapes, item.chosen_by, how)
 
 

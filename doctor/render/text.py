@@ -62,9 +62,10 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
             console.print(Text.assemble(*collapsed))
     if clean:
         console.print()
-        console.print(Text("Nothing to fix here (-v shows each check)", style="bold underline"))
         for line in clean:
-            console.print(line)
+            line.rstrip()
+        # one paragraph: the areas with nothing to fix are read at a glance, not line by line
+        console.print(Text.assemble(("Nothing to fix here", "bold underline"), " (-v shows each check): ", Text("; ").join(clean)))
     if report.graph and detail == "full":  # else its finding (PD-GRAPH-003) says the coverage
         _render_graph(report.graph, console)
     if report.verification:

@@ -273,7 +273,7 @@ def plan_inputs(specs: list[InputSpec], shape_options: list[str], batch_size: in
     return inputs, []
 
 
-DEFAULT_CHOICE = "defaults (batch_size for the first dimension, 224 for other float and 128 for other integer dimensions)"
+DEFAULT_CHOICE = "defaults (the batch size first, then 224 for floats, 128 for integers)"
 
 
 def worker_samples(inputs: dict[str, ModelInput]) -> list[dict[str, dict]]:
