@@ -107,10 +107,15 @@ class Rulebook:
         return sorted(self.rules.values(), key=lambda rule: (list(AREAS).index(rule.area), rule.id))
 
 
-def default_rules_path() -> Path:
+def packaged_file(name: str) -> Path:
+    """A data file shipped inside the package (``rules.yaml``, ``wrappers.yaml``), from a checkout or a wheel."""
     from importlib import resources
 
-    return Path(str(resources.files("paddle_doctor") / "rules.yaml"))
+    return Path(str(resources.files("paddle_doctor") / name))
+
+
+def default_rules_path() -> Path:
+    return packaged_file("rules.yaml")
 
 
 @lru_cache(maxsize=4)

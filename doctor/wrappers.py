@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .gpu import version_tuple
+from .rules import packaged_file
 from .serde import load_yaml_file
 
 SCHEMA_VERSION = 1
@@ -137,9 +138,7 @@ def normalized(distribution: str) -> str:
 
 
 def default_wrappers_path() -> Path:
-    from importlib import resources
-
-    return Path(str(resources.files("paddle_doctor") / "wrappers.yaml"))
+    return packaged_file("wrappers.yaml")
 
 
 @lru_cache(maxsize=4)
