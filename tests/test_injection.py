@@ -147,11 +147,13 @@ def pasted(code: str, where: Path) -> list[list[str]]:
     fixes name replaced by functions that only record them; nothing else may appear in ``where``."""
     where.mkdir(parents=True)
     assert subprocess.run(["bash", "-n", "-c", code], capture_output=True, timeout=30).returncode == 0, code
-    stubs = "".join(f"{name}() {{ printf '%s\\0' {name} \"$@\" $'\\001' >> calls; }}\n" for name in STUBBED)
+    # One file per call: the commands of a pipeline run at once, and bash flushes printf at each newline.
+    stubs = "".join(f"{name}() {{ mkdir -p calls; printf '%s\\0' {name} \"$@\" > calls/$BASHPID-$RANDOM; }}\n"
+                    for name in STUBBED)
     subprocess.run(["bash", "-c", stubs + code], cwd=where, env={"PATH": "/usr/bin:/bin"}, capture_output=True, timeout=30)
     assert sorted(os.listdir(where)) in ([], ["calls"]), f"pasting {code!r} left {os.listdir(where)}"
-    calls = (where / "calls").read_bytes().decode() if (where / "calls").exists() else ""
-    return [call.strip("\0").split("\0") for call in calls.split("\0\x01\0") if call.strip("\0\x01")]
+    records = sorted((where / "calls").iterdir()) if (where / "calls").exists() else []
+    return [record.read_bytes().decode().strip("\0").split("\0") for record in records]
 
 
 def shell_tokens(code: str) -> list[str]:
