@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from paddle_doctor.facts import OptimisedProgram, ServiceConfig
-from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.facts.predictor import service_calls
+from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.program import read_program

@@ -34,12 +34,11 @@ from paddle_doctor.facts import ServiceConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.layouts import KINDS, Arrangement, LoadPlan, service_layout
-from paddle_doctor.vocabulary import Layout
 from paddle_doctor.verify.load import LoadRunner, close_hosts, measure_layouts, start_hosts
-from paddle_doctor.verify.model import worker_samples
-from paddle_doctor.verify.model import ModelRun
+from paddle_doctor.verify.model import ModelRun, worker_samples
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
+from paddle_doctor.vocabulary import Layout
 
 CONCURRENCY = 4
 

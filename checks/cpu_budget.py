@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from paddle_doctor.budget import CpuBudget, cpu_budget, service_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.live_word import live_threads
-from paddle_doctor.vocabulary import Origin
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
+from paddle_doctor.live_word import live_threads
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import Origin
 
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.gpu import (FULL_MINIMUM_DRIVER, MINOR_COMPAT_DRIVER, PADDLE_INDEX_TAG, gpu_wheel,
-                               version_tuple, wheel_label)
+from paddle_doctor.gpu import FULL_MINIMUM_DRIVER, MINOR_COMPAT_DRIVER, PADDLE_INDEX_TAG, gpu_wheel, version_tuple, wheel_label
 from paddle_doctor.registry import Check
 
 RULE = "PD-GPU-001"

@@ -12,10 +12,20 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.gpu import (PADDLE_INDEX_TAG, compute_capability, describe, gpu_wheel, host_evidence, host_gpu,
-                               no_service_gpu, service_gpu, version_tuple, wheel_label)
-from paddle_doctor.quoting import Code
+from paddle_doctor.gpu import (
+    PADDLE_INDEX_TAG,
+    compute_capability,
+    describe,
+    gpu_wheel,
+    host_evidence,
+    host_gpu,
+    no_service_gpu,
+    service_gpu,
+    version_tuple,
+    wheel_label,
+)
 from paddle_doctor.per_predictor import each_predictor
+from paddle_doctor.quoting import Code
 from paddle_doctor.registry import Check
 
 ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"

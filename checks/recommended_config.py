@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.reconcile import outcome
 from paddle_doctor.quoting import Code
+from paddle_doctor.reconcile import outcome
 from paddle_doctor.registry import Check, Need
 from paddle_doctor.vocabulary import Effect
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.probes.mounts import lost_on_restart, mount_for
 from paddle_doctor.per_predictor import each_predictor
+from paddle_doctor.probes.mounts import lost_on_restart, mount_for
 from paddle_doctor.registry import Check
 
 REBUILT, NOT_PERSISTED, NOT_WRITABLE = "PD-TRT-001", "PD-TRT-002", "PD-TRT-003"

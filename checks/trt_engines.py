@@ -17,8 +17,8 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.gpu import engine_target, stamp_differences
-from paddle_doctor.probes.trt_cache import STAMP_FILE
 from paddle_doctor.per_predictor import each_predictor
+from paddle_doctor.probes.trt_cache import STAMP_FILE
 from paddle_doctor.registry import Check
 
 STALE, SHAPES = "PD-TRT-004", "PD-TRT-006"

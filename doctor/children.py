@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import subprocess
@@ -109,7 +110,6 @@ def phase(name: str, deferred: bool = False) -> Iterator[None]:
 def spawn(argv: list[str], **popen_options) -> subprocess.Popen:
     """Start a child in a session of its own and keep it until ``end``; none starts after a stop signal."""
     import subprocess  # here: the healthcheck handles stop signals but starts no child, and the import costs its start-up
-
     import threading
 
     if _state.stop:

@@ -31,13 +31,13 @@ from .render import FORMATS
 from .render.escape import terminal_line
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
-from .wrappers import WrappersError
 from .serde import OutputError, check_writable, write_text_atomically
 from .service import ServiceConfigError, SourceInputError
 from .settings import SettingsError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
 from .vocabulary import Layout, Precision, Severity
+from .wrappers import WrappersError
 
 DEFAULT_PADDLE_TIMEOUT = 60.0
 DEFAULT_GPU_TIMEOUT = 30.0
@@ -261,7 +261,6 @@ def _collect(params: dict[str, Any], measure: bool = True):
     """
     from .context import ProbeContext
     from .probes import collect_facts
-
     from .probes.process import service_interpreter
     from .record.reading import against_paddle, recorded_settings
     from .service_sources import attach_patient, service_from_options
@@ -409,10 +408,10 @@ def check(**params: Any) -> None:
 
     from .facts import load_facts
     from .registry import discover_checks
-    from .service_sources import merge_origins, service_from_options
     from .report import build_report
     from .rules import load_rules
     from .runner import run_checks
+    from .service_sources import merge_origins, service_from_options
 
     _check_output(params["output_file"], "report")
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")

@@ -6,8 +6,8 @@ naming the predictors it is about and where each was built."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from .facts import Facts, ServiceConfig
 from .findings import Finding

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from .baseline import cache_record
 from .budget import service_threads
-from .schema import Positive
 from .facts import Facts
 from .gpu import dotted, trt_runtime, wheel_label
+from .schema import Positive
 
 
 @dataclass

@@ -8,8 +8,8 @@ entry-point group ``paddle_doctor.checks``.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .facts import Facts
 from .findings import Finding

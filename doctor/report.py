@@ -18,9 +18,9 @@ from .quoting import quoted
 from .registry import LoadFailure
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
+from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
 from .service_sources import source_predictors
 from .settings import Settings
-from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
 from .vocabulary import PaddleStatus, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms
 

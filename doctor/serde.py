@@ -113,7 +113,7 @@ class _ModuleNames(dict):
             raise KeyError(name) from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def field_types(cls: Any, extras: bool = False) -> dict[str, Any]:
     """Resolved field types, once per class (resolving them dominates decoding a baseline);
     ``extras`` keeps ``Annotated`` metadata (the schema's constraints)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .facts import Facts, ServiceConfig, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation, SourceSetting
-from .serde import DecodeError, from_data, load_yaml_file, to_data
 from .redact import REDACTED, redact_text
+from .serde import DecodeError, from_data, load_yaml_file, to_data
 from .vocabulary import BuiltBy, Origin
 
 if TYPE_CHECKING:

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 from .verify.stats import percentile
 

@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from cli_runs import import_what_a_run_imports, run_doctor, run_doctor_process  # noqa: F401 (the tests import them from here)
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import Facts, ServiceConfig

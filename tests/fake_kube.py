@@ -92,7 +92,7 @@ class SilentServer:
         while not self.closing.is_set() and time.monotonic() < ends:
             try:
                 connection, _ = self.socket.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             self.connections.append(connection)
             self.connected.set()

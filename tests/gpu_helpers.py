@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import yaml
-
 from conftest import FIXTURES, run_doctor
 
 FAKE_NVML = FIXTURES / "fake_nvml"

@@ -8,7 +8,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import fixture_root, report_json
 from gpu_helpers import GPU_ROOT, fake_paddle, run_with_fake_nvml, service_config
 

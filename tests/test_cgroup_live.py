@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from paddle_doctor.probes.mounts import parse_mountinfo_line
 
 QUOTA_US, PERIOD_US = 50000, 100000

@@ -6,10 +6,15 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from factories import by_rule, make_facts, recorded_baseline, run_check
-from paddle_doctor.checks import (baseline_cache, baseline_cpu_budget, baseline_gpu, baseline_memory, baseline_paddle,
-                                  baseline_throttling)
+from paddle_doctor.checks import (
+    baseline_cache,
+    baseline_cpu_budget,
+    baseline_gpu,
+    baseline_memory,
+    baseline_paddle,
+    baseline_throttling,
+)
 from paddle_doctor.facts import GpuFacts, HostFacts, MemoryFacts, Mount, TrtCacheFacts
 from paddle_doctor.facts.baseline import CacheRecord, GpuRecord
 from paddle_doctor.registry import Check, Need

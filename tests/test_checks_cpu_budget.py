@@ -1,7 +1,6 @@
 """PD-CPU-010/011/012/013/014: the CPU budget against threads, pools, throttling and binding."""
 
 import pytest
-
 from factories import by_rule, make_facts
 from paddle_doctor.checks import core_binding, cpu_budget, cpu_quota, cpu_throttling, thread_pools
 from paddle_doctor.facts import ProbeIssue, SettingOrigin

@@ -1,7 +1,6 @@
 """PD-CPU-001/002/003, PD-CPU-004 and PD-PREC-001: catches and catches-not, table-driven."""
 
 import pytest
-
 from factories import AVX2_FLAGS, AVX512_BF16_FLAGS, by_rule, make_facts, paddle_ok
 from paddle_doctor.checks import bf16_unused, cpu_instructions, onednn
 from paddle_doctor.facts import PaddleFacts, ProbeIssue

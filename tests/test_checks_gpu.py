@@ -11,7 +11,6 @@ import shutil
 from dataclasses import dataclass, field
 
 import pytest
-
 from conftest import fixture_root, report_with_its_exit, statuses
 from gpu_helpers import GPU_ROOT, GPU_RULES, fake_paddle, run_with_fake_nvml, service_config
 from paddle_doctor.report import PLACEHOLDER
@@ -26,9 +25,9 @@ HEALTHY_SERVICE = {
 }
 NO_TRT = {"tensorrt": {"enabled": False}}
 FRESH_CACHE = {"optim_cache_dir": "/cache/fresh"}  # no engines yet, so no stamp to compare
-NO_GPU_FACTS = {rule: "skip" for rule in ("PD-GPU-004", "PD-GPU-010", "PD-MEM-002", "PD-PREC-002", "PD-PREC-003")}
-NVML_DOWN = {rule: "skip" for rule in ("PD-GPU-003", "PD-GPU-006", "PD-GPU-007", "PD-GPU-008")}
-CPU_SERVICE = {rule: "skip" for rule in GPU_RULES}
+NO_GPU_FACTS = dict.fromkeys(("PD-GPU-004", "PD-GPU-010", "PD-MEM-002", "PD-PREC-002", "PD-PREC-003"), "skip")
+NVML_DOWN = dict.fromkeys(("PD-GPU-003", "PD-GPU-006", "PD-GPU-007", "PD-GPU-008"), "skip")
+CPU_SERVICE = dict.fromkeys(GPU_RULES, "skip")
 
 
 @dataclass
@@ -83,7 +82,7 @@ CASES = {
         service=None, root="intel-avx512-v2-max"),
     # --- more ways NVML fails
     "a wedged driver hangs NVML: cut at the timeout": Case(
-        "hang", expected={rule: "error" for rule in NVML_DOWN} | NO_GPU_FACTS, args=("--gpu-timeout", "2")),
+        "hang", expected=dict.fromkeys(NVML_DOWN, "error") | NO_GPU_FACTS, args=("--gpu-timeout", "2")),
     "no permission on the device nodes": Case(
         "no-permission", expected={**NVML_DOWN, **NO_GPU_FACTS, "PD-GPU-008": "fail"},
         fix=("PD-GPU-008", "--group-add")),

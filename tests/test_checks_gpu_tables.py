@@ -4,7 +4,6 @@ architectures in the wheel, CUDA_VISIBLE_DEVICES, and cache writability by mount
 from __future__ import annotations
 
 import pytest
-
 from factories import by_rule, make_facts, paddle_ok
 from paddle_doctor.checks import gpu_driver, gpu_precision, gpu_wheel, trt_cache
 from paddle_doctor.facts import GpuDevice, GpuFacts, Mount, TensorRTSettings, TrtCacheFacts

@@ -2,7 +2,6 @@
 TensorRT coverage, checked on hand-built GraphFacts."""
 
 import pytest
-
 from factories import by_rule, graph_facts, make_facts, run_check
 from paddle_doctor.checks import dropout_left, fusion_breakers, fusion_coverage, tensorrt_coverage
 from paddle_doctor.facts import ChainBreaker, TensorRTSettings, TensorRTShare

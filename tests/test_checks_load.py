@@ -2,11 +2,18 @@
 load plan: budget splits, candidates, memory."""
 
 import pytest
-
 from factories import make_facts
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
-from paddle_doctor.facts import (ArmResult, ComparisonResult, ExperimentResult, LayoutArm, LayoutsResult, MemoryFacts,
-                                 ModelFacts, VerificationFacts)
+from paddle_doctor.facts import (
+    ArmResult,
+    ComparisonResult,
+    ExperimentResult,
+    LayoutArm,
+    LayoutsResult,
+    MemoryFacts,
+    ModelFacts,
+    VerificationFacts,
+)
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify.layouts import Arrangement, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
 from paddle_doctor.verify.model import ModelFiles

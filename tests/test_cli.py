@@ -7,7 +7,6 @@ import sys
 
 import jsonschema
 import pytest
-
 from conftest import REPO, fixture_root, report_json, report_with_its_exit, run_doctor, statuses
 from paddle_doctor.rules import load_rules
 

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import fixture_root, report_with_its_exit, run_doctor, run_doctor_process
 from paddle_doctor.demo import DEMO_FILES
 from paddle_doctor.verify.model import ModelError, locate_model

@@ -17,7 +17,6 @@ import itertools
 import re
 
 import pytest
-
 from conftest import ROOTS, facts_from_root
 from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, VerificationFacts
 from paddle_doctor.facts.predictor import PredictorConfig

@@ -15,7 +15,6 @@ import random
 import re
 
 import pytest
-
 from conftest import facts_from_root, report_json, run_doctor
 from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, Recommendation, VerificationFacts
 from paddle_doctor.facts.predictor import PredictorConfig

@@ -3,12 +3,10 @@ snippet, pasted into Python as printed, builds a predictor that runs on that mod
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 import pytest
-
 from conftest import report_with_its_exit, run_doctor
 from paddle_doctor.demo import DEMO_FILES, demo_folder
 from paddle_doctor.paddle_home import paddle_child_env

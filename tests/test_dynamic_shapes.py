@@ -10,10 +10,17 @@ import sys
 import jsonschema
 import numpy as np
 import pytest
-
 from conftest import report_json, run_doctor
 from machine import observed, skip_unless
-from paddle_doctor.verify.model import DEFAULT_CHOICE, ModelError, input_specs, locate_model, plan_inputs, read_model_program, worker_samples
+from paddle_doctor.verify.model import (
+    DEFAULT_CHOICE,
+    ModelError,
+    input_specs,
+    locate_model,
+    plan_inputs,
+    read_model_program,
+    worker_samples,
+)
 from paddle_doctor.verify.npz import read_npz_header
 from paddle_doctor.verify.shape_range import FILE_NAME, read_opt_shapes
 
@@ -150,7 +157,7 @@ def test_the_recommendation_fits_the_budget_the_doctor_enforces(recognizer_repor
     found = {f["rule_id"]: f for f in report["findings"]}
     budget = report["host"]["cpu_budget"]
     recommendation = report["verification"]["recommendation"]
-    if 8 > budget:
+    if budget < 8:
         assert found["PD-CPU-010"]["status"] == "fail"
         assert recommendation["enforced"] == ["PD-CPU-010"]
         assert "exceed the CPU budget (PD-CPU-010)" in recommendation["steps"][0]

@@ -26,9 +26,8 @@ import dockerfile
 import kubernetes_validate
 import pytest
 import yaml
-from junitparser import JUnitXml
-
 from conftest import REPO, report_with_its_exit, run_doctor
+from junitparser import JUnitXml
 from paddle_doctor.healthcheck import DEFAULT_BUDGET
 from paddle_doctor.service import service_from_data
 

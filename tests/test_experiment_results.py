@@ -6,12 +6,24 @@ import json
 
 import jsonschema
 import pytest
-
 from conftest import report_json, run_doctor
 from factories import make_facts
-from paddle_doctor.facts import (ArmResult, ColdStartResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm,
-                                 LayoutsResult, MemoryGrowth, ModelFacts, ShapeCacheResult, Throttling, VerificationFacts,
-                                 WarmupResult, facts_from_data)
+from paddle_doctor.facts import (
+    ArmResult,
+    ColdStartResult,
+    ComparisonResult,
+    ExcludedLayout,
+    ExperimentResult,
+    LayoutArm,
+    LayoutsResult,
+    MemoryGrowth,
+    ModelFacts,
+    ShapeCacheResult,
+    Throttling,
+    VerificationFacts,
+    WarmupResult,
+    facts_from_data,
+)
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
 

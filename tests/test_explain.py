@@ -5,7 +5,6 @@ whose placeholders read `<name>` and cannot run; code and links are never split,
 from __future__ import annotations
 
 import pytest
-
 from conftest import REPO, fixture_root, run_doctor
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.context import ProbeContext

@@ -8,7 +8,6 @@ import re
 
 import jsonschema
 import pytest
-
 from conftest import FIXTURES, report_json, run_doctor, statuses
 
 FAULTY_PADDLE = str(FIXTURES / "faulty_paddle")

@@ -4,13 +4,11 @@ findings and facts, the pods that differ named with what differs, every format, 
 from __future__ import annotations
 
 import json
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import jsonschema
 import pytest
-
 from browser import chromium, png_colours  # noqa: F401 (a fixture)
 from conftest import REPO, fixture_root, report_with_its_exit, run_doctor
 

@@ -11,18 +11,16 @@ import shlex
 import signal
 import socket
 import time
-from pathlib import Path
 
 import jsonschema
-import kubernetes.config  # noqa: F401  (what the doctor's fleet loads, once here for every forked run)
+import kubernetes.config
 import kubernetes.stream  # noqa: F401
-from kubernetes.client import CoreV1Api  # noqa: F401  (the client loads its API classes when first named: seconds)
 import kubernetes_validate
 import pytest
 import yaml
-
 from conftest import REPO, fixture_root, run_doctor, run_doctor_process
 from fake_kube import FakeCluster, FakePod, SilentServer, kubeconfig
+from kubernetes.client import CoreV1Api  # noqa: F401  (the client loads its API classes when first named: seconds)
 from process_tree import RunningDoctor
 
 FLEET_SCHEMA = json.loads((REPO / "doctor" / "schemas" / "fleet.schema.json").read_text())

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from junitparser import Error, Failure, JUnitXml
-
 from conftest import fixture_root, report_json, run_doctor
+from junitparser import Error, Failure, JUnitXml
 from paddle_doctor.rules import load_rules
 
 QUOTA_ROOT = "intel-noavx2-v1-quota"  # 2-CPU quota, no AVX2

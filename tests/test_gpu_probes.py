@@ -9,7 +9,6 @@ import sys
 
 import jsonschema
 import pytest
-
 from conftest import facts_from_root, fixture_root, report_json, run_doctor
 from gpu_helpers import GPU_ROOT, GPU_RULES, fake_paddle, run_with_fake_nvml, service_config
 from paddle_doctor.context import ProbeContext

@@ -14,7 +14,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES, REPO, report_json, run_doctor, statuses
 from gpu_helpers import FAKE_NVML, GPU_ENV, GPU_RULES
 from paddle_doctor.facts import load_facts
@@ -63,6 +62,6 @@ def test_replay_of_a_real_h200_without_a_paddle_gpu_wheel():
         "PD-MEM-002": "pass",  # a 1 GiB pool on 141 GB
         "PD-PREC-002": "fail",  # FP32 on a GPU with tensor cores
         "PD-PREC-003": "pass",
-        **{rule: "skip" for rule in TRT_RULES},  # TensorRT is not enabled
+        **dict.fromkeys(TRT_RULES, "skip"),  # TensorRT is not enabled
     }
     assert {rule: statuses(report)[rule] for rule in GPU_RULES} == expected

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import fixture_root, report_json, run_doctor
 from factories import make_facts, paddle_ok
 from paddle_doctor.facts import OptimisedProgram, TensorRTSettings

@@ -15,7 +15,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import fixture_root, run_doctor
 from gpu_helpers import GPU_ROOT, run_with_fake_nvml, service_config
 from test_registry import install_plugin, install_waiting_plugin

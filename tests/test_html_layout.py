@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from browser import chromium, png_colours  # noqa: F401 (a fixture)
 from conftest import FIXTURES, run_doctor
 

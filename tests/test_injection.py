@@ -28,9 +28,8 @@ from urllib.parse import unquote, urlsplit
 import dockerfile
 import pytest
 import yaml
-from markdown_it import MarkdownIt
-
 from conftest import FIXTURES, fixture_root, run_doctor
+from markdown_it import MarkdownIt
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.quoting import Code
 from paddle_doctor.report import PLACEHOLDER, fill_placeholders

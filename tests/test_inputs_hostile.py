@@ -11,10 +11,9 @@ import threading
 import time
 
 import pytest
-
 from conftest import fixture_root, report_with_its_exit, run_doctor, statuses
 from opened import folder_openings
-from paddle_doctor.inputs import MAX_DEPTH, Refused, SAMPLE_BYTES, SYSTEM_BYTES, read_bytes
+from paddle_doctor.inputs import MAX_DEPTH, SAMPLE_BYTES, SYSTEM_BYTES, Refused, read_bytes
 from paddle_doctor.source import MAX_FILES
 from test_registry import install_plugin
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from conftest import FIXTURES, report_json, run_doctor
 from factories import by_rule, make_facts
 from paddle_doctor.checks import cpu_budget

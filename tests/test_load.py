@@ -10,12 +10,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import fixture_root, report_json, run_doctor, statuses
 from factories import enum_fields_holding_strings, make_facts, paddle_ok
 from machine import observed, skip_unless
-from paddle_doctor.verify import experiments
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.verify import experiments
 from paddle_doctor.verify.layouts import plan_load
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import input_specs, locate_model, plan_inputs, read_model_program, worker_samples

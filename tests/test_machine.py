@@ -3,7 +3,6 @@
 import re
 
 import pytest
-
 from machine import Conditions, skip_unless
 
 QUIET = Conditions(cpus=2, cpu_share=0.99, avx2=True)

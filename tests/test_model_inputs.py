@@ -1,10 +1,14 @@
 """Finding models on disk, reading their inputs without Paddle, and rejecting what does not fit."""
 
 import pytest
-
 from paddle_doctor.program import ProgramError, read_program
 from paddle_doctor.verify.model import (
-    ModelError, feed_plan, input_specs, locate_model, parse_shape_option, read_model_program,
+    ModelError,
+    feed_plan,
+    input_specs,
+    locate_model,
+    parse_shape_option,
+    read_model_program,
 )
 
 

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify import stats

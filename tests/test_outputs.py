@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import fixture_root, run_doctor
 from nonroot import needs_root, run_doctor_as_nobody, shared_tmp  # noqa: F401 (a fixture)
 

@@ -9,7 +9,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from conftest import report_json, run_doctor, statuses
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.probes.paddle_import import probe_paddle

@@ -6,7 +6,6 @@ the demo's own report is pasted in tests/test_demo.py."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, ROOTS, report_with_its_exit, run_doctor
 from snippets import UNFILLED, pasting_problem
 from test_checks_gpu import CASES, run_case

@@ -4,11 +4,18 @@ every reader of the service's threads shares, and the Config calls graph coverag
 import json
 
 import pytest
-
 from factories import make_facts, paddle_ok
 from paddle_doctor.budget import service_threads
-from paddle_doctor.facts import (PADDLE_DEFAULT_THREADS, ArmResult, Facts, LayoutArm, ModelFacts, TensorRTSettings,
-                                 VerificationFacts, facts_from_data)
+from paddle_doctor.facts import (
+    PADDLE_DEFAULT_THREADS,
+    ArmResult,
+    Facts,
+    LayoutArm,
+    ModelFacts,
+    TensorRTSettings,
+    VerificationFacts,
+    facts_from_data,
+)
 from paddle_doctor.facts.predictor import PredictorConfig, service_calls
 from paddle_doctor.serde import DecodeError, from_data, to_data
 from paddle_doctor.verify.layouts import service_layout

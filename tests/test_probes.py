@@ -1,7 +1,6 @@
 """Probes on recorded container roots: CPU, cgroup v1/v2 budget, memory, mounts, throttling."""
 
 import pytest
-
 from conftest import facts_from_root
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.probes.common import format_cpu_list, parse_cpu_list

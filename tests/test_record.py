@@ -16,7 +16,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import REPO
 from nonroot import NOBODY
 from paddle_doctor.record.document import Record

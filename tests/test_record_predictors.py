@@ -10,7 +10,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from factories import AVX2_FLAGS, by_rule, make_facts
 from paddle_doctor.checks import bf16_unused, graph_switches, onednn, onednn_cache
 from paddle_doctor.facts import SourceFacts, SourceLocation, SourceSetting

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import report_json, run_doctor
 from factories import by_rule, make_facts
 from paddle_doctor.checks import cpu_budget
@@ -21,8 +20,7 @@ from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceProcessFacts, SourceFacts, SourceLocation, SourceSetting
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.record import ServiceRecord
-from paddle_doctor.record.document import (BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor,
-                                           RunStats)
+from paddle_doctor.record.document import BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor, RunStats
 from paddle_doctor.record.reading import against_paddle, read_record, recorded_settings
 from paddle_doctor.serde import to_data
 from paddle_doctor.service_sources import resolve_service
@@ -346,7 +344,7 @@ def test_measure_measures_each_recorded_predictor_at_its_shapes_with_its_configu
     assert second["shapes"] == ["x:1x3x48x160"] * 8
     assert (second["baseline"]["threads"], second["baseline"]["onednn"]) == (1, False)  # its own recorded configuration
     for measured in (first, second):
-        assert measured["not_measured"] is None and measured["baseline_p50_ms"] > 0 and 0 < measured["seconds"]
+        assert measured["not_measured"] is None and measured["baseline_p50_ms"] > 0 and measured["seconds"] > 0
     # a budget too small for both measures the busiest and says what it left out
     assert text.returncode in (0, 1), text.stderr
     assert "predictor 1 (" in text.stderr and "not measured: --budget 3 s gives 1 of the 2 predictors" in text.stderr

@@ -1,7 +1,6 @@
 """Redaction of the recorded environment: realistic secrets hidden, what the checks read kept."""
 
 import pytest
-
 from conftest import fixture_root, run_doctor
 from paddle_doctor.redact import REDACTED, redact, redact_environment
 

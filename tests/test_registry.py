@@ -5,7 +5,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import report_json, run_doctor, statuses
 from factories import make_facts, recorded_baseline, run_check
 from paddle_doctor.findings import Finding, Status

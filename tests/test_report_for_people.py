@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from browser import CHROMIUM, png_colours
 from conftest import FIXTURES, fixture_root, report_json, run_doctor
 from machine import observed, skip_unless

@@ -4,7 +4,6 @@ import copy
 
 import pytest
 import yaml
-
 from conftest import REPO
 from paddle_doctor.docs import README_END, README_START, rules_table_markdown
 from paddle_doctor.registry import discover_checks

@@ -8,7 +8,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from conftest import FIXTURES, ROOTS, run_doctor
 from factories import enum_fields_holding_strings
 from paddle_doctor.schema import DOCUMENTS, SCHEMAS, Count, RuleId, dumps, generate

@@ -11,7 +11,6 @@ import shutil
 import time
 
 import pytest
-
 from conftest import FIXTURES, run_doctor
 from paddle_doctor.redact import REDACTED, TAIL_MARGIN, redact_text, redacted_tail
 

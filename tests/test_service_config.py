@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from conftest import fixture_root, report_json, run_doctor, statuses
 from paddle_doctor.service import ServiceConfigError, service_from_data
 

@@ -12,7 +12,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import FIXTURES, report_json, report_with_its_exit, run_doctor, statuses
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.probes.process import probe_service_process

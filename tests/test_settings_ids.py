@@ -1,7 +1,6 @@
 """--ignore and settings files: an empty entry ignores nothing; an id that names no rule is a usage error."""
 
 import pytest
-
 from conftest import fixture_root, run_doctor
 
 QUOTA_ROOT = "intel-noavx2-v1-quota"  # 2-CPU quota: 8 threads fail PD-CPU-010 (an error)

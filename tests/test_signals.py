@@ -10,19 +10,17 @@ import json
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import jsonschema
 import pytest
-
 from conftest import fixture_root, statuses
 from gpu_helpers import fake_nvml_env
+from paddle_doctor import children
 from process_tree import RunningDoctor
 from test_registry import install_waiting_plugin
-
-from paddle_doctor import children
 
 STOP_SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP]
 PROMPT_S = 10.0  # a stop signal ends the doctor within this, whatever it was waiting for
@@ -159,9 +157,8 @@ def stop_a_waiting_healthcheck(tmp_path, stop: signal.Signals, *args: str) -> tu
     os.mkfifo(never)
     install_waiting_plugin(tmp_path, never)
     with RunningDoctor("healthcheck", "--root", str(ROOT), "--budget", "60", *args,
-                       env={"PYTHONPATH": str(tmp_path)}) as doctor:
-        with opened_by_the_doctor(never):
-            code, took, left = doctor.stop(stop)
+                       env={"PYTHONPATH": str(tmp_path)}) as doctor, opened_by_the_doctor(never):
+        code, took, left = doctor.stop(stop)
     return doctor, code, took, left
 
 
@@ -190,10 +187,9 @@ def test_a_signal_in_a_phase_cuts_it_and_names_it():
     with children.handling_stop_signals():
         with children.phase("first"):
             pass
-        with pytest.raises(children.Interrupted):
-            with children.phase("second"):
-                os.kill(os.getpid(), signal.SIGTERM)
-                threading.Event().wait(5)  # a wait the signal ends
+        with pytest.raises(children.Interrupted), children.phase("second"):
+            os.kill(os.getpid(), signal.SIGTERM)
+            threading.Event().wait(5)  # a wait the signal ends
         stop = children.stopped()
     assert (stop.signal_name, stop.phase, stop.finished, stop.deferred) == ("SIGTERM", "second", ["first"], False)
     assert stop.line(reported=True, exit_code=2) == ("stopped by SIGTERM while second: what is printed is what finished "
@@ -207,10 +203,9 @@ def test_a_deferred_phase_finishes_on_a_first_signal_and_a_second_one_cuts_it():
             threading.Event().wait(0.2)  # not cut: the phase goes on
             finished_the_phase = True
         assert children.stopped().deferred and children.stopped().phase == "writing"
-        with pytest.raises(children.Interrupted):
-            with children.phase("writing again", deferred=True):
-                os.kill(os.getpid(), signal.SIGINT)
-                threading.Event().wait(5)
+        with pytest.raises(children.Interrupted), children.phase("writing again", deferred=True):
+            os.kill(os.getpid(), signal.SIGINT)
+            threading.Event().wait(5)
     assert finished_the_phase
     assert children.stopped().line(reported=True, exit_code=1) == (
         f"SIGHUP arrived while writing; that was finished first, so the output is complete (exit 1); {ENDED}")
@@ -223,9 +218,8 @@ def test_a_signal_between_phases_lets_the_next_phase_not_begin():
             pass
         os.kill(os.getpid(), signal.SIGTERM)
         threading.Event().wait(0.2)  # not cut between phases: nothing there waits
-        with pytest.raises(children.Interrupted):
-            with children.phase("second"):
-                began.append("second")
+        with pytest.raises(children.Interrupted), children.phase("second"):
+            began.append("second")
     stop = children.stopped()
     assert not began and (stop.phase, stop.finished, stop.deferred) == ("moving on from first", ["first"], False)
 

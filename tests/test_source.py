@@ -1,23 +1,22 @@
 """--source: the service's Config settings read with ast, the lint rules on them, and the precedence
 flags > --config > source. Pure reading: nothing here imports or runs the service."""
 
-import os
 import json
+import os
 import textwrap
 import time
 
 import jsonschema
 import pytest
-
-from conftest import FIXTURES, fixture_root, report_json, run_doctor, statuses
+from conftest import FIXTURES, fixture_root, report_json, run_doctor
 from factories import AVX2_FLAGS, make_facts, run_check
 from machine import has_avx2
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.findings import Status
 from paddle_doctor.registry import load_check
 from paddle_doctor.service import ServiceConfigError
 from paddle_doctor.service_sources import resolve_service
 from paddle_doctor.source import SourceInputError, read_source
-from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.vocabulary import SourceStop
 
 SERVICES = FIXTURES / "services"

@@ -5,14 +5,12 @@ most. Fixture sources are written here; nothing is imported or run."""
 import textwrap
 
 import pytest
-
 from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.findings import Status
 from paddle_doctor.registry import load_check
 from paddle_doctor.service_sources import resolve_service
 from paddle_doctor.source import read_source
 from test_source import LINT
-
 
 
 def read(tmp_path, code, name="app.py", environ=None):

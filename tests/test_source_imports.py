@@ -9,7 +9,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import report_json, run_doctor
 from paddle_doctor.source import read_source
 from paddle_doctor.source.imports import follow, locate, search_path, site_folders
@@ -102,8 +101,9 @@ def test_without_a_search_path_only_the_script_is_read(service):
 def test_following_imports_is_bounded_and_says_how_many_were_left_out(tmp_path):
     files = {f"many/m{index}.py": f"import many.m{index + 1}\n" for index in range(10)}
     write_tree(tmp_path, {"many/__init__.py": "", **files, "paddle/__init__.py": "", "start.py": "import many.m0, paddle\n"})
-    from paddle_doctor.source.imports import ImportedFile
     import ast
+
+    from paddle_doctor.source.imports import ImportedFile
 
     start = [ImportedFile(str(tmp_path / "start.py"), str(tmp_path))]
     imports = follow(start, [str(tmp_path)], lambda file: ast.parse(open(file).read()), most=4)

@@ -1,7 +1,6 @@
 """The text report on odd terminals: COLUMNS of 0 or 40, and a strict ASCII locale."""
 
 import pytest
-
 from conftest import fixture_root, report_json, run_doctor
 
 ROOT = str(fixture_root("intel-noavx2-v1-quota"))  # 8 threads on 2 CPUs: PD-CPU-010 fails, exit 1

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 import yaml
-
 from conftest import REPO, facts_from_root
 from paddle_doctor.checks import thread_pools
 from paddle_doctor.checks.thread_pools import ADVISED_THREADS, VARIABLES

@@ -6,8 +6,7 @@ import json
 import shutil
 
 import pytest
-
-from conftest import fixture_root, run_doctor, statuses
+from conftest import fixture_root, run_doctor
 from nonroot import needs_root, run_doctor_as_nobody, shared_tmp  # noqa: F401 (a fixture)
 
 NESTED = "v2-shm-large-nested"  # the process's cgroup is three folders below the mount

@@ -7,18 +7,17 @@ import sys
 import jsonschema
 import numpy as np
 import pytest
-
 from conftest import report_json, run_doctor
+from factories import make_facts, paddle_ok
+from machine import observed, skip_unless
 from paddle_doctor.facts import Facts
-from paddle_doctor.verify import experiments
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.verify import experiments
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerDied, WorkerSession
-from factories import make_facts, paddle_ok
-from machine import observed, skip_unless
+from paddle_doctor.vocabulary import Effect
 
 
 def open_worker(model_dir, feeds):
@@ -395,8 +394,8 @@ def test_with_no_time_left_the_search_adopts_what_was_measured_at_the_service_an
     """Busy machine: the experiments used the budget. The search starts within the CPU budget and,
     with no time to re-measure in context, takes oneDNN on as measured at the service's
     configuration; the final race still measures the whole recommendation against the service's."""
-    from paddle_doctor.facts import ArmResult, ExperimentResult
     from factories import make_facts
+    from paddle_doctor.facts import ArmResult, ExperimentResult
     from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import recommend
 

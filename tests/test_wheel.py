@@ -17,7 +17,6 @@ from pathlib import Path
 
 import click
 import pytest
-
 from conftest import REPO, fixture_root
 
 

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import FIXTURES, REPO, report_json, run_doctor
-from paddle_doctor.wrappers import (WRAPPERS_DOC, WrappersError, default_wrappers_path, load_wrappers, parse_wrappers,
-                                    wrappers_doc_markdown)
+from paddle_doctor.wrappers import (
+    WRAPPERS_DOC,
+    WrappersError,
+    default_wrappers_path,
+    load_wrappers,
+    parse_wrappers,
+    wrappers_doc_markdown,
+)
 
 PROCESSES, RECORDS = FIXTURES / "processes", FIXTURES / "records"
 NO_PROBES = ("--no-paddle", "--no-gpu")

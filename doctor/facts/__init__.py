@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any
 from ..lazy import lazy_names
 from ..schema import Count, version_field
 from ..serde import decode_document, load_json_file, to_data
-from ..vocabulary import CacheStatus, GpuStatus, LibraryKind, Origin, PaddleStatus, ProcessStatus, SourcePatternKind, SourceStatus, SourceStop
+from ..vocabulary import (
+    CacheStatus,
+    GpuStatus,
+    LibraryKind,
+    Origin,
+    PaddleStatus,
+    ProcessStatus,
+    SourcePatternKind,
+    SourceStatus,
+    SourceStop,
+)
 from .baseline import BaselineFacts
 from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 

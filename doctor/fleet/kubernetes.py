@@ -96,7 +96,8 @@ LISTING, DIAGNOSING = "listing the pods", "exec'ing the doctor in the pods"
 def _timed_out(error: BaseException | None) -> bool:
     """Whether the client gave up waiting (urllib3 raises its own timeout errors; a refused connection,
     NewConnectionError, is one of them only by inheritance)."""
-    from urllib3.exceptions import NewConnectionError, TimeoutError as Urllib3Timeout
+    from urllib3.exceptions import NewConnectionError
+    from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
     error = getattr(error, "reason", None) or error  # MaxRetryError wraps what happened
     return isinstance(error, (TimeoutError, Urllib3Timeout)) and not isinstance(error, NewConnectionError)

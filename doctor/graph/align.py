@@ -14,8 +14,8 @@ partly fused.
 from __future__ import annotations
 
 from ..program import Op
-from .flow import Flow, is_stable_name
 from ..vocabulary import FusionStatus
+from .flow import Flow, is_stable_name
 from .patterns import MATMUL, SOFTMAX, Match, family
 
 FUSED_ATTENTION = frozenset({"multihead_matmul", "fused_multi_transformer", "self_dp_attention", "fused_attention",

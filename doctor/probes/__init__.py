@@ -8,6 +8,7 @@ from .. import __version__
 from ..context import ProbeContext
 from ..facts import Facts, PaddleFacts, ServiceConfig
 from ..timebox import Background
+from ..vocabulary import PaddleStatus
 from .cgroup import probe_cgroup
 from .common import Reader
 from .cpu import probe_cpu
@@ -17,7 +18,6 @@ from .mounts import probe_mounts
 from .paddle_import import probe_paddle
 from .system import live_environment, probe_container, probe_host, probe_process
 from .trt_cache import probe_trt_cache
-from ..vocabulary import PaddleStatus
 
 
 def collect_facts(

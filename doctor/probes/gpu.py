@@ -14,8 +14,8 @@ from pathlib import Path
 from ..context import ProbeContext
 from ..facts import GpuFacts
 from ..serde import DecodeError, from_data
-from .common import Reader, last_line, tagged_lines
 from ..vocabulary import GpuStatus
+from .common import Reader, last_line, tagged_lines
 
 CHILD_SCRIPT = Path(__file__).with_name("nvml_child.py")
 KERNEL_DRIVER_FILE = "/proc/driver/nvidia/version"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ..context import ProbeContext
 from ..facts import PaddleFacts
-from .common import last_line, tagged_lines
 from ..vocabulary import PaddleStatus
+from .common import last_line, tagged_lines
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
 STDERR_TAIL_CHARS = 800

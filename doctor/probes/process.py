@@ -17,11 +17,11 @@ import time
 
 from ..context import ProbeContext
 from ..facts import MappedLibrary, ServiceProcessFacts
+from ..redact import redact_environment, redact_text
+from ..vocabulary import LibraryKind, ProcessStatus
 from .common import parse_cpu_list
 from .libraries import SHARED_OBJECT
 from .mounts import MOUNTINFO, parse_mountinfo_line
-from ..redact import redact_environment, redact_text
-from ..vocabulary import LibraryKind, ProcessStatus
 
 PADDLE_LIBRARY = "libpaddle"
 LIBRARY_KINDS = (
@@ -67,7 +67,7 @@ def probe_service_process(ctx: ProbeContext, pid: int | None, sample_s: float = 
 
 
 def open_service_process(ctx: ProbeContext, pid: int | None,
-                         sample_s: float = DEFAULT_SAMPLE_S) -> tuple[ServiceProcessFacts, "ThreadSample | None"]:
+                         sample_s: float = DEFAULT_SAMPLE_S) -> tuple[ServiceProcessFacts, ThreadSample | None]:
     """The process's facts, and the busy-thread sample begun (live only) for the caller to finish:
     the wait costs no CPU, so the doctor probes the rest of the container meanwhile."""
     if pid is None:

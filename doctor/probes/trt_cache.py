@@ -20,8 +20,8 @@ from ..context import ProbeContext
 from ..facts import ServiceConfig, TrtCacheFacts
 from ..inputs import Refused, parse_json
 from ..serde import json_error_text
-from .common import Reader
 from ..vocabulary import CacheStatus
+from .common import Reader
 
 ENGINE_PREFIX = "trt_serialized_"
 STAMP_FILE = "paddle-doctor-cache.json"

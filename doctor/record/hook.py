@@ -106,8 +106,8 @@ def _wrap(process: Any, inference: ModuleType) -> None:
 
 def _seen(process: Any, config: Any) -> tuple[Any, Any, Any] | None:
     """The configuration, model and build site of a predictor about to be built from ``config``."""
-    from .settings_read import read_config
     from .callers import build_site
+    from .settings_read import read_config
 
     try:
         recorded, model, threads_set_at = read_config(config, process.failed)

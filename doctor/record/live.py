@@ -224,14 +224,11 @@ def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[...
             inputs = live.inputs_of(args)
             with lock:
                 live.inside += 1
-                if live.inside > live.peak:
-                    live.peak = live.inside
+                live.peak = max(live.peak, live.inside)
                 process.inside_runs += 1
                 process.inside_threads += live.threads
-                if process.inside_runs > process.peak_runs:
-                    process.peak_runs = process.inside_runs
-                if process.inside_threads > process.peak_threads:
-                    process.peak_threads = process.inside_threads
+                process.peak_runs = max(process.peak_runs, process.inside_runs)
+                process.peak_threads = max(process.peak_threads, process.inside_threads)
         except Exception as exc:  # noqa: BLE001 (the recorder never raises into the service)
             process.failed(f"before run(): {exc!r}"[:200])
             return original(predictor, *args, **kwargs)

@@ -8,8 +8,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .document import Frame, ModelFiles, RecordedConfig
 from .callers import caller_outside_paddle
+from .document import Frame, ModelFiles, RecordedConfig
 
 SUMMARY_ROWS = 64
 SUMMARY_TEXT = 200

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from .document import InputsSeen, RecordedPredictor, Record, RunStats, TensorSeen
+from .document import InputsSeen, Record, RecordedPredictor, RunStats, TensorSeen
 from .live import LivePredictor, Process, percentile_ns
 from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import quote
 
 T = TypeVar("T")

@@ -16,8 +16,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..report import Report, ReportFinding, counts_against
-from .escape import terminal_text
 from ..vocabulary import Status
+from .escape import terminal_text
 
 NOT_XML = re.compile("[\ufffe\uffff]")  # the noncharacters XML 1.0 cannot carry, that terminal_text leaves
 

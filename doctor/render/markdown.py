@@ -12,6 +12,7 @@ from .escape import markdown_inline, markdown_line
 from .page import markdown_table
 from .service_lines import service_lines
 
+
 def render_markdown(report: Report) -> str:
     summary = digest(report)
     lines = [f"# paddle-doctor {markdown_inline(report.tool.version)}", "", f"**{markdown_inline(summary.verdict)}**", ""]

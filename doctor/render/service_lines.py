@@ -4,7 +4,6 @@ text, Markdown and HTML reports)."""
 from __future__ import annotations
 
 from enum import Enum
-
 from typing import TYPE_CHECKING
 
 from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts

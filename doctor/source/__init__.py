@@ -17,13 +17,13 @@ import time
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
 from ..inputs import SOURCE_BYTES, read_text, what_it_is
 from ..service import SourceInputError
+from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
 from .imports import ImportedFile, follow
 from .module import Module, OutOfTime
-from .program import Program, module_name
 from .patterns import serving_patterns
-from ..vocabulary import SourceStatus, SourceStop
+from .program import Program, module_name
 
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000

@@ -13,8 +13,9 @@ condition.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers

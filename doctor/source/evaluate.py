@@ -22,8 +22,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..redact import REDACTED
-from .datafiles import LOADERS, OPENERS, PATH_CLASSES, PATH_FUNCTIONS, PATH_METHODS, ModulePath, load, path_attribute, path_function
 from .attributes import argparse_defaults, assigned_to_self, attribute_assigned, callers
+from .datafiles import (
+    LOADERS,
+    OPENERS,
+    PATH_CLASSES,
+    PATH_FUNCTIONS,
+    PATH_METHODS,
+    ModulePath,
+    load,
+    path_attribute,
+    path_function,
+)
 from .module import FUNCTIONS, Module, literal, passed_for
 from .program import Program
 

@@ -41,7 +41,7 @@ class Module:
     deadline: float | None = None  # time.monotonic() past which the questions asked of it raise OutOfTime
 
     @classmethod
-    def parse(cls, file: str, text: str, deadline: float | None = None) -> "Module":
+    def parse(cls, file: str, text: str, deadline: float | None = None) -> Module:
         """Raises SyntaxError for a file Python cannot parse, NestedTooDeeply for one the doctor does not follow."""
         try:
             module = cls(file, ast.parse(text, filename=file), deadline=deadline)

@@ -11,12 +11,20 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..budget import cpu_budget
-from ..facts import (ColdStartResult, ExperimentResult, Facts, MemoryGrowth, ModelInput, OutputDrift, ShapeCacheResult,
-                     WarmupResult)
+from ..facts import (
+    ColdStartResult,
+    ExperimentResult,
+    Facts,
+    MemoryGrowth,
+    ModelInput,
+    OutputDrift,
+    ShapeCacheResult,
+    WarmupResult,
+)
 from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect, ExperimentStatus, Precision
 from . import stats

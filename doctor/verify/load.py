@@ -21,21 +21,20 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 from ..context import ProbeContext
-from ..facts import (ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm, LayoutsResult,
-                     Throttling)
+from ..facts import ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm, LayoutsResult, Throttling
 from ..facts.predictor import PredictorConfig
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
 from ..vocabulary import Effect, ExperimentStatus, RaceEnd
 from . import stats
-from .layouts import Arrangement, LoadPlan
 from .deadline import Deadline
+from .layouts import Arrangement, LoadPlan
 from .session import WorkerDied, WorkerError, WorkerSession
 
 SETTLE_S, LEAD_S = 0.22, 0.05

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..facts import ArmResult, ComparisonResult, MachineNoise
 from ..facts.predictor import PredictorConfig

@@ -18,8 +18,8 @@ from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect, Precision
 from . import stats
-from .words import describe
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
+from .words import describe
 
 SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
 FINAL_SHARE = 0.5

@@ -6,8 +6,8 @@ in the run's shared worker, and the run ends every worker."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .. import children
 from ..children import Interrupted

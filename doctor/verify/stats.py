@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from ..facts.verification import ComparisonResult
 from ..vocabulary import Effect
 
-
 MIN_ROUNDS = 6
 TRIM = 0.2
 NOISY_CV = 0.25
