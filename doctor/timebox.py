@@ -28,10 +28,10 @@ class Bounded(Generic[T]):
 
 
 def left_behind() -> bool:
-    """Whether a daemon thread still runs: work given up on (a read that never returns), one just
-    finishing, or a client library's own. The process must then end without the interpreter's
-    shutdown, which such a thread, waking during it, would abort (SIGABRT)."""
-    return any(thread.daemon and thread.is_alive() for thread in threading.enumerate())
+    """Whether a daemon thread is still there: work given up on (a read that never returns), one
+    finishing (no longer alive, not yet gone), or a client library's own. The process must then end
+    without the interpreter's shutdown, which such a thread, waking during it, would abort (SIGABRT)."""
+    return any(thread.daemon for thread in threading.enumerate())
 
 
 class Background(Generic[T]):
