@@ -1,0 +1,33 @@
+"""The layout as it is checked out: the built-in checks are listed in code, the shipped data files
+live at the top level with no symlink, and the tools run from the checkout without an install."""
+
+from __future__ import annotations
+
+from conftest import REPO, report_json, run_doctor
+from paddle_doctor.checks import BUILT_IN
+from paddle_doctor.registry import BUILT_IN_MODULE, discover_registered
+from test_registry import install_plugin
+
+
+def test_every_check_module_is_listed_and_every_listed_one_exists():
+    modules = {path.stem for path in (REPO / "checks").glob("*.py")} - {"__init__"}
+    assert len(BUILT_IN) == len(set(BUILT_IN))
+    assert sorted(modules - set(BUILT_IN)) == [], "check modules missing from checks/__init__.py BUILT_IN"
+    assert sorted(set(BUILT_IN) - modules) == [], "names in BUILT_IN without a module in checks/"
+
+
+def test_the_built_in_checks_are_found_from_the_list_without_installed_metadata():
+    registered, failures = discover_registered()
+    assert failures == []
+    built_in = {check.name: reference for reference, check in registered if reference.startswith("paddle_doctor.checks.")}
+    assert built_in == {name: BUILT_IN_MODULE.format(name=name) for name in BUILT_IN}
+    assert "paddle_doctor.checks" not in (REPO / "pyproject.toml").read_text().split("[tool.setuptools]")[0]
+
+
+def test_an_older_install_publishing_a_built_in_check_loads_it_once(tmp_path):
+    """Metadata left by an install from before the list (an entry point per built-in check) is no
+    second registration: the check runs once and nothing is reported as failing to load."""
+    install_plugin(tmp_path, "", entry="cpu_budget = paddle_doctor.checks.cpu_budget:CHECK")
+    report = report_json(run_doctor("--json", "--no-paddle", env={"PYTHONPATH": str(tmp_path)}))
+    assert report["check_errors"] == []
+    assert [f["rule_id"] for f in report["findings"] if f["check"] == "cpu_budget"] == ["PD-CPU-010", "PD-CPU-011"]
