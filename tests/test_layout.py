@@ -3,9 +3,13 @@ live at the top level with no symlink, and the tools run from the checkout witho
 
 from __future__ import annotations
 
+import subprocess
+
 from conftest import REPO, report_json, run_doctor
 from paddle_doctor.checks import BUILT_IN
 from paddle_doctor.registry import BUILT_IN_MODULE, discover_registered
+from paddle_doctor.rules import load_rules, packaged_file
+from paddle_doctor.wrappers import load_wrappers
 from test_registry import install_plugin
 
 
@@ -31,3 +35,18 @@ def test_an_older_install_publishing_a_built_in_check_loads_it_once(tmp_path):
     report = report_json(run_doctor("--json", "--no-paddle", env={"PYTHONPATH": str(tmp_path)}))
     assert report["check_errors"] == []
     assert [f["rule_id"] for f in report["findings"] if f["check"] == "cpu_budget"] == ["PD-CPU-010", "PD-CPU-011"]
+
+
+def test_the_shipped_data_files_are_read_from_the_top_of_the_checkout():
+    assert packaged_file("rules.yaml") == REPO / "rules.yaml" and load_rules().source == str(REPO / "rules.yaml")
+    assert packaged_file("wrappers.yaml") == REPO / "wrappers.yaml" and load_wrappers().source == str(REPO / "wrappers.yaml")
+    assert not (REPO / "doctor" / "rules.yaml").exists() and not (REPO / "doctor" / "wrappers.yaml").exists()
+
+
+def test_no_symlink_is_tracked_outside_the_recorded_machines():
+    """The package is its folders as they are; only the recorded trees of other machines hold links
+    (``/proc/<pid>/exe``, a venv's ``bin/python``), as the data under test."""
+    tracked = subprocess.run(["git", "ls-files", "-s"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    links = [line.split("\t", 1)[1] for line in tracked.splitlines() if line.startswith("120000 ")]
+    assert [link for link in links if not link.startswith("tests/fixtures/")] == []
+    assert "tests/fixtures/processes/one-service/proc/4242/exe" in links  # the listing does show links
