@@ -19,6 +19,7 @@ from paddle_doctor.registry import BUILT_IN_MODULE, discover_registered
 from paddle_doctor.rules import load_rules, packaged_file
 from paddle_doctor.wrappers import load_wrappers
 from test_registry import install_plugin
+from test_wheel import older_python
 
 
 def test_every_check_module_is_listed_and_every_listed_one_exists():
@@ -115,6 +116,16 @@ def test_the_launcher_runs_the_doctor_from_a_copy_of_the_checkout_with_nothing_i
     assert [f["message"] for f in report["findings"] if f["check"] == "in_this_copy"] == ["listed in the copy"]
     assert {f["rule_id"]: f["status"] for f in report["findings"]}["PD-CPU-010"] == "fail"
 
+
+
+def test_the_launcher_reads_package_dir_where_there_is_no_tomllib():
+    """Python 3.10, the oldest the project supports, has no tomllib: the launcher reads the one table itself."""
+    oldest = older_python("3.10")
+    _, env = python_without_the_project()
+    assert subprocess.run([oldest, "-c", "import tomllib"], env=env, capture_output=True, timeout=60).returncode != 0
+    result = subprocess.run([oldest, str(REPO / "scripts" / "checkout.py"), "doctor", "explain", "PD-CPU-010"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "PD-CPU-010" in result.stdout, result.stderr[-2000:]
 
 @pytest.mark.slow  # mypy analyses the whole package, about 30 CPU-seconds without a cache
 def test_the_typecheck_names_each_checkout_file_by_its_module(tmp_path):
