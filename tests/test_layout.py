@@ -154,3 +154,12 @@ def test_the_typecheck_names_each_checkout_file_by_its_module(tmp_path):
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert only.returncode == 1 and only.stdout.count(": error: ") == 3
     assert only.stderr.startswith("mypy: 3 errors in 1 files in doctor/layout_probe.py ("), only.stderr
+
+
+def test_ci_runs_exactly_the_readme_commands():
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("(the same commands CI runs, in `.ci/run`):\n\n```sh\n", 1)[1].split("\n```", 1)[0]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert ci.rstrip("\n").endswith("\n" + block)
+    assert "ruff check ." in block and "scripts/checkout.py typecheck" in block and block.endswith(".venv/bin/python -m pytest")
+    assert '.venv/bin/python -m pytest -m "not slow" -n auto\n' in readme
