@@ -169,7 +169,7 @@ def load_pinned(name: str, reference: str) -> Check:
     """
     from .checks import BUILT_IN
 
-    if name in BUILT_IN and reference == BUILT_IN_MODULE.format(name=name):
+    if reference in {BUILT_IN_MODULE.format(name=listed) for listed in BUILT_IN}:
         check = load_check(reference)
     else:
         from importlib import metadata
