@@ -27,15 +27,16 @@ PYPROJECT = REPO / "pyproject.toml"
 def package_dirs() -> dict[str, Path]:
     """Each import name of the package and the checkout folder it is, as pyproject's package-dir says."""
     text = PYPROJECT.read_text(encoding="utf-8")
-    try:
+    mapping: dict[str, str]
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the one inline table this needs, read by hand
+
+        mapping = tomllib.loads(text)["tool"]["setuptools"]["package-dir"]
+    else:  # Python 3.10 has no tomllib: the one inline table this needs, read by hand
         table = re.search(r"^package-dir\s*=\s*\{([^}]*)\}", text, re.MULTILINE)
         if table is None:
             sys.exit(f"{PYPROJECT}: no package-dir table under [tool.setuptools]")
         mapping = dict(re.findall(r'"([\w.]+)"\s*=\s*"([^"]+)"', table.group(1)))
-    else:
-        mapping = tomllib.loads(text)["tool"]["setuptools"]["package-dir"]
     return {name: REPO / folder for name, folder in mapping.items()}
 
 
