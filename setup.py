@@ -26,9 +26,11 @@ class BuildWithRecordHook(build_py):
         return [*super().get_outputs(include_bytecode), *(target for _, target in self._extra_files())]
 
     def _extra_files(self) -> list[tuple[str, str]]:
+        pth = [(SOURCE, os.path.join(self.build_lib, PTH))]
+        if self.editable_mode:  # the package is its source folders, and packaged_file finds the data beside them
+            return pth
         package = os.path.join(self.build_lib, "paddle_doctor")
-        return [(SOURCE, os.path.join(self.build_lib, PTH)),
-                *((os.path.join(HERE, name), os.path.join(package, name)) for name in TOP_LEVEL_DATA)]
+        return [*pth, *((os.path.join(HERE, name), os.path.join(package, name)) for name in TOP_LEVEL_DATA)]
 
 
 class EditableWithRecordHook(editable_wheel):

@@ -134,3 +134,20 @@ def test_wheel_starts_the_record_hook_only_when_asked(wheel, tmp_path):
                         env={"PATH": "/usr/bin:/bin", "PADDLE_DOCTOR_RECORD": "1"})
     assert off.stdout.strip() == "[]", off.stderr
     assert "'paddle_doctor.record.hook'" in on.stdout and "'paddle'" not in on.stdout, on.stderr
+
+
+@pytest.mark.slow  # builds an editable wheel
+def test_an_editable_install_reads_the_data_files_from_the_checkout(tmp_path):
+    """What `pip install -e .` (the README's, and CI's) gives: the package is the checkout's folders and
+    rules.yaml / wrappers.yaml are read at its top level; no built-in check is published as an entry point."""
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    both = "from paddle_doctor.rules import load_rules\nfrom paddle_doctor.wrappers import load_wrappers\nprint(load_rules().source, load_wrappers().source)"
+    read = subprocess.run([str(env_dir / "bin" / "python"), "-c", both], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(click.__file__).resolve().parent.parent)})
+    assert read.stdout.split() == [str(REPO / "rules.yaml"), str(REPO / "wrappers.yaml")], read.stderr[-2000:]
+    (entry_points,) = (env_dir / "lib").glob("python3*/site-packages/paddle_doctor-*.dist-info/entry_points.txt")
+    assert "[paddle_doctor.checks]" not in entry_points.read_text()
