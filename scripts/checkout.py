@@ -75,7 +75,7 @@ def typecheck(only: list[str]) -> int:
     sources = [BuildSource(str(path.relative_to(REPO)), module) for module, path in modules()]
     outside = [path for path in only if not Path(path).resolve().is_relative_to(REPO)]
     if outside:
-        sys.exit(f"typecheck: {outside[0]} is not in the checkout {REPO}")
+        return usage(f"typecheck: {outside[0]} is not in the checkout {REPO}")
     wanted = tuple(str(Path(path).resolve().relative_to(REPO)) for path in only)
     os.chdir(REPO)  # mypy's cache and the paths it prints are the checkout's
     messages = build.build(sources, options).errors
@@ -96,7 +96,12 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["typecheck"]:
         return typecheck(argv[1:])
-    sys.exit(f"usage: {sys.argv[0]} doctor ARGS... | typecheck [PATH...]")
+    return usage(f"usage: {sys.argv[0]} doctor ARGS... | typecheck [PATH...]")
+
+
+def usage(line: str) -> int:
+    print(line, file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":
