@@ -1,5 +1,7 @@
-"""Everything is declared in pyproject.toml; this file only puts the recording hook's ``.pth`` at the
-top of site-packages, in a wheel and in an editable install, which pyproject cannot say."""
+"""Everything is declared in pyproject.toml; this file only says what pyproject cannot: the recording
+hook's ``.pth`` goes at the top of site-packages, in a wheel and in an editable install, and the data
+files kept at the top of the source tree (``rules.yaml``, ``wrappers.yaml``) go into the package in a
+wheel. An editable install reads them where they are (``paddle_doctor.rules.packaged_file``)."""
 
 import os
 
@@ -7,17 +9,28 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 PTH = "paddle_doctor_record.pth"
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "doctor", "record", PTH)
+SOURCE = os.path.join(HERE, "doctor", "record", PTH)
+# these and the .pth are listed in MANIFEST.in too, so that the sdist carries them
+TOP_LEVEL_DATA = ("rules.yaml", "wrappers.yaml")
 
 
 class BuildWithRecordHook(build_py):
     def run(self) -> None:
         super().run()
-        self.copy_file(SOURCE, os.path.join(self.build_lib, PTH))
+        for source, target in self._extra_files():
+            self.copy_file(source, target)
 
     def get_outputs(self, include_bytecode: bool = True) -> list:
-        return [*super().get_outputs(include_bytecode), os.path.join(self.build_lib, PTH)]
+        return [*super().get_outputs(include_bytecode), *(target for _, target in self._extra_files())]
+
+    def _extra_files(self) -> list[tuple[str, str]]:
+        pth = [(SOURCE, os.path.join(self.build_lib, PTH))]
+        if self.editable_mode:  # the package is its source folders, and packaged_file finds the data beside them
+            return pth
+        package = os.path.join(self.build_lib, "paddle_doctor")
+        return [*pth, *((os.path.join(HERE, name), os.path.join(package, name)) for name in TOP_LEVEL_DATA)]
 
 
 class EditableWithRecordHook(editable_wheel):

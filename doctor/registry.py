@@ -1,8 +1,8 @@
 """Checks and how they are found.
 
-A check is a pure function of Facts returning Findings for the rules it declares. Built-in and
-third-party checks register the same way: an object of type :class:`Check` published under the
-entry-point group ``paddle_doctor.checks``.
+A check is a pure function of Facts returning Findings for the rules it declares: an object of
+type :class:`Check`. The built-in checks are listed in ``paddle_doctor.checks.BUILT_IN``; a third
+party publishes its own under the entry-point group ``paddle_doctor.checks``.
 """
 
 from __future__ import annotations
@@ -118,21 +118,28 @@ class LoadFailure:
 
 
 def discover_checks() -> tuple[list[Check], list[LoadFailure]]:
-    """Every check published under the entry-point group, sorted by name.
+    """Every check: the built-in ones listed in ``paddle_doctor.checks.BUILT_IN``, then those third
+    parties publish under the entry-point group, sorted by name.
 
-    A third-party entry point that fails to import or is not a Check is reported, not fatal.
+    A check that fails to import or is not a Check is reported, not fatal.
     """
     registered, failures = discover_registered()
     return [check for _, check in registered], failures
 
 
 def discover_registered() -> tuple[list[tuple[str, Check]], list[LoadFailure]]:
-    """Like :func:`discover_checks`, each check with its entry-point value (``module:attribute``)."""
+    """Like :func:`discover_checks`, each check with its reference (``module:attribute``)."""
     from importlib import metadata  # here: scanning entry points is the slow part, and load_check avoids it
 
+    from .checks import BUILT_IN
+
+    built_in = [metadata.EntryPoint(name, BUILT_IN_MODULE.format(name=name), ENTRY_POINT_GROUP) for name in BUILT_IN]
+    references = {entry.value for entry in built_in}
+    # an older install's metadata may still publish the built-in checks: they are loaded once, from the list
+    third_party = [entry for entry in metadata.entry_points(group=ENTRY_POINT_GROUP) if entry.value not in references]
     checks: dict[str, tuple[str, Check]] = {}
     failures: list[LoadFailure] = []
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for entry in [*built_in, *third_party]:
         label = f"{entry.name} = {entry.value}"
         try:
             check = entry.load()
@@ -155,12 +162,14 @@ BUILT_IN_MODULE = "paddle_doctor.checks.{name}:CHECK"
 def load_pinned(name: str, reference: str) -> Check:
     """The check a baseline pins by ``name``, found among the installed checks: a baseline names
     checks, never code, so its ``reference`` is only a claim to verify. A built-in check is its
-    module in the package's ``checks`` folder (no entry-point scan: the healthcheck's start-up);
-    any other must be the entry point an installed distribution registers with that value.
+    module listed in ``paddle_doctor.checks.BUILT_IN`` (no entry-point scan: the healthcheck's
+    start-up); any other must be the entry point an installed distribution registers with that value.
 
     Raises RegistryError naming the check and why it is not loaded; nothing else is imported.
     """
-    if name.isidentifier() and reference == BUILT_IN_MODULE.format(name=name) and _built_in(name):
+    from .checks import BUILT_IN
+
+    if reference in {BUILT_IN_MODULE.format(name=listed) for listed in BUILT_IN}:
         check = load_check(reference)
     else:
         from importlib import metadata
@@ -173,14 +182,6 @@ def load_pinned(name: str, reference: str) -> Check:
     if check.name != name:
         raise RegistryError(f"the baseline pins check {name!r} as {reference!r}, which is the check {check.name!r}")
     return check
-
-
-def _built_in(name: str) -> bool:
-    from pathlib import Path
-
-    from . import checks
-
-    return (Path(checks.__file__).parent / f"{name}.py").is_file()
 
 
 def load_check(reference: str) -> Check:

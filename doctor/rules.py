@@ -108,10 +108,11 @@ class Rulebook:
 
 
 def packaged_file(name: str) -> Path:
-    """A data file shipped inside the package (``rules.yaml``, ``wrappers.yaml``), from a checkout or a wheel."""
-    from importlib import resources
-
-    return Path(str(resources.files("paddle_doctor") / name))
+    """A data file the build ships in the package (``rules.yaml``, ``wrappers.yaml``): in the package's
+    folder where it is installed, at the top of the source tree beside ``doctor/`` in a checkout (an
+    editable install, ``scripts/``), where the file is kept."""
+    package = Path(__file__).parent
+    return package.parent / name if package.name == "doctor" else package / name
 
 
 def default_rules_path() -> Path:

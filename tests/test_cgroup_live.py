@@ -19,11 +19,11 @@ QUOTA_US, PERIOD_US = 50000, 100000
 def own_cgroup_dir() -> tuple[Path, int]:
     """The directory of this process's CPU cgroup, and the cgroup version."""
     mounts = [m for m in map(parse_mountinfo_line, Path("/proc/self/mountinfo").read_text().splitlines()) if m]
-    memberships = dict(
-        (controller, line.split(":", 2)[2])
+    memberships = {
+        controller: line.split(":", 2)[2]
         for line in Path("/proc/self/cgroup").read_text().splitlines()
         for controller in line.split(":", 2)[1].split(",")
-    )
+    }
     v1 = next((m for m in mounts if m.fstype == "cgroup" and "cpu" in m.super_options), None)
     if v1 is not None:
         relative = os.path.relpath(memberships["cpu"], v1.root)

@@ -182,9 +182,9 @@ def test_rules_lists_planned_rules_as_not_yet_checked():
     result = run_doctor("rules", env={"COLUMNS": "200"})
     assert result.returncode == 0
     planned = next(rule.id for rule in load_rules().ordered() if rule.status == "planned")
-    line = next(l for l in result.stdout.splitlines() if planned in l)
+    line = next(text for text in result.stdout.splitlines() if planned in text)
     assert "not yet checked" in line
-    line = next(l for l in result.stdout.splitlines() if "PD-CPU-010" in l)
+    line = next(text for text in result.stdout.splitlines() if "PD-CPU-010" in text)
     assert "checked" not in line and line.split()[-1] == "threads"  # a checked rule carries no mark; wide, its experiment
 
 

@@ -222,29 +222,29 @@ def test_a_pod_that_never_answers_is_a_timeout_within_the_pod_timeout(tmp_path):
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_stop_signal_during_the_listing_ends_the_fleet_at_once_with_a_true_line(tmp_path, stop):
-    with SilentServer() as server:
-        with RunningDoctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--pod-timeout", "60",
-                           "--kubeconfig", str(server.kubeconfig(tmp_path / "kubeconfig"))) as doctor:
-            assert server.connected.wait(60), doctor.stderr_lines  # the doctor waits for the listing
-            code, took, left = doctor.stop(stop)
+    with (SilentServer() as server,
+          RunningDoctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--pod-timeout", "60",
+                        "--kubeconfig", str(server.kubeconfig(tmp_path / "kubeconfig"))) as doctor):
+        assert server.connected.wait(60), doctor.stderr_lines  # the doctor waits for the listing
+        code, took, left = doctor.stop(stop)
     assert code == 2 and took < 5, (code, took, doctor.stderr_lines)
-    assert doctor.stderr_lines == [f"paddle-doctor: stopped by {stop.name} while listing the pods, before anything was "
-                                   "printed (exit 2); every child process was ended"]
+    assert doctor.stderr_lines == [(f"paddle-doctor: stopped by {stop.name} while listing the pods, before anything was "
+                                   "printed (exit 2); every child process was ended")]
     assert doctor.stdout == "" and not left
 
 
 @pytest.mark.parametrize("output", ["json", "text"])
 def test_a_stop_signal_during_an_exec_wait_reports_the_pods_diagnosed_before_it(tmp_path, reports, output):
     pods = [FakePod("ocr-a", reports["alike"]), FakePod("ocr-slow", hang=True, node="pool-b-1")]
-    with FakeCluster(pods) as cluster:
-        with RunningDoctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--pod-timeout", "60",
-                           "--parallel", "1", "--format", output,
-                           "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig")), env={"COLUMNS": "300"}) as doctor:
-            assert cluster.hanging.wait(60), doctor.stderr_lines  # ocr-a is diagnosed; the doctor waits for ocr-slow
-            code, took, left = doctor.stop(signal.SIGTERM)
+    with (FakeCluster(pods) as cluster,
+          RunningDoctor("fleet", "--kubernetes", "-n", "serving", "-l", "app=ocr", "--pod-timeout", "60",
+                        "--parallel", "1", "--format", output,
+                        "--kubeconfig", str(cluster.kubeconfig(tmp_path / "kubeconfig")), env={"COLUMNS": "300"}) as doctor):
+        assert cluster.hanging.wait(60), doctor.stderr_lines  # ocr-a is diagnosed; the doctor waits for ocr-slow
+        code, took, left = doctor.stop(signal.SIGTERM)
     assert code == 2 and took < 5, (code, took, doctor.stderr_lines)
-    assert doctor.stderr_lines == ["paddle-doctor: stopped by SIGTERM while exec'ing the doctor in the pods: what is "
-                                   "printed is what finished before it (listing the pods); exit 2; every child process was ended"]
+    assert doctor.stderr_lines == [("paddle-doctor: stopped by SIGTERM while exec'ing the doctor in the pods: what is "
+                                   "printed is what finished before it (listing the pods); exit 2; every child process was ended")]
     stopped = "not diagnosed: the fleet was stopped by SIGTERM"
     if output == "json":
         report = json.loads(doctor.stdout)
@@ -274,16 +274,16 @@ def test_what_a_failing_pod_prints_is_redacted_in_every_format(tmp_path, output)
     text = html.unescape(" ".join(result.stdout.split()))
     if output == "markdown":  # what a reader sees: CommonMark's backslash escapes removed
         text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
-    assert "exited 2: paddle-doctor: error: cannot reach postgres://<redacted>@db:5432/ocr; password=<redacted>; " \
-           "Authorization: Bearer <redacted>" in text, result.stdout
+    assert ("exited 2: paddle-doctor: error: cannot reach postgres://<redacted>@db:5432/ocr; password=<redacted>; "
+            "Authorization: Bearer <redacted>") in text, result.stdout
 
 
 @pytest.mark.parametrize("content, expected", [
     ("apiVersion: v1\nclusters: [\n  - name: x\n", "not valid YAML at line"),
     ("- a\n- b\n", "not a kubeconfig (the YAML is a list, not a mapping)"),
     ("clusters: 3\n", "clusters is not a list of named entries"),
-    ("clusters:\n- name: a\n  cluster: 5\ncontexts:\n- name: c\n  context: {cluster: a, user: u}\ncurrent-context: c\n"
-     "users:\n- name: u\n  user: 7\n", "not a usable kubeconfig (TypeError: "),
+    (("clusters:\n- name: a\n  cluster: 5\ncontexts:\n- name: c\n  context: {cluster: a, user: u}\ncurrent-context: c\n"
+     "users:\n- name: u\n  user: 7\n"), "not a usable kubeconfig (TypeError: "),
 ])
 def test_a_malformed_kubeconfig_is_one_line_naming_it(tmp_path, content, expected):
     path = tmp_path / "kubeconfig"

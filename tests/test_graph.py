@@ -110,7 +110,9 @@ def test_encoder_attention_and_fc_patterns(models):
 
 def test_pdmodel_and_pir_have_the_same_fusible_instances(models, cnn_onednn):
     protobuf = probe(models["cnn-pdmodel"], onednn=True)
-    shape = lambda graph: [(i.pattern, len(i.ops), i.params) for i in graph.instances]
+    def shape(graph):
+        return [(i.pattern, len(i.ops), i.params) for i in graph.instances]
+
     assert shape(protobuf) == shape(cnn_onednn)
     # Paddle 3.3.1's old IR refuses conv + bias + batch_norm from this export: its bias add has axis -1
     assert by_pattern(protobuf) == {"conv_bn_act": (0, 4, 0, 4), "fc": (1, 0, 0, 1)}

@@ -336,8 +336,8 @@ def test_baseline_of_a_gpu_service_records_its_gpus_and_driver(tmp_path):
         (lambda c: (c.root / "dev/nvidia0").unlink(),
          "unhealthy: PD-HEALTH-004 the GPU service sees no GPU: no /dev/nvidiaN in the container (baseline: /dev/nvidia0)"),
         (lambda c: c.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19\n"),
-         "unhealthy: PD-HEALTH-005 NVIDIA driver changed from 470.82.01 to 535.104.05 since baseline: the container's CUDA libraries "
-         "no longer match it; restart the container"),
+         ("unhealthy: PD-HEALTH-005 NVIDIA driver changed from 470.82.01 to 535.104.05 since baseline: the container's CUDA libraries "
+         "no longer match it; restart the container")),
         (lambda c: (c.root / "proc/driver/nvidia/version").unlink(),
          "unhealthy: PD-HEALTH-005 the NVIDIA kernel driver 470.82.01 is no longer loaded (/proc/driver/nvidia/version is gone)"),
     ],

@@ -22,8 +22,8 @@ NO_PROBES = ("--no-paddle", "--no-gpu")
 QUICK = 60  # seconds any of these runs may take; each is refused or answered in well under one
 FIFO_WORDS = "is a FIFO (named pipe), not a regular file"
 DEVICE_WORDS = "is a character device, not a regular file"
-THREADS_8 = "import paddle.inference as paddle_infer\nconfig = paddle_infer.Config('m.json', 'm.pdiparams')\n" \
-            "config.set_cpu_math_library_num_threads(8)\n"
+THREADS_8 = ("import paddle.inference as paddle_infer\nconfig = paddle_infer.Config('m.json', 'm.pdiparams')\n"
+             "config.set_cpu_math_library_num_threads(8)\n")
 
 
 def one_line_error(result, *words: str) -> str:

@@ -338,8 +338,8 @@ def test_a_syntax_error_is_one_line_and_the_report_still_comes(tmp_path):
 def test_a_missing_source_is_exit_2_with_one_line(tmp_path):
     result = run_doctor("--source", str(tmp_path / "gone.py"), *NO_PROBES)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [f"paddle-doctor: error: --source {tmp_path / 'gone.py'}: no such file or folder; "
-                                                  "expected the service's .py file or its folder"]
+    assert result.stderr.strip().splitlines() == [(f"paddle-doctor: error: --source {tmp_path / 'gone.py'}: no such file or folder; "
+                                                  "expected the service's .py file or its folder")]
 
 
 def test_sarif_paths_resolve_from_the_repository_never_through_dot_dot(tmp_path):

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import venv
 import zipfile
 from pathlib import Path
@@ -21,12 +22,26 @@ from conftest import REPO, fixture_root
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
+def dist(tmp_path_factory):
+    """The sdist, and the wheel built from it (as ``python -m build`` does), in one folder."""
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
-                   check=True, capture_output=True, timeout=300)
-    (path,) = out.glob("paddle_doctor-*.whl")
+    subprocess.run([sys.executable, "-m", "build", "-q", "--outdir", str(out), str(REPO)],
+                   check=True, capture_output=True, timeout=600)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist):
+    (path,) = dist.glob("paddle_doctor-*.whl")
     return path
+
+
+def test_the_sdist_carries_the_top_level_data_and_no_link(dist):
+    (sdist,) = dist.glob("paddle_doctor-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        members = {member.name.split("/", 1)[1]: member for member in archive.getmembers() if "/" in member.name}
+    assert {"rules.yaml", "wrappers.yaml", "doctor/record/paddle_doctor_record.pth", "checks/__init__.py"} <= set(members)
+    assert not any(member.issym() for member in members.values())
 
 
 def test_wheel_installs_only_the_unique_namespace(wheel):
@@ -34,10 +49,12 @@ def test_wheel_installs_only_the_unique_namespace(wheel):
     top_level = {name.split("/")[0] for name in names}
     assert top_level == {"paddle_doctor", "paddle_doctor_record.pth", next(n for n in top_level if n.endswith(".dist-info"))}
     assert "paddle_doctor/rules.yaml" in names and "paddle_doctor/wrappers.yaml" in names
+    assert zipfile.ZipFile(wheel).read("paddle_doctor/rules.yaml") == (REPO / "rules.yaml").read_bytes()
     assert "paddle_doctor/schemas/report.schema.json" in names
     assert "paddle_doctor/checks/cpu_budget.py" in names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "[paddle_doctor.checks]" in entry_points and "paddle-doctor = paddle_doctor.entry:main" in entry_points
+    # the built-in checks are listed in code (paddle_doctor.checks.BUILT_IN), not published as entry points
+    assert "[paddle_doctor.checks]" not in entry_points and "paddle-doctor = paddle_doctor.entry:main" in entry_points
 
 
 def test_wheel_runs_in_a_fresh_venv_without_paddle(wheel, tmp_path):
@@ -55,6 +72,14 @@ def test_wheel_runs_in_a_fresh_venv_without_paddle(wheel, tmp_path):
     assert result.returncode == 1
     assert subprocess.run([str(env_dir / "bin" / "paddle-doctor"), "explain", "PD-CPU-010"],
                           capture_output=True, timeout=60).returncode == 0
+    both = ("from paddle_doctor.rules import load_rules\nfrom paddle_doctor.wrappers import load_wrappers\n"
+            "print(load_rules().source, len(load_rules().rules), load_wrappers().source, len(load_wrappers().wrappers))")
+    read = subprocess.run([str(env_dir / "bin" / "python"), "-c", both], capture_output=True, text=True, timeout=60, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    rules, rule_count, wrappers, wrapper_count = read.stdout.split()
+    site = str(env_dir / "lib")
+    assert rules.startswith(site) and rules.endswith("/site-packages/paddle_doctor/rules.yaml"), read.stderr
+    assert wrappers.startswith(site) and wrappers.endswith("/site-packages/paddle_doctor/wrappers.yaml")
+    assert int(rule_count) > 50 and int(wrapper_count) >= 7
     healthcheck = subprocess.run([str(env_dir / "bin" / "paddle-doctor"), "healthcheck", "--root",
                                   str(fixture_root("intel-noavx2-v1-quota")), "--threads", "8"],
                                  capture_output=True, text=True, timeout=60)
@@ -109,3 +134,20 @@ def test_wheel_starts_the_record_hook_only_when_asked(wheel, tmp_path):
                         env={"PATH": "/usr/bin:/bin", "PADDLE_DOCTOR_RECORD": "1"})
     assert off.stdout.strip() == "[]", off.stderr
     assert "'paddle_doctor.record.hook'" in on.stdout and "'paddle'" not in on.stdout, on.stderr
+
+
+@pytest.mark.slow  # builds an editable wheel
+def test_an_editable_install_reads_the_data_files_from_the_checkout(tmp_path):
+    """What `pip install -e .` (the README's, and CI's) gives: the package is the checkout's folders and
+    rules.yaml / wrappers.yaml are read at its top level; no built-in check is published as an entry point."""
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "-e", str(REPO)],
+                         capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    both = "from paddle_doctor.rules import load_rules\nfrom paddle_doctor.wrappers import load_wrappers\nprint(load_rules().source, load_wrappers().source)"
+    read = subprocess.run([str(env_dir / "bin" / "python"), "-c", both], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(click.__file__).resolve().parent.parent)})
+    assert read.stdout.split() == [str(REPO / "rules.yaml"), str(REPO / "wrappers.yaml")], read.stderr[-2000:]
+    (entry_points,) = (env_dir / "lib").glob("python3*/site-packages/paddle_doctor-*.dist-info/entry_points.txt")
+    assert "[paddle_doctor.checks]" not in entry_points.read_text()
