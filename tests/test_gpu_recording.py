@@ -16,7 +16,7 @@ import sys
 import pytest
 from conftest import FIXTURES, REPO, report_json, run_doctor, statuses
 from gpu_helpers import FAKE_NVML, GPU_ENV, GPU_RULES
-from paddle_doctor.facts import load_facts
+from paddle_doctor.facts.document import load_facts
 
 RECORDING = FIXTURES / "gpu" / "h200-facts.json"
 TRT_RULES = [rule for rule in GPU_RULES if rule.startswith("PD-TRT-")]
