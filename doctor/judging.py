@@ -5,13 +5,16 @@ and the healthcheck judge findings alike, through these."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from .findings import Finding
 from .rules import AREAS, Rule, Rulebook
 from .runner import CheckResult
 from .settings import Settings
 from .vocabulary import Severity, Status
+
+if TYPE_CHECKING:  # the report judges its findings with this module
+    from .report import ReportFinding
 
 
 @dataclass(frozen=True)
@@ -59,16 +62,6 @@ def judge(results: list[CheckResult], rulebook: Rulebook, settings: Settings) ->
     return kept, sorted(ignored)
 
 
-class Weighed(Protocol):
-    """A judged finding, as the report or the healthcheck holds it."""
-
-    @property
-    def status(self) -> Status: ...
-
-    @property
-    def severity(self) -> Severity: ...
-
-
-def counts_against(finding: Weighed, fail_on: str) -> bool:
+def counts_against(finding: Judged | ReportFinding, fail_on: str) -> bool:
     """Whether the finding makes the exit code 1: a problem status at or above the --fail-on severity."""
     return Status(finding.status).is_problem and Severity(finding.severity).rank >= Severity(fail_on).rank
