@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from paddle_doctor.facts import OptimisedProgram, ServiceConfig
+from paddle_doctor.facts import ServiceConfig
+from paddle_doctor.facts.graph import OptimisedProgram
 from paddle_doctor.facts.predictor import service_calls
 from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph

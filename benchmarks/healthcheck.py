@@ -1,62 +1,106 @@
 #!/usr/bin/env python3
 """Cost of `paddle-doctor healthcheck --baseline PATH`, measured side by side in one run.
 
+The doctor is built into a wheel from this checkout and installed into a fresh virtual environment
+(as a Dockerfile installs it), unless ``--venv DIR`` names one that already has the wheel installed.
+Every side runs with that venv's Python, in a clean environment (no PYTHONPATH, recording off).
+``--before DIR`` adds the healthcheck of another venv's wheel (an earlier commit's, with a baseline
+recorded by it) as one more side of the same rounds: a change measured before and after at once.
+
 The baseline is recorded from a recorded container tree (``--root``, by default one of the test
 suite's fixture roots, so that every machine measures the same checks on the same files) or from
 this container (``--root /``).
 
-Targets (issue 6):
-  wall(paddle-doctor healthcheck --baseline B) / wall(python -c pass)   <= 4
-  peak RSS of the healthcheck process                                   <= 40 MB
+Targets:
+  CPU time (user + system) of one healthcheck                             <= 60 ms   (issue 21)
+  wall(paddle-doctor healthcheck --baseline B) / wall(python -c pass)     <= 4       (issue 6)
+  peak RSS of the healthcheck process                                     <= 40 MB
   --count healthchecks in a row leave no files and no processes behind
 
-Runs are interleaved (healthcheck, pass, healthcheck, pass, ...) so drift on a noisy machine hits
-both sides alike; medians are compared. Both sides use this interpreter. The package is
-byte-compiled first, as `pip install` does: with PYTHONDONTWRITEBYTECODE set, an editable install
-would otherwise compile every module from source on every run.
-
-The ratio depends on the interpreter's own start-up: in a development venv (editable install,
-whose finder `site` loads at every start) `python -c pass` takes about twice as long as in a venv
-with the wheel installed, while the healthcheck's own cost (the imports of the data model and the
-checks, then the probing) stays the same. Run this script with the Python of either venv. A third
-side, interleaved with the other two, imports only the standard-library modules the data model is
-built on (dataclasses, typing, json, pathlib, threading): the floor under any healthcheck that
-reads its baseline into that model, printed as a ratio of its own.
+The CPU time is what a Docker HEALTHCHECK takes from the container's own CPU quota every probe
+period: the child's user + system seconds as the kernel accounts them (``os.wait4``), so the load of
+other work on the machine does not count, as it does in the wall time. Each round runs every side
+once, in an order that rotates from round to round, so drift on a noisy machine hits all sides
+alike; medians are compared. A third side imports only the standard-library modules the data model
+is built on: the floor under any healthcheck that reads its baseline into that model.
 """
 
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import venv
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import paddle_doctor
-import paddle_doctor.checks
-
-TARGET_RATIO, TARGET_RSS_MB = 4.0, 40.0
+REPO = Path(__file__).resolve().parent.parent
+TARGET_CPU_MS, TARGET_RATIO, TARGET_RSS_MB = 60.0, 4.0, 40.0
 INTERVAL_S = 30  # the example Dockerfile's HEALTHCHECK --interval
-FIXTURE_ROOT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "roots" / "amd-avx512bf16-v2-quota"
+FIXTURE_ROOT = REPO / "tests" / "fixtures" / "roots" / "amd-avx512bf16-v2-quota"
 STDLIB_FLOOR = "import dataclasses, json, pathlib, threading, typing"
+WHERE_INSTALLED = "import paddle_doctor, sys; sys.stdout.write(paddle_doctor.__file__)"
 
 
-def doctor_command() -> list[str]:
-    script = Path(sys.executable).with_name("paddle-doctor")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "paddle_doctor"]
+@dataclass
+class Side:
+    """One command measured: its wall seconds, CPU seconds (user + system), peak RSS (MB) and exit codes."""
+
+    label: str
+    argv: list[str]
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)
+    codes: set[int] = field(default_factory=set)
+
+    def measure(self, **where) -> int:
+        start = time.perf_counter()
+        child = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **where)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+        self.wall.append(time.perf_counter() - start)
+        self.cpu.append(usage.ru_utime + usage.ru_stime)
+        self.rss.append(usage.ru_maxrss / 1024)
+        self.codes.add(code)
+        return code
+
+    def line(self) -> str:
+        cpu, wall = statistics.median(self.cpu) * 1000, statistics.median(self.wall) * 1000
+        return (f"{self.label:<56} CPU median {cpu:6.1f} ms (min {min(self.cpu) * 1000:5.1f})   "
+                f"wall median {wall:6.1f} ms (min {min(self.wall) * 1000:5.1f})")
 
 
-def run(argv: list[str], **where) -> tuple[float, float, int, float]:
-    """(wall seconds, peak RSS in MB, exit code, CPU seconds: user + system) of one child, from wait4."""
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **where)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, child.returncode, usage.ru_utime + usage.ru_stime
+def clean_environment() -> dict[str, str]:
+    """This environment without what would change what the children import."""
+    return {name: value for name, value in os.environ.items()
+            if name not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PADDLE_DOCTOR_RECORD", "VIRTUAL_ENV")}
+
+
+def install_fresh(folder: Path, env: dict[str, str]) -> Path:
+    """A new venv at ``folder`` with the wheel built from this checkout installed; its Python."""
+    dist = folder / "dist"
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
+                           capture_output=True, text=True, env=env)
+    if built.returncode != 0:
+        sys.exit(f"building the wheel failed: {built.stderr.strip()[-2000:]}")
+    (wheel,) = dist.glob("paddle_doctor-*.whl")
+    venv.create(folder / "venv", with_pip=True)
+    python = folder / "venv" / "bin" / "python"
+    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True, env=env)
+    if installed.returncode != 0:
+        sys.exit(f"installing {wheel.name} failed: {installed.stderr.strip()[-2000:]}")
+    return python
+
+
+def interleaved(sides: list[Side], rounds: int) -> None:
+    for round_ in range(rounds):
+        shift = round_ % len(sides)
+        for side in sides[shift:] + sides[:shift]:
+            side.measure(env=clean_environment())
 
 
 def listing(*folders: Path) -> set[str]:
@@ -78,60 +122,90 @@ def doctor_processes() -> list[str]:
     return found
 
 
+def leftovers(healthcheck: Side, count: int, work: Path) -> None:
+    """``count`` healthchecks in a private working and temporary directory, watched with /dev/shm."""
+    private_tmp = work / "tmp"
+    private_tmp.mkdir()
+    where = {"cwd": work, "env": {**clean_environment(), "TMPDIR": str(private_tmp)}}
+    watched = (work, Path("/dev/shm"))
+    before_files, before_procs = listing(*watched), doctor_processes()
+    start = time.perf_counter()
+    outcomes = [healthcheck.measure(**where) for _ in range(count)]
+    elapsed = time.perf_counter() - start
+    new_files = sorted(listing(*watched) - before_files)
+    new_procs = sorted(set(doctor_processes()) - set(before_procs))
+    print(f"{count} healthchecks in a row: {elapsed:.1f} s, {outcomes.count(0)} healthy, {outcomes.count(1)} unhealthy, "
+          f"other exit codes {sorted(set(outcomes) - {0, 1}) or 'none'}")
+    print(f"  new files in the working directory, TMPDIR and /dev/shm: {len(new_files)} {new_files[:5] if new_files else ''}")
+    print(f"  paddle-doctor healthcheck processes still running: {len(new_procs)} {new_procs[:5] if new_procs else ''}")
+
+
+def verdict(ok: bool) -> str:
+    return "OK" if ok else "OVER"
+
+
+def installed_python(venv_dir: Path, env: dict[str, str], work: Path) -> Path:
+    """The venv's Python, refused unless paddle_doctor is an installed wheel there."""
+    python = venv_dir / "bin" / "python"
+    module = subprocess.run([str(python), "-c", WHERE_INSTALLED], capture_output=True, text=True, env=env, cwd=work).stdout
+    if "site-packages" not in Path(module).parts:
+        sys.exit(f"{python}: paddle_doctor is not an installed wheel there ({module or 'not importable'})")
+    return python
+
+
+def healthcheck_side(label: str, python: Path, root: str, env: dict[str, str], work: Path) -> Side:
+    """The healthcheck of the doctor installed with ``python``, against a baseline it records of ``root``."""
+    doctor = str(python.with_name("paddle-doctor"))
+    baseline = work / f"baseline-{label}.json"
+    recorded = subprocess.run([doctor, "baseline", "--root", str(Path(root).resolve()), "--threads", "1", "--out", str(baseline)],
+                              capture_output=True, text=True, env=env, cwd=work)
+    if recorded.returncode != 0:
+        sys.exit(f"{doctor} baseline failed: {recorded.stderr.strip()}")
+    return Side(f"paddle-doctor healthcheck --baseline B ({label})", [doctor, "healthcheck", "--baseline", str(baseline)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
-    parser.add_argument("--count", type=int, default=1000, help="healthchecks in a row for the leftovers check")
+    parser.add_argument("--rounds", type=int, default=41, help="interleaved timing rounds [default: %(default)s]")
+    parser.add_argument("--count", type=int, default=1000, help="healthchecks in a row for the leftovers check; 0 skips it")
     parser.add_argument("--root", default=str(FIXTURE_ROOT), help="container tree to record the baseline from [default: %(default)s]")
+    parser.add_argument("--venv", type=Path, help="a venv with the paddle-doctor wheel installed [default: a fresh one]")
+    parser.add_argument("--before", type=Path, help="a venv with another paddle-doctor wheel, measured in the same rounds")
     args = parser.parse_args()
-    for package in (paddle_doctor, paddle_doctor.checks):
-        compileall.compile_dir(Path(package.__file__).parent, quiet=1)
-    doctor = doctor_command()
+    env = clean_environment()
     with tempfile.TemporaryDirectory(prefix="hc-bench-") as folder:
         work = Path(folder)
-        baseline = work / "baseline.json"
-        recorded = subprocess.run([*doctor, "baseline", "--root", args.root, "--threads", "1", "--out", str(baseline)], capture_output=True, text=True)
-        if recorded.returncode != 0:
-            sys.exit(f"paddle-doctor baseline failed: {recorded.stderr.strip()}")
-        healthcheck = [*doctor, "healthcheck", "--baseline", str(baseline)]
-        bare, floor = [sys.executable, "-c", "pass"], [sys.executable, "-c", STDLIB_FLOOR]
-        run(healthcheck), run(bare), run(floor)  # warm the page cache for all sides
-        checks, passes, floors, rss, cpu, codes = [], [], [], [], [], set()
-        for _ in range(args.rounds):
-            seconds, peak, code, used = run(healthcheck)
-            checks.append(seconds), rss.append(peak), cpu.append(used), codes.add(code)
-            passes.append(run(bare)[0])
-            floors.append(run(floor)[0])
-        h, p, f = statistics.median(checks), statistics.median(passes), statistics.median(floors)
-        editable = "site-packages" not in Path(paddle_doctor.__file__).parts
-        print(f"{sys.executable} ({'editable install' if editable else 'installed wheel'}), root {args.root}, "
-              f"rounds: {args.rounds} (interleaved); healthcheck exit codes seen: {sorted(codes)}")
-        print(f"paddle-doctor healthcheck   median {h * 1000:6.1f} ms  (min {min(checks) * 1000:.1f}, max {max(checks) * 1000:.1f})")
-        print(f"python -c pass              median {p * 1000:6.1f} ms  (min {min(passes) * 1000:.1f}, max {max(passes) * 1000:.1f})")
-        print(f"python -c '{STDLIB_FLOOR}'  median {f * 1000:6.1f} ms  (min {min(floors) * 1000:.1f}, max {max(floors) * 1000:.1f})")
-        print(f"ratio healthcheck / python start: {h / p:.2f}   (target <= {TARGET_RATIO:g}) {'OK' if h / p <= TARGET_RATIO else 'OVER'}")
-        print(f"  of which the standard-library floor: {f / p:.2f}; the healthcheck over that floor: {(h - f) * 1000:.1f} ms")
-        used = statistics.median(cpu)
-        print(f"healthcheck CPU time (user + system) median {used * 1000:.1f} ms: every {INTERVAL_S} s, "
-              f"{used / INTERVAL_S * 100:.2f} % of one CPU")
-        peak = max(rss)
-        print(f"healthcheck peak RSS: {peak:.1f} MB   (target <= {TARGET_RSS_MB:g} MB) {'OK' if peak <= TARGET_RSS_MB else 'OVER'}")
+        python = installed_python(args.venv, env, work) if args.venv else install_fresh(work, env)
+        healthcheck = healthcheck_side("this wheel", python, args.root, env, work)
+        bare = Side("python -c pass", [str(python), "-c", "pass"])
+        floor = Side(f"python -c '{STDLIB_FLOOR}'", [str(python), "-c", STDLIB_FLOOR])
+        sides = [healthcheck, bare, floor]
+        if args.before:
+            sides.append(healthcheck_side("before", installed_python(args.before, env, work), args.root, env, work))
+        interleaved(sides, 1)  # warm the page cache for all sides
+        for side in sides:
+            side.wall, side.cpu, side.rss, side.codes = [], [], [], set()
+        interleaved(sides, args.rounds)
 
-        # The children run in a private working and temporary directory, watched with /dev/shm.
-        private_tmp = work / "tmp"
-        private_tmp.mkdir()
-        where = {"cwd": work, "env": {**os.environ, "TMPDIR": str(private_tmp)}}
-        watched = (work, Path("/dev/shm"))
-        before_files, before_procs = listing(*watched), doctor_processes()
-        start = time.perf_counter()
-        outcomes = [run(healthcheck, **where)[2] for _ in range(args.count)]
-        elapsed = time.perf_counter() - start
-        new_files = sorted(listing(*watched) - before_files)
-        new_procs = sorted(set(doctor_processes()) - set(before_procs))
-        print(f"{args.count} healthchecks in a row: {elapsed:.1f} s, {outcomes.count(0)} healthy, {outcomes.count(1)} unhealthy, "
-              f"other exit codes {sorted(set(outcomes) - {0, 1}) or 'none'}")
-        print(f"  new files in the working directory, TMPDIR and /dev/shm: {len(new_files)} {new_files[:5] if new_files else ''}")
-        print(f"  paddle-doctor healthcheck processes still running: {len(new_procs)} {new_procs[:5] if new_procs else ''}")
+        print(f"{python}, Python {sys.version.split()[0]} here")
+        print(f"root {args.root}, {args.rounds} rounds, sides interleaved; healthcheck exit codes seen: {sorted(healthcheck.codes)}")
+        for side in sides:
+            print(side.line())
+        cpu, cpu_bare, cpu_floor = (statistics.median(side.cpu) for side in (healthcheck, bare, floor))
+        wall, wall_bare = statistics.median(healthcheck.wall), statistics.median(bare.wall)
+        print(f"healthcheck CPU per probe: {cpu * 1000:.1f} ms (target <= {TARGET_CPU_MS:g} ms) {verdict(cpu * 1000 <= TARGET_CPU_MS)}; "
+              f"every {INTERVAL_S} s, {cpu / INTERVAL_S * 100:.2f} % of one CPU")
+        print(f"ratio healthcheck / python -c pass: CPU {cpu / cpu_bare:.2f}, wall {wall / wall_bare:.2f} "
+              f"(target wall <= {TARGET_RATIO:g}) {verdict(wall / wall_bare <= TARGET_RATIO)}")
+        print(f"  the standard-library floor: CPU {cpu_floor / cpu_bare:.2f}; the healthcheck over that floor: {(cpu - cpu_floor) * 1000:.1f} ms CPU")
+        if args.before:
+            before = statistics.median(sides[-1].cpu)
+            print(f"before: healthcheck CPU per probe {before * 1000:.1f} ms, CPU {before / cpu_bare:.2f} x python -c pass; "
+                  f"this wheel takes {(before - cpu) * 1000:.1f} ms less ({(1 - cpu / before) * 100:.0f} %)")
+        peak = max(healthcheck.rss)
+        print(f"healthcheck peak RSS: {peak:.1f} MB (target <= {TARGET_RSS_MB:g} MB) {verdict(peak <= TARGET_RSS_MB)}")
+        if args.count:
+            leftovers(healthcheck, args.count, work)
 
 
 if __name__ == "__main__":

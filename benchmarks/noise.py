@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paddle_doctor.budget import cpu_budget
-from paddle_doctor.facts import load_facts
+from paddle_doctor.facts.document import load_facts
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of

@@ -12,7 +12,8 @@ computed after the chain; re-export the model and check the coverage again.
 
 from __future__ import annotations
 
-from paddle_doctor.facts import ChainBreaker, Facts, FusionInstance
+from paddle_doctor.facts import Facts
+from paddle_doctor.facts.graph import ChainBreaker, FusionInstance
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
 from paddle_doctor.registry import Check, Need

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from paddle_doctor.facts import Facts, GraphFacts
+from paddle_doctor.facts import Facts
+from paddle_doctor.facts.graph import GraphFacts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check, Need
 from paddle_doctor.vocabulary import FusionStatus

@@ -17,7 +17,7 @@ from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check, Need
 
 if TYPE_CHECKING:
-    from paddle_doctor.facts import MachineNoise
+    from paddle_doctor.facts.verification import MachineNoise
 
 RULE = "PD-CPU-015"
 CV_LIMIT = 0.25

@@ -406,7 +406,7 @@ def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
 
-    from .facts import load_facts
+    from .facts.document import load_facts
     from .registry import discover_checks
     from .report import build_report
     from .rules import load_rules

@@ -27,6 +27,22 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from . import children
+from .baseline import BaselineError, load_baseline, record_command
+from .checks.baseline_cpu_budget import cpu_summary
+from .context import ProbeContext, RootError
+from .docs import docs_link, docs_page
+from .judging import counts_against, judge
+from .probes import collect_facts
+from .registry import RegistryError, applying_checks, discover_checks
+from .render.escape import terminal_line
+from .rules import RulesError, load_rules
+from .runner import run_one
+from .service import ServiceConfigError
+from .service_sources import service_from_options
+from .settings import Settings
+from .timebox import run_within
+
 HEALTHY, UNHEALTHY = 0, 1
 DEFAULT_BUDGET = 2.0
 MAX_BUDGET = 3600.0
@@ -128,8 +144,6 @@ def parse_args(argv: list[str]) -> SimpleNamespace:
 
 
 def main(argv: list[str]) -> None:
-    from . import children
-
     start = time.perf_counter()
     try:
         args = parse_args(argv)
@@ -148,8 +162,6 @@ def main(argv: list[str]) -> None:
 
 def _evaluate_within_budget(args: SimpleNamespace, progress: Progress) -> tuple[Outcome, bool]:
     """The outcome, and whether the evaluation is still running (stuck in a read)."""
-    from .timebox import run_within
-
     bounded = run_within(lambda: evaluate(args, progress), args.budget, "healthcheck")
     if not bounded.finished:
         reason = f"did not finish within {args.budget:g} s: still {progress.current}"
@@ -168,15 +180,6 @@ def _stopped(stop, progress: Progress) -> Outcome:
 
 
 def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
-    from .baseline import BaselineError, load_baseline, record_command
-    from .checks.baseline_cpu_budget import cpu_summary
-    from .context import ProbeContext
-    from .probes import collect_facts
-    from .registry import RegistryError, applying_checks
-    from .report import build_report, counts_against
-    from .runner import run_one
-    from .service_sources import service_from_options
-
     baseline = None
     if args.baseline:
         progress.step(f"reading the baseline {args.baseline}")
@@ -206,30 +209,31 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     for check in checks:
         progress.step(f"running check {check.name}")
         results.append(run_one(check, facts, rulebook))
-    report = build_report(facts, results, rulebook, settings, load_failures)
+    findings, _ = judge(results, rulebook, settings)
+    page = docs_page(settings.docs_url)
     progress.step("done")
     # what changed since the baseline first: that is what a healthcheck is for
-    counted = sorted((f for f in report.findings if counts_against(f, settings.fail_on)), key=lambda f: f.area != BASELINE_AREA)
+    counted = sorted((f for f in findings if counts_against(f, settings.fail_on)), key=lambda f: f.area != BASELINE_AREA)
     problems = []
     if any(f.status == "error" for f in counted):  # a check the doctor could not carry out: say first what it could not read
         problems += [issue.describe() for issue in facts.issues if issue.unreadable]
     problems += [f"{f.rule_id} {f.message}" for f in counted]
-    problems += [f"check could not be loaded: {e.entry_point}: {e.reason}" for e in report.check_errors]
+    problems += [f"check could not be loaded: {e.entry_point}: {e.reason}" for e in load_failures]
     detail = {
         "baseline": args.baseline,
         "root": root,
         "fail_on": settings.fail_on,
         "findings": [
             {"rule_id": f.rule_id, "status": f.status, "severity": f.severity, "message": f.message,
-             "counts": counts_against(f, settings.fail_on), "docs": f.docs_link}
-            for f in report.findings
+             "counts": counts_against(f, settings.fail_on), "docs": docs_link(f.rule.id, page) if f.rule else None}
+            for f in findings
         ],
-        "check_errors": [vars(error) for error in report.check_errors],
+        "check_errors": [vars(failure) for failure in load_failures],
         "problems": problems,
     }
     if problems:
         return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
-    summary = [f.message for rule in SUMMARY_RULES for f in report.findings if f.rule_id == rule and f.status == "pass"]
+    summary = [f.message for rule in SUMMARY_RULES for f in findings if f.rule_id == rule and f.status == "pass"]
     summary = summary or [cpu_summary(facts)]
     summary.append(applying_checks(checks, facts) + ("" if baseline else ", no baseline"))
     return Outcome(True, "healthy: " + "; ".join(summary), detail)
@@ -239,10 +243,6 @@ def _checks(baseline):
     """The fast checks and what judges them: pinned in the baseline, or discovered (slower)."""
     if baseline is not None:
         return baseline.pinned_checks(), baseline.rulebook(), baseline.settings, []
-    from .registry import discover_checks
-    from .rules import load_rules
-    from .settings import Settings
-
     checks, load_failures = discover_checks()
     return [check for check in checks if check.fast], load_rules(), Settings(), load_failures
 
@@ -254,10 +254,6 @@ def _more(problems: list[str]) -> str:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Bad input the user can fix: the message names the file and what is wrong."""
-    from .context import RootError
-    from .rules import RulesError
-    from .service import ServiceConfigError
-
     return RulesError, ServiceConfigError, RootError
 
 
@@ -274,8 +270,6 @@ def _finish(outcome: Outcome, as_json: bool, hard: bool = False) -> None:
         payload = {"healthy": outcome.healthy, "line": outcome.line, **outcome.detail}
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     else:
-        from .render.escape import terminal_line
-
         line = terminal_line(" ".join(outcome.line.split()))  # one line, no control character, whatever the messages hold
         sys.stdout.write((line[: LINE_MAX - 3] + "...") if len(line) > LINE_MAX else line)
         sys.stdout.write("\n")

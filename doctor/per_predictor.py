@@ -8,11 +8,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from .facts import Facts, ServiceConfig
 from .findings import Finding
-from .record.document import RecordedPredictor
 from .vocabulary import Origin, Status
+
+if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
+    from .record.document import RecordedPredictor
 
 Judge = Callable[[Facts], list[Finding]]
 WORST_FIRST = (Status.FAIL, Status.WARN, Status.ERROR, Status.SKIP, Status.PASS)
@@ -30,12 +33,12 @@ def named(predictors: list[RecordedPredictor]) -> str:
 def judged_predictors(facts: Facts) -> list[tuple[RecordedPredictor, Facts]]:
     """Each recorded predictor whose configuration is known, busiest first, with the facts as it sees
     them; empty when the service's record was not read."""
-    from .record.reading import predictor_settings
-    from .service_sources import with_settings
-
     record = facts.service_record
     if record is None or not record.read:
         return []
+    from .record.reading import predictor_settings
+    from .service_sources import with_settings
+
     winning = {origin.name: origin for origin in facts.service_origins}
     defaults = ServiceConfig()
     views = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .facts import ComparisonResult, ExperimentResult, VerificationFacts
+from .facts.verification import ComparisonResult, ExperimentResult, VerificationFacts
 from .findings import Finding, Status, Verdict
 from .rules import Rulebook
 from .runner import CheckResult

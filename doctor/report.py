@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from . import __version__
 from .budget import cpu_budget
 from .docs import docs_link, docs_page
 from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
+from .facts.verification import ExperimentResult, Recommendation
 from .findings import Finding, Status, Verdict
 from .gpu import summary as gpu_summary
-from .lazy import lazy_names
+from .judging import Judged, counts_against, judge
 from .profile import Profile, build_profile
 from .quoting import quoted
+from .record.document import RecordedPredictor
 from .registry import LoadFailure
+from .report_measured import (
+    GraphSummary,
+    PredictorMeasurement,
+    VerificationSummary,
+    predictor_measurement,
+    summarize_verification,
+)
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
@@ -23,16 +32,6 @@ from .service_sources import source_predictors
 from .settings import Settings
 from .vocabulary import PaddleStatus, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms
-
-if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
-    from .facts.verification import ExperimentResult, Recommendation
-    from .record.document import RecordedPredictor
-    from .report_measured import GraphSummary, PredictorMeasurement, VerificationSummary
-
-__getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "Recommendation": ".facts.verification",
-                                    "GraphSummary": ".report_measured", "VerificationSummary": ".report_measured",
-                                    "PredictorMeasurement": ".report_measured",
-                                    "RecordedPredictor": ".record.document"})
 
 SCHEMA_VERSION = 2
 RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
@@ -183,17 +182,9 @@ def build_report(
     settings: Settings,
     load_failures: list[LoadFailure] = (),
 ) -> Report:
-    findings: list[ReportFinding] = []
-    ignored: list[str] = []
+    judged, ignored = judge(results, rulebook, settings)
     page = docs_page(settings.docs_url)
-    for result in results:
-        for finding in result.findings:
-            if settings.is_ignored(finding.rule_id):
-                ignored.append(finding.rule_id)
-                continue
-            findings.append(_report_finding(finding, result.check.name, rulebook, settings, page, facts))
-    area_order = list(AREAS)
-    findings.sort(key=lambda f: (area_order.index(f.area) if f.area in area_order else len(area_order), f.rule_id))
+    findings = [_report_finding(one, page, facts) for one in judged]
     counts = {status.value: sum(1 for f in findings if f.status == status) for status in Status}
     problems = [f for f in findings if counts_against(f, settings.fail_on)]
     check_errors = [CheckError(failure.entry_point, failure.reason) for failure in load_failures]
@@ -204,7 +195,7 @@ def build_report(
         fail_on=settings.fail_on,
         findings=findings,
         check_errors=check_errors,
-        summary=Summary(counts=counts, problems=len(problems), ignored=sorted(set(ignored))),
+        summary=Summary(counts=counts, problems=len(problems), ignored=ignored),
         exit_code=EXIT_FINDINGS if problems or check_errors else EXIT_OK,
         verification=verification_summary(facts),
         graph=graph_summary(facts),
@@ -213,22 +204,16 @@ def build_report(
     )
 
 
-def counts_against(finding: ReportFinding, fail_on: str) -> bool:
-    """Whether the finding makes the exit code 1: a problem status at or above the --fail-on severity."""
-    return Status(finding.status).is_problem and Severity(finding.severity).rank >= Severity(fail_on).rank
-
-
-def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: Settings, page: str, facts: Facts) -> ReportFinding:
-    rule: Rule | None = rulebook.rules.get(finding.rule_id)
-    severity = settings.severity.get(finding.rule_id, rule.severity if rule else Severity.ERROR)
+def _report_finding(judged: Judged, page: str, facts: Facts) -> ReportFinding:
+    finding, rule = judged.finding, judged.rule
     return ReportFinding(
         rule_id=finding.rule_id,
         slug=rule.slug if rule else "unknown-rule",
         title=rule.title if rule else f"unknown rule {finding.rule_id}",
-        area=rule.area if rule else (finding.rule_id.split("-") + ["", ""])[1],
-        check=check,
+        area=judged.area,
+        check=judged.check,
         status=finding.status,
-        severity=severity,
+        severity=judged.severity,
         message=finding.message,
         observed=finding.observed,
         expected=finding.expected,
@@ -265,16 +250,12 @@ def _measured(facts: Facts, experiment: str) -> ExperimentResult | Recommendatio
 def verification_summary(facts: Facts) -> VerificationSummary | None:
     if facts.verification is None:
         return None
-    from .report_measured import summarize_verification
-
     return summarize_verification(facts.verification)
 
 
 def graph_summary(facts: Facts) -> GraphSummary | None:
     if facts.graph is None:
         return None
-    from .report_measured import GraphSummary
-
     experiment = facts.verification.experiment("ir_optim") if facts.verification else None
     return GraphSummary(**vars(facts.graph), ir_optim_experiment=experiment)
 
@@ -297,8 +278,6 @@ def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:
     record = facts.service_record
     if record is None or not record.measured:
         return []
-    from .report_measured import predictor_measurement
-
     first = next((plan for plan in record.measured if plan.not_measured is None and plan.verification is None), None)
     return [predictor_measurement(plan, facts.verification if plan is first else plan.verification) for plan in record.measured]
 

@@ -166,7 +166,7 @@ DOCUMENTS = (
     Document("fleet.schema.json", "fleet.grouping:FleetReport", "paddle-doctor fleet report",
              "Output of `paddle-doctor fleet --json` (schema_version {version}): pods grouped by findings and facts, "
              "the first group the usual one."),
-    Document("facts.schema.json", "facts:Facts", "paddle-doctor facts",
+    Document("facts.schema.json", "facts.document:Facts", "paddle-doctor facts",
              "Output of `paddle-doctor facts` and input of `check --facts` (schema_version {version})."),
     Document("record.schema.json", "record.document:Record", "paddle-doctor record",
              "What a service run under `paddle-doctor record` writes about its predictors (schema_version {version})."),

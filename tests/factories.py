@@ -69,7 +69,7 @@ def by_rule(findings) -> dict:
 
 def graph_facts(*instances, dropout=0, dropout_left=None, optimised_status="read", reason=None, tensorrt=None, error=None):
     """GraphFacts of a model with these instances: (pattern, status) or (pattern, status, [ChainBreaker])."""
-    from paddle_doctor.facts import FusionInstance, GraphFacts, OptimisedProgram
+    from paddle_doctor.facts.graph import FusionInstance, GraphFacts, OptimisedProgram
     from paddle_doctor.graph.coverage import count
     from paddle_doctor.graph.patterns import TITLES
 

@@ -4,7 +4,8 @@ TensorRT coverage, checked on hand-built GraphFacts."""
 import pytest
 from factories import by_rule, graph_facts, make_facts, run_check
 from paddle_doctor.checks import dropout_left, fusion_breakers, fusion_coverage, tensorrt_coverage
-from paddle_doctor.facts import ChainBreaker, TensorRTSettings, TensorRTShare
+from paddle_doctor.facts import TensorRTSettings
+from paddle_doctor.facts.graph import ChainBreaker, TensorRTShare
 
 SIN = ChainBreaker("op", "sin", 11, "%42", "add #10", "batch_norm #12")
 SECOND_READER = ChainBreaker("consumer", "add", 13, "%42", "add #10", "batch_norm #11")

@@ -4,17 +4,17 @@ load plan: budget splits, candidates, memory."""
 import pytest
 from factories import make_facts
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
-from paddle_doctor.facts import (
+from paddle_doctor.facts import MemoryFacts
+from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.verification import (
     ArmResult,
     ComparisonResult,
     ExperimentResult,
     LayoutArm,
     LayoutsResult,
-    MemoryFacts,
     ModelFacts,
     VerificationFacts,
 )
-from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify.layouts import Arrangement, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
 from paddle_doctor.verify.model import ModelFiles
 from paddle_doctor.vocabulary import Layout, RaceEnd

@@ -18,8 +18,8 @@ import re
 
 import pytest
 from conftest import ROOTS, facts_from_root
-from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, VerificationFacts
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, VerificationFacts
 from paddle_doctor.findings import Status, Verdict
 from paddle_doctor.registry import discover_checks
 from paddle_doctor.rules import load_rules

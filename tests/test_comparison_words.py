@@ -16,8 +16,15 @@ import re
 
 import pytest
 from conftest import facts_from_root, report_json, run_doctor
-from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, Recommendation, VerificationFacts
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.verification import (
+    ArmResult,
+    ComparisonResult,
+    ExperimentResult,
+    ModelFacts,
+    Recommendation,
+    VerificationFacts,
+)
 from paddle_doctor.verify import stats
 from paddle_doctor.verify.words import describe
 from paddle_doctor.vocabulary import Effect

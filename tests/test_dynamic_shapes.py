@@ -197,7 +197,7 @@ def test_the_shape_cache_experiment_grows_the_services_shapes(models, tmp_path):
 def test_grown_shapes_keep_every_input_s_batch_the_same():
     """A detector with an image of dynamic size beside batch-only inputs (im_shape, scale_factor):
     the image grows, the batch of all three stays; a model with only a dynamic batch grows it everywhere."""
-    from paddle_doctor.facts import ModelInput
+    from paddle_doctor.facts.verification import ModelInput
     from paddle_doctor.verify.experiments import VARYING_SHAPES, varying_shapes
 
     detector = {"image": ModelInput("image", "float32", [-1, 3, -1, -1], [[1, 3, 640, 640]], "--shape"),

@@ -8,7 +8,9 @@ import jsonschema
 import pytest
 from conftest import report_json, run_doctor
 from factories import make_facts
-from paddle_doctor.facts import (
+from paddle_doctor.facts.document import facts_from_data
+from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.verification import (
     ArmResult,
     ColdStartResult,
     ComparisonResult,
@@ -22,9 +24,7 @@ from paddle_doctor.facts import (
     Throttling,
     VerificationFacts,
     WarmupResult,
-    facts_from_data,
 )
-from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
 
 MEASURED = ExperimentStatus.MEASURED

@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 from conftest import fixture_root, report_json, run_doctor
 from factories import make_facts, paddle_ok
-from paddle_doctor.facts import OptimisedProgram, TensorRTSettings
+from paddle_doctor.facts import TensorRTSettings
+from paddle_doctor.facts.graph import OptimisedProgram
 from paddle_doctor.graph.coverage import IR_OFF, analyse, tensorrt_share
 from paddle_doctor.graph.flow import Flow
 from paddle_doctor.graph.probe import probe_graph, unreadable_program

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
 from paddle_doctor.verify import stats
 from paddle_doctor.verify.noise import CpuMeter, CpuShare, cpu_ticks, machine_noise, noise_floor, process_ticks
 from paddle_doctor.verify.words import noise_words

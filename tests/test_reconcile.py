@@ -3,8 +3,8 @@ findings keep their status and gain the measured speed-up, refuted ones pass and
 current setting, a limit the doctor enforces stands, undecided ones say so."""
 
 import pytest
-from paddle_doctor.facts import ArmResult, ComparisonResult, ExperimentResult
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult
 from paddle_doctor.findings import Finding, Proposal, Status, Verdict
 from paddle_doctor.reconcile import reconcile
 

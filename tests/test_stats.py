@@ -4,7 +4,7 @@ import math
 import random
 
 import pytest
-from paddle_doctor.facts import ComparisonResult
+from paddle_doctor.facts.verification import ComparisonResult
 from paddle_doctor.verify import stats
 from paddle_doctor.vocabulary import Effect
 

@@ -125,7 +125,7 @@ def misconfigured_cnn(models):
 
 def test_output_drift_is_measured_on_the_same_inputs_and_judged(models):
     """Two FP32 configurations compute the same outputs: no drift, so the comparison keeps its outputs."""
-    from paddle_doctor.facts import ComparisonResult, ExperimentResult, OutputDrift
+    from paddle_doctor.facts.verification import ComparisonResult, ExperimentResult, OutputDrift
 
     session = open_worker(models["cnn-pir"], CNN_FEEDS)
     measurer = Measurer(session, min_effect=0.03)
@@ -290,13 +290,13 @@ def test_verification_without_paddle_is_reported_not_crashed(models):
 
 
 def comparison(candidate, verdict, ratio):
-    from paddle_doctor.facts import ComparisonResult
+    from paddle_doctor.facts.verification import ComparisonResult
 
     return ComparisonResult("baseline", candidate, ratio, ratio * 0.97, ratio * 1.03, verdict, 10)
 
 
 def threads_result(*comparisons):
-    from paddle_doctor.facts import ArmResult, ExperimentResult
+    from paddle_doctor.facts.verification import ArmResult, ExperimentResult
 
     arms = [ArmResult("baseline", BASE.vary(threads=8))] + [
         ArmResult(c.candidate, BASE.vary(threads=int(c.candidate.split("=")[1]))) for c in comparisons]
@@ -363,7 +363,7 @@ def test_search_starts_from_the_service_when_it_fits():
 
 
 def test_outputs_changing_candidates_are_never_recommended():
-    from paddle_doctor.facts import ArmResult, ExperimentResult
+    from paddle_doctor.facts.verification import ArmResult, ExperimentResult
     from paddle_doctor.verify.recommend import best_improvement
 
     faster = comparison("bf16", "improved", 2.2)
@@ -385,7 +385,7 @@ class RecordingMeasurer:
         return [comparison(label, "improved", 3.0) for label, _ in candidates]
 
     def arm_result(self, label, config):
-        from paddle_doctor.facts import ArmResult
+        from paddle_doctor.facts.verification import ArmResult
 
         return ArmResult(label, config)
 
@@ -395,7 +395,7 @@ def test_with_no_time_left_the_search_adopts_what_was_measured_at_the_service_an
     with no time to re-measure in context, takes oneDNN on as measured at the service's
     configuration; the final race still measures the whole recommendation against the service's."""
     from factories import make_facts
-    from paddle_doctor.facts import ArmResult, ExperimentResult
+    from paddle_doctor.facts.verification import ArmResult, ExperimentResult
     from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import recommend
 

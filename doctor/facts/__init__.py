@@ -1,26 +1,23 @@
 """Facts: everything the probes saw, as plain data.
 
 Facts serialize to JSON and back without loss, so ``paddle-doctor facts > snap.json`` on one
-machine and ``paddle-doctor check --facts snap.json`` on another give the same findings.
-Checks read Facts and nothing else.
+machine and ``paddle-doctor check --facts snap.json`` on another give the same findings
+(:mod:`.document` reads them back). Checks read Facts and nothing else.
 
-The sections only a measurement with ``--model`` fills (``verification``, ``graph``) live in
-submodules that load on first use, under the same names here: the healthcheck never measures and
-runs every few seconds, and creating their 13 dataclasses costs it about 7 ms (Python 3.11).
-Code that resolves ``Facts``' annotations itself must reach those names through the module's
-attributes, as ``paddle_doctor.serde`` does; ``typing.get_type_hints(Facts)`` alone does not.
+The sections only a measurement or a service's record fills (``verification``, ``graph``,
+``service_record``) have modules of their own, imported by the code that fills or reads them, and
+Facts names their types through those modules (``verification.VerificationFacts``): the
+healthcheck, which runs every few seconds and never measures, never loads them.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
 from ..schema import Count, version_field
-from ..serde import decode_document, load_json_file, to_data
+from ..serde import to_data
 from ..vocabulary import (
     CacheStatus,
     GpuStatus,
@@ -35,23 +32,10 @@ from ..vocabulary import (
 from .baseline import BaselineFacts
 from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 
-if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
-    from .graph import GraphFacts
-    from .record import ServiceRecord
-    from .verification import VerificationFacts
+if TYPE_CHECKING:  # the measured sections: loaded by whoever fills or decodes them (.document)
+    from . import graph, record, verification
 
 SCHEMA_VERSION = 2
-MEASURED_SECTIONS = {
-    "verification": ("ArmResult", "OutputDrift", "ComparisonResult", "WarmupResult", "ColdStartResult", "MemoryGrowth",
-                     "ShapeCacheResult", "ExcludedLayout", "Throttling", "LayoutsResult", "ExperimentResult",
-                     "LayoutArm", "Recommendation", "ModelFacts", "ModelInput", "ModelLoadFailure", "MachineNoise",
-                     "VerificationFacts"),
-    "predictor": ("PredictorConfig",),
-    "record": ("ServiceRecord",),
-    "graph": ("ChainBreaker", "FusionInstance", "PatternCoverage", "PassRejection", "TensorRTShare", "OptimisedProgram",
-              "GraphFacts"),
-}
-__getattr__ = lazy_names(__name__, {name: f".{section}" for section, names in MEASURED_SECTIONS.items() for name in names})
 
 
 PADDLE_STATUS_WORDS = {"not_probed": "Paddle not probed", "missing": "Paddle not installed", "crashed": "Paddle crashes on import",
@@ -445,15 +429,15 @@ class Facts:
     env: dict[str, str] = field(default_factory=dict)
     service: ServiceConfig = field(default_factory=ServiceConfig)
     paddle: PaddleFacts = field(default_factory=PaddleFacts)
-    verification: VerificationFacts | None = None
+    verification: verification.VerificationFacts | None = None
     gpu: GpuFacts = field(default_factory=GpuFacts)
     libraries: LibraryFacts = field(default_factory=LibraryFacts)
     trt_cache: TrtCacheFacts = field(default_factory=TrtCacheFacts)
-    graph: GraphFacts | None = None
+    graph: graph.GraphFacts | None = None
     service_source: SourceFacts = field(default_factory=SourceFacts)
     service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
     service_origins: list[SettingOrigin] = field(default_factory=list)
-    service_record: ServiceRecord | None = None  # what the service recorded (paddle-doctor record), when it did
+    service_record: record.ServiceRecord | None = None  # what the service recorded (paddle-doctor record), when it did
     baseline: BaselineFacts | None = None  # what `paddle-doctor baseline` recorded, given to the healthcheck
 
     def unknown_setting(self, name: str) -> str | None:
@@ -486,12 +470,3 @@ class Facts:
     def to_json(self) -> str:
         return json.dumps(to_data(self), indent=2, sort_keys=True) + "\n"
 
-
-def facts_from_data(data: Any, source: str = "facts") -> Facts:
-    return decode_document(Facts, data, source, "facts", SCHEMA_VERSION, FactsError,
-                           "record the facts again with this version ('paddle-doctor facts')")
-
-
-def load_facts(path: str | Path) -> Facts:
-    data = load_json_file(path, FactsError, "facts", "expected the output of 'paddle-doctor facts'")
-    return facts_from_data(data, str(path))

@@ -5,17 +5,11 @@ at once."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
 from ..record.document import RecordedPredictor
 from ..schema import Count
 from ..vocabulary import RecordStatus
-
-if TYPE_CHECKING:  # loads when a record with measurements is decoded (the healthcheck never has one)
-    from .verification import VerificationFacts
-
-__getattr__ = lazy_names(__name__, {"VerificationFacts": ".verification"})
+from .verification import VerificationFacts
 
 
 @dataclass

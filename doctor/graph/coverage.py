@@ -9,7 +9,7 @@ configuration; or a pass ran and did not fuse it, for reasons the graph does not
 
 from __future__ import annotations
 
-from ..facts import ChainBreaker, FusionInstance, GraphFacts, OptimisedProgram, PatternCoverage, TensorRTShare
+from ..facts.graph import ChainBreaker, FusionInstance, GraphFacts, OptimisedProgram, PatternCoverage, TensorRTShare
 from ..program import INPUT_OPS, Op, Program
 from ..vocabulary import BreakerKind, FusionStatus, ProgramStatus
 from .align import Aligner, became, status_of

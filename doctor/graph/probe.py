@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..facts import Facts, GraphFacts, OptimisedProgram, PassRejection, ServiceConfig
+from ..facts import Facts, ServiceConfig
+from ..facts.graph import GraphFacts, OptimisedProgram, PassRejection
 from ..facts.predictor import PredictorConfig, service_calls
 from ..program import Program, ProgramError, read_program
 from ..quoting import python_call

@@ -64,9 +64,9 @@ def mount_for(mounts: list[Mount], path: str) -> Mount | None:
     best: Mount | None = None
     for mount in mounts:
         point = mount.mountpoint.rstrip("/") or "/"
-        if path == point or path.startswith(point.rstrip("/") + "/") or point == "/":
-            if best is None or len(point) >= len(best.mountpoint.rstrip("/") or "/"):
-                best = mount
+        under = path == point or path.startswith(point.rstrip("/") + "/") or point == "/"
+        if under and (best is None or len(point) >= len(best.mountpoint.rstrip("/") or "/")):
+            best = mount
     return best
 
 

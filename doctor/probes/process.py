@@ -90,12 +90,10 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
             return facts, None
         sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
     except ProcessGone as gone:
-        vanished = _vanished(facts, gone)
         hidepid = _hidepid(ctx) if chosen == "named with --pid" else None
-        if hidepid:
-            vanished.reason += (f"; /proc is mounted with {hidepid}, which hides other users' processes: run the doctor "
-                                "as the service's user, or as root with CAP_SYS_PTRACE")
-        return vanished, None
+        hint = (f"; /proc is mounted with {hidepid}, which hides other users' processes: run the doctor "
+                "as the service's user, or as root with CAP_SYS_PTRACE") if hidepid else ""
+        return _vanished(facts, gone, hint), None
     facts.threads, facts.threads_source = len(sample.first), f"/proc/{pid}/task/*/stat"
     return facts, (sample if ctx.is_live else None)
 
@@ -126,15 +124,16 @@ class ThreadSample:
         facts.sample_s = round(elapsed, 1)
 
 
-def _vanished(facts: ServiceProcessFacts, gone: ProcessGone) -> ServiceProcessFacts:
+def _vanished(facts: ServiceProcessFacts, gone: ProcessGone, hint: str = "") -> ServiceProcessFacts:
     return ServiceProcessFacts(status=ProcessStatus.VANISHED, pid=facts.pid, chosen_because=facts.chosen_because,
-                               reason=f"process {facts.pid} does not exist or exited while it was read ({gone})")
+                               reason=f"process {facts.pid} does not exist or exited while it was read ({gone}){hint}")
 
 
 def service_interpreter(process: ServiceProcessFacts) -> str | None:
     """The process's Python, to probe the Paddle it imports; None when it is not a Python."""
-    name = posixpath.basename(process.interpreter or "")
-    return process.interpreter if name.startswith(("python", "pypy")) and os.path.exists(process.interpreter) else None
+    interpreter = process.interpreter or ""
+    name = posixpath.basename(interpreter)
+    return interpreter if name.startswith(("python", "pypy")) and os.path.exists(interpreter) else None
 
 
 def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:

@@ -36,20 +36,20 @@ def probe_trt_cache(reader: Reader, service: ServiceConfig) -> TrtCacheFacts:
         facts.shape_file = absolute(reader.ctx, trt.dynamic_shape_file)
         facts.shape_file_exists = reader.path_test("trt_cache", facts.shape_file, "is_file")
     if service.optim_cache_dir:
-        facts.directory, facts.source = absolute(reader.ctx, service.optim_cache_dir), "optim_cache_dir"
+        directory, facts.source = absolute(reader.ctx, service.optim_cache_dir), "optim_cache_dir"
     elif service.model:
         model = absolute(reader.ctx, service.model)
         model_dir = model if reader.path_test("trt_cache", model, "is_dir") else posixpath.dirname(model)
-        facts.directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
+        directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
     else:
         return facts
-    facts.status, facts.reason = CacheStatus.PROBED, None
-    look_inside(reader, facts)
+    facts.directory, facts.status, facts.reason = directory, CacheStatus.PROBED, None
+    look_inside(reader, facts, directory)
     return facts
 
 
-def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
-    ctx, directory = reader.ctx, facts.directory
+def look_inside(reader: Reader, facts: TrtCacheFacts, directory: str) -> None:
+    ctx = reader.ctx
     try:
         facts.exists = ctx.path(directory).is_dir()
         names = ctx.listdir(directory) if facts.exists else []
@@ -62,12 +62,12 @@ def look_inside(reader: Reader, facts: TrtCacheFacts) -> None:
         facts.engines = [name for name in names if name.startswith(ENGINE_PREFIX)]
         if STAMP_FILE in names:
             facts.stamp, facts.stamp_error = read_stamp(reader, posixpath.join(directory, STAMP_FILE))
-    facts.checked_path = nearest_existing(reader, directory)
+    facts.checked_path = checked = nearest_existing(reader, directory)
     try:
-        info = ctx.path(facts.checked_path).stat()
+        info = ctx.path(checked).stat()
         facts.mode, facts.uid, facts.gid = stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid
     except OSError as exc:
-        reader.unreadable("trt_cache", facts.checked_path, exc)
+        reader.unreadable("trt_cache", checked, exc)
 
 
 def absolute(ctx: ProbeContext, path: str) -> str:

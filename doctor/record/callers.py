@@ -8,6 +8,7 @@ import functools
 import os
 import sys
 import sysconfig
+from importlib.metadata import packages_distributions, version
 from types import FrameType
 
 from .document import BuildSite, Frame
@@ -32,16 +33,12 @@ def _stdlib() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=1)
 def _distributions() -> dict[str, list[str]]:
-    from importlib.metadata import packages_distributions
-
     return dict(packages_distributions())
 
 
 @functools.lru_cache(maxsize=256)
 def _package_of(file: str) -> tuple[str, str, str] | None:
     """(distribution, version, path inside its folder) for a file of an installed distribution."""
-    from importlib.metadata import version
-
     for entry in sys.path:
         folder = os.path.abspath(entry or os.curdir)
         if not file.startswith(folder + os.sep):
@@ -52,13 +49,13 @@ def _package_of(file: str) -> tuple[str, str, str] | None:
         if names:
             try:
                 return names[0], version(names[0]), inside
-            except Exception:  # noqa: BLE001 (metadata that cannot be read: a package without a version)
+            except Exception:  # metadata that cannot be read: a package without a version
                 return names[0], "", inside
     return None
 
 
 def _inside(file: str, folder: str | None) -> bool:
-    return bool(folder) and file.startswith(folder + os.sep)
+    return folder is not None and folder != "" and file.startswith(folder + os.sep)
 
 
 def _ours_or_paddles(file: str) -> bool:
@@ -74,8 +71,8 @@ def _frame(frame: FrameType) -> Frame:
 
 
 def _callers() -> list[FrameType]:
-    frame = sys._getframe(1)
-    frames = []
+    frame: FrameType | None = sys._getframe(1)
+    frames: list[FrameType] = []
     while frame is not None and len(frames) < DEPTH:
         if not _ours_or_paddles(os.path.abspath(frame.f_code.co_filename)):
             frames.append(frame)

@@ -18,6 +18,9 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..vocabulary import BuiltBy
+from .callers import build_site
+
 if TYPE_CHECKING:
     from .document import BuildSite, ModelFiles, RecordedConfig
 
@@ -104,9 +107,6 @@ class Process:
     def live_of(self, predictor: Any) -> LivePredictor:
         live = self.by_id.get(id(predictor))
         if live is None:
-            from ..vocabulary import BuiltBy
-            from .callers import build_site
-
             live = self.add(predictor, BuiltBy.UNSEEN, None, None, build_site(None))
         return live
 
@@ -144,7 +144,7 @@ class LivePredictor:
         try:
             self.input_names = [str(name)[:200] for name in predictor.get_input_names()]
             self.handles = [predictor.get_input_handle(name) for name in self.input_names]
-        except Exception as exc:  # noqa: BLE001 (a predictor with feed/fetch ops, or one that cannot say)
+        except Exception as exc:  # a predictor with feed/fetch ops, or one that cannot say
             self.process.failed(f"predictor {self.number} input handles: {exc!r}"[:200])
             self.handles = []
         try:
@@ -205,7 +205,7 @@ def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
             if copied is None or len(copied) >= MAX_PENDING:
                 copied = PENDING.inputs = []
             copied.append((data.shape, data.dtype))
-        except Exception:  # noqa: BLE001 (a list of strings has neither)
+        except Exception:  # a list of strings has neither
             pass
         return result
 
@@ -229,7 +229,7 @@ def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[...
                 process.inside_threads += live.threads
                 process.peak_runs = max(process.peak_runs, process.inside_runs)
                 process.peak_threads = max(process.peak_threads, process.inside_threads)
-        except Exception as exc:  # noqa: BLE001 (the recorder never raises into the service)
+        except Exception as exc:  # the recorder never raises into the service
             process.failed(f"before run(): {exc!r}"[:200])
             return original(predictor, *args, **kwargs)
         start = clock()
@@ -243,7 +243,7 @@ def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[...
                 process.inside_threads -= live.threads
             try:
                 live.count(start, end, inputs)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 process.failed(f"after run(): {exc!r}"[:200])
 
     run.__name__ = run.__qualname__ = "run"

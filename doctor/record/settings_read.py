@@ -8,6 +8,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..facts.predictor import PredictorConfig
+from ..vocabulary import Device, Precision
 from .callers import caller_outside_paddle
 from .document import Frame, ModelFiles, RecordedConfig
 
@@ -75,21 +77,25 @@ def remember_setters(config_class: Any, failed: Callable[[str], None]) -> None:
         original = getattr(config_class, name, None)
         if original is None:
             continue
-
-        def setter(config: Any, *args: Any, _original: Any = original, _note: Any = note, **kwargs: Any) -> Any:
-            result = _original(config, *args, **kwargs)
-            try:
-                _note(remembered(config), *args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 (the recorder never raises into the service)
-                failed(f"remembering Config.{name}: {exc!r}"[:SUMMARY_TEXT])
-            return result
-
-        setter.__name__ = setter.__qualname__ = name
-        setter.__doc__ = getattr(original, "__doc__", None)
         try:
-            setattr(config_class, name, setter)
+            setattr(config_class, name, _remembering(name, original, note, failed))
         except (AttributeError, TypeError) as exc:
             failed(f"cannot wrap Config.{name}: {exc!r}"[:SUMMARY_TEXT])
+
+
+def _remembering(name: str, original: Any, note: Callable[..., None], failed: Callable[[str], None]) -> Callable[..., Any]:
+    """The setter ``name``: ``original``, then ``note`` of what it was given."""
+    def setter(config: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(config, *args, **kwargs)
+        try:
+            note(remembered(config), *args, **kwargs)
+        except Exception as exc:  # the recorder never raises into the service
+            failed(f"remembering Config.{name}: {exc!r}"[:SUMMARY_TEXT])
+        return result
+
+    setter.__name__ = setter.__qualname__ = name
+    setter.__doc__ = getattr(original, "__doc__", None)
+    return setter
 
 
 def summary_table(config: Any) -> dict[str, str]:
@@ -104,19 +110,16 @@ def summary_table(config: Any) -> dict[str, str]:
 
 def read_config(config: Any, failed: Callable[[str], None]) -> tuple[RecordedConfig, ModelFiles, Frame | None]:
     """The configuration, the model files and where the threads were set, as ``config`` holds them now."""
-    from ..facts.predictor import PredictorConfig
-    from ..vocabulary import Device, Precision
-
     def get(getter: str, default: Any = None) -> Any:
         try:
             return getattr(config, getter)()
-        except Exception as exc:  # noqa: BLE001 (a getter this Paddle lacks, or one that raises)
+        except Exception as exc:  # a getter this Paddle lacks, or one that raises
             failed(f"Config.{getter}(): {exc!r}"[:SUMMARY_TEXT])
             return default
 
     try:
         summary = summary_table(config)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         failed(f"Config.summary(): {exc!r}"[:SUMMARY_TEXT])
         summary = {}
     notes = remembered(config)

@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+from .. import __version__
+from ..serde import to_data
 from .document import InputsSeen, Record, RecordedPredictor, RunStats, TensorSeen
 from .live import LivePredictor, Process, percentile_ns
 from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name
@@ -52,8 +54,6 @@ def paddle_version() -> str | None:
 
 
 def snapshot(process: Process) -> Record:
-    from .. import __version__
-
     predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
                                     origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
                                     pool_size=live.pool_size, built=live.built, alive=live.alive,
@@ -116,14 +116,12 @@ class Writer:
         if not self.lock.acquire(timeout=2.0):  # a write stuck on a slow disk: the next one, or none
             return
         try:
-            from ..serde import to_data
-
             record = snapshot(self.process)
             path = self.folder / record_name(record.pid, record.start_ticks)
             own_folder(self.folder)
             write_owner_only(path, json.dumps(to_data(record), separators=(",", ":")) + "\n")
             self.written.set()
-        except Exception as exc:  # noqa: BLE001 (a failed write is recorded, never raised into the service)
+        except Exception as exc:  # a failed write is recorded, never raised into the service
             self._failed(exc)
         finally:
             self.lock.release()
@@ -136,5 +134,5 @@ class Writer:
             self.said = True
             try:
                 sys.stderr.write(f"paddle-doctor record: {message}\n")
-            except Exception:  # noqa: BLE001 (a closed stderr)
+            except Exception:  # a closed stderr
                 pass

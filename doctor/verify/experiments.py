@@ -15,17 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..budget import cpu_budget
-from ..facts import (
+from ..facts import Facts
+from ..facts.predictor import PredictorConfig
+from ..facts.verification import (
     ColdStartResult,
     ExperimentResult,
-    Facts,
     MemoryGrowth,
     ModelInput,
     OutputDrift,
     ShapeCacheResult,
     WarmupResult,
 )
-from ..facts.predictor import PredictorConfig
 from ..vocabulary import Effect, ExperimentStatus, Precision
 from . import stats
 from .layouts import LoadPlan, skip_reason

@@ -26,8 +26,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..context import ProbeContext
-from ..facts import ArmResult, ComparisonResult, ExcludedLayout, ExperimentResult, LayoutArm, LayoutsResult, Throttling
 from ..facts.predictor import PredictorConfig
+from ..facts.verification import (
+    ArmResult,
+    ComparisonResult,
+    ExcludedLayout,
+    ExperimentResult,
+    LayoutArm,
+    LayoutsResult,
+    Throttling,
+)
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts

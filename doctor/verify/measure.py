@@ -18,8 +18,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from ..facts import ArmResult, ComparisonResult, MachineNoise
 from ..facts.predictor import PredictorConfig
+from ..facts.verification import ArmResult, ComparisonResult, MachineNoise
 from ..vocabulary import Effect
 from . import stats
 from .deadline import Deadline

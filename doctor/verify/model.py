@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..facts import ModelInput
+from ..facts.verification import ModelInput
 from ..program import Program, ProgramError, read_program
 from ..vocabulary import ModelFormat
 from .npz import NpzError, read_samples

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 
 from ..context import ProbeContext
-from ..facts import ComparisonResult, MachineNoise
+from ..facts.verification import ComparisonResult, MachineNoise
 from ..probes.common import Reader, parse_cpu_list
 from . import stats
 

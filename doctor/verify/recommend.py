@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from ..facts import ComparisonResult, ExperimentResult, Recommendation
 from ..facts.predictor import PredictorConfig
+from ..facts.verification import ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Precision
 from . import stats
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit

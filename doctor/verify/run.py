@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from .. import children
 from ..children import Interrupted
-from ..facts import ExperimentResult, Facts, ModelFacts, ModelLoadFailure, VerificationFacts
+from ..facts import Facts
 from ..facts.predictor import PredictorConfig
+from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
 from ..vocabulary import ExperimentStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context

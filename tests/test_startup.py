@@ -1,0 +1,94 @@
+"""What each path imports, in a fresh interpreter: the healthcheck (run every probe period from the
+service's own CPU quota) loads no measured section, no report, no command line; the measured
+sections load where they are used, and a facts file or the facts schema still finds every type."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import fixture_root
+from factories import graph_facts
+from paddle_doctor.facts.record import ServiceRecord
+from paddle_doctor.vocabulary import RecordStatus
+from test_experiment_results import facts_data
+from test_healthcheck import ROOT, Container, imported_modules
+
+MEASURED_SECTIONS = ("paddle_doctor.facts.verification", "paddle_doctor.facts.graph", "paddle_doctor.facts.record",
+                     "paddle_doctor.facts.predictor", "paddle_doctor.facts.document")
+# what only `check`, a measurement or a service's record needs
+REPORT_AND_COMMAND_LINE = ("paddle_doctor.report", "paddle_doctor.report_measured", "paddle_doctor.profile", "paddle_doctor.record",
+                           "paddle_doctor.cli", "paddle_doctor.render.text", "paddle_doctor.wrapper_fix")
+NOT_FOR_THE_HEALTHCHECK = (*MEASURED_SECTIONS, *REPORT_AND_COMMAND_LINE, "paddle_doctor.verify", "paddle_doctor.graph",
+                           "paddle_doctor.source")
+THIRD_PARTY = ("paddle", "click", "rich", "yaml", "numpy", "cpuinfo", "pynvml")
+
+
+def fresh(code: str) -> str:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+def loaded(modules: set[str], prefixes: tuple[str, ...]) -> set[str]:
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)}
+
+
+def test_the_healthcheck_with_a_baseline_loads_only_what_it_uses(tmp_path):
+    container = Container(tmp_path, ROOT)
+    container.record("--threads", "1")
+    modules = imported_modules("healthcheck", "--baseline", str(container.baseline))
+    assert {"paddle_doctor.healthcheck", "paddle_doctor.judging", "paddle_doctor.checks.cpu_budget"} <= modules
+    assert loaded(modules, NOT_FOR_THE_HEALTHCHECK) == set()
+    assert loaded(modules, THIRD_PARTY) == set()
+    assert loaded(modules, ("importlib.metadata", "concurrent", "subprocess", "argparse", "tempfile", "shutil")) == set()
+
+
+def test_the_healthcheck_without_a_baseline_loads_no_report_and_no_command_line():
+    """Without a baseline every registered check is loaded (discovery), and the slow ones bring the
+    measured sections they read; the report, the command line and rich still stay out."""
+    modules = imported_modules("healthcheck", "--root", str(fixture_root(ROOT)))
+    assert "paddle_doctor.rules" in modules and "yaml" in modules  # no baseline: rules.yaml is read
+    assert loaded(modules, REPORT_AND_COMMAND_LINE) == set()
+    assert loaded(modules, ("paddle", "click", "rich")) == set()
+
+
+def test_facts_alone_load_no_measured_section():
+    listed = fresh("import sys, paddle_doctor.facts; print(' '.join(sorted(sys.modules)))").split()
+    assert loaded(set(listed), MEASURED_SECTIONS) == set()
+
+
+def test_a_facts_file_with_every_measured_section_reads_back_in_a_fresh_interpreter(tmp_path):
+    data = facts_data()  # a verification with one result of each kind
+    data["graph"] = json.loads(json.dumps(vars_of(graph_facts(("conv_bn_fuse_pass", "fused")))))
+    data["service_record"] = vars_of(ServiceRecord(RecordStatus.NOT_FOUND, "no record of process 7", "/tmp/records/7"))
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(data))
+    code = ("import json, sys\nfrom paddle_doctor.facts.document import load_facts\n"
+            f"facts = load_facts({str(path)!r})\n"
+            "print(type(facts.verification).__name__, type(facts.graph).__name__, type(facts.service_record).__name__)\n"
+            "print(facts.to_json(), end='')\n")
+    names, _, written = fresh(code).partition("\n")
+    assert names == "VerificationFacts GraphFacts ServiceRecord"
+    assert json.loads(written) == data
+
+
+def test_the_facts_schema_generates_in_a_fresh_interpreter():
+    code = ("import json\nfrom paddle_doctor.schema import DOCUMENTS\n"
+            "(facts,) = [d for d in DOCUMENTS if d.file == 'facts.schema.json']\n"
+            "print(json.dumps(sorted(facts.generate()['$defs'])))\n")
+    definitions = json.loads(fresh(code))
+    assert {"verification_facts", "graph_facts", "service_record", "predictor_config"} <= set(definitions)
+
+
+def test_recording_switched_on_loads_the_hook_alone_until_paddle_inference_is_imported():
+    code = ("import sys\nfrom paddle_doctor.record.hook import install\ninstall()\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('paddle_doctor'))))\n")
+    assert fresh(code).split() == ["paddle_doctor", "paddle_doctor.record", "paddle_doctor.record.hook"]
+
+
+def vars_of(section) -> dict:
+    from paddle_doctor.serde import to_data
+
+    return to_data(section)
