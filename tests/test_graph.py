@@ -19,6 +19,7 @@ from paddle_doctor.graph.probe import probe_graph, unreadable_program
 from paddle_doctor.program import Op, Program, Var, read_program
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
+from paddle_doctor.vocabulary import ModelFormat
 
 
 def probe(model_dir, **service):
@@ -218,12 +219,12 @@ def cnn_program(*middle):
     tail = len(ops)
     ops += [op("batch_norm", ["m" if middle else "c", *BN_INPUTS[1:]], ["n"], tail), op("relu", ["n"], ["r"], tail + 1),
             op("my_op", ["r"], ["y"], tail + 2), op("softmax", ["y"], ["z"], tail + 3), op("fetch", ["z"], ["out"], tail + 4)]
-    return Program("protobuf", "model/__model__", ops, dict(PARAMS))
+    return Program(ModelFormat.LEGACY, "model/__model__", ops, dict(PARAMS))
 
 
 def test_tensorrt_share_is_counted_from_the_engines_subgraphs():
     engine = op("tensorrt_engine", ["x", "w", *BN_INPUTS[1:]], ["r"], 1, sub_blocks=[1])
-    optimised = Program("protobuf", "opt/_optimized.pdmodel", [
+    optimised = Program(ModelFormat.PDMODEL, "opt/_optimized.pdmodel", [
         op("feed", ["feed"], ["x"], 0), engine, op("my_op", ["r"], ["y"], 2), op("softmax", ["y"], ["z"], 3),
         op("fetch", ["z"], ["out"], 4), op("conv2d", ["x", "w"], ["c"], 5, block=1),
         op("batch_norm", BN_INPUTS, ["n"], 6, block=1), op("relu", ["n"], ["r"], 7, block=1)], dict(PARAMS))
