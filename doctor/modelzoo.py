@@ -190,7 +190,8 @@ def _save_sequence_legacy(out: Path) -> None:
     program, _, _ = paddle.static.load_inference_model(str(staging / "model"), exe)
     (out / "__model__").write_bytes(program.desc.serialize_to_string())
     persistables = [var for var in program.list_vars() if var.persistable and var.name not in ("feed", "fetch")]
-    paddle.static.save_vars(exe, str(out), program, vars=persistables, filename=None)
+    # Paddle declares save_vars's overloads under an untyped decorator (dygraph_not_support): mypy cannot type it
+    paddle.static.save_vars(exe, str(out), program, vars=persistables, filename=None)  # type: ignore[has-type]
     for leftover in sorted(staging.rglob("*"), reverse=True):
         leftover.unlink() if leftover.is_file() else leftover.rmdir()
     staging.rmdir()

@@ -258,18 +258,18 @@ def wrappers_doc_markdown(book: WrapperBook) -> str:
         "",
         "<!-- generated from wrappers.yaml by scripts/update-readme-rules; edit wrappers.yaml, not this file -->",
         "",
-        "Where a predictor was built by one of these libraries (the record's origin frame names its "
+        ("Where a predictor was built by one of these libraries (the record's origin frame names its "
         "distribution and version), a finding's fix gives the library's own setting first and the raw "
         "`paddle.inference.Config` call after it as the alternative; `{value}` is filled in with the "
         "value the finding proposes, quoted for the knob's language. `checked` says where each entry "
-        "was read; \"not verified\" marks what comes from documentation or issues only.",
+        "was read; \"not verified\" marks what comes from documentation or issues only."),
         "",
         *(f"- [{wrapper.name} ({wrapper.versions.describe()})](#{wrapper.id})" for wrapper in book.wrappers),
     ]
     for wrapper in book.wrappers:
         parts += ["", f'<a id="{wrapper.id}"></a>', f"## {wrapper.name} ({wrapper.versions.describe()})", "",
-                  f"Distribution `{wrapper.distribution}` · modules {', '.join(f'`{m}`' for m in wrapper.modules)} · "
-                  f"builds its predictors in {wrapper.builds_at}", "", f"Checked: {wrapper.checked}"]
+                  (f"Distribution `{wrapper.distribution}` · modules {', '.join(f'`{m}`' for m in wrapper.modules)} · "
+                  f"builds its predictors in {wrapper.builds_at}"), "", f"Checked: {wrapper.checked}"]
         for name, setting in wrapper.settings.items():
             parts += ["", f"### {name}", "", f"Default: {setting.default}", ""]
             parts += [f"- {KNOB_KINDS[knob.kind]}: `{knob.code}`" for knob in setting.knobs]
