@@ -88,7 +88,7 @@ def digest(report: Report) -> Digest:
 def verdict_line(report: Report) -> str:
     counts = report.summary.counts
     words = [f"{counts.get(key, 0)} {name}" for key, name in
-             (("fail", "failed"), ("warn", "warnings"), ("error", "errors"), ("pass", "passed"), ("skip", "skipped"))]
+             ((Status.FAIL, "failed"), (Status.WARN, "warnings"), (Status.ERROR, "errors"), (Status.PASS, "passed"), (Status.SKIP, "skipped"))]
     ignored = f"; ignored {', '.join(report.summary.ignored)}" if report.summary.ignored else ""
     verdict = "problems" if report.exit_code else "nothing"
     return f"{', '.join(words)}{ignored} — {verdict} at or above '{report.fail_on}' (exit {report.exit_code})"

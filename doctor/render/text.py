@@ -12,7 +12,17 @@ from rich.text import Text
 from ..facts import paddle_status_words
 from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.words import describe, effect_words
-from ..vocabulary import Effect, ExperimentStatus, Severity, Status, Verdict
+from ..vocabulary import (
+    Effect,
+    ExperimentStatus,
+    FusionStatus,
+    ProcessStatus,
+    ProgramStatus,
+    Severity,
+    SourceStatus,
+    Status,
+    Verdict,
+)
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 from .escape import escaped, terminal_line, terminal_text
 from .service_lines import process_line, process_note, record_lines, setting_value, shown_settings, source_line
@@ -185,7 +195,7 @@ def _host_line(report: Report) -> Text:
 def _render_service(service: ServiceSummary, console: Console) -> None:
     """The service's process and source, and each setting with where it came from."""
     process, source = service.process, service.source
-    if process.status == "not_probed" and source.status == "not_read" and not service.settings and not service.predictors:
+    if process.status == ProcessStatus.NOT_PROBED and source.status == SourceStatus.NOT_READ and not service.settings and not service.predictors:
         return
     console.print()
     console.print(Text("Service", style="bold underline"))
@@ -285,7 +295,7 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
     console.print(Text(f"program {graph.program} ({graph.format}{version}, {graph.ops} ops; "
                    f"feed/fetch {_counts(graph.feed_fetch)})"))
     optimised = graph.optimised
-    if optimised and optimised.status == "read":
+    if optimised and optimised.status == ProgramStatus.READ:
         console.print(Text(f"optimised for {optimised.pipeline}: {optimised.ops} ops, {len(optimised.passes or [])} passes ran; "
                        f"removed {_counts(optimised.removed)}; added {_counts(optimised.added)}"))
     elif optimised:
@@ -300,7 +310,7 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
     console.print(table)
     groups: dict[tuple, list[FusionInstance]] = {}
     for instance in graph.instances:
-        if instance.status != "fused":
+        if instance.status != FusionStatus.FUSED:
             groups.setdefault((instance.pattern, instance.status, instance.reason), []).append(instance)
     for (_, status, reason), instances in groups.items():
         first = instances[0]
