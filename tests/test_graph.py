@@ -12,11 +12,12 @@ import jsonschema
 import pytest
 from conftest import fixture_root, report_json, run_doctor
 from factories import make_facts, paddle_ok
-from paddle_doctor.facts import OptimisedProgram, TensorRTSettings
+from paddle_doctor.facts import GraphFacts, OptimisedProgram, TensorRTSettings
 from paddle_doctor.graph.coverage import IR_OFF, analyse, tensorrt_share
 from paddle_doctor.graph.flow import Flow
 from paddle_doctor.graph.probe import probe_graph, unreadable_program
 from paddle_doctor.program import Op, Program, Var, read_program
+from paddle_doctor.serde import from_data, to_data
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.vocabulary import ModelFormat
@@ -286,6 +287,17 @@ def test_nested_pir_blocks_are_read_with_positions_and_dialects(tmp_path):
     assert program.ops[2].input_names() == ["x", "w"]
     assert [o.type for o in program.consumers("x")] == ["if", "matmul"]
     assert program.histogram()["data"] == 1
+
+
+def test_a_protobuf_program_is_named_by_its_model_format_and_its_graph_facts_load_again(tmp_path):
+    one_empty_block_version_1 = b"\x0a\x00" + b"\x22\x02\x08\x01"
+    for name, fmt in (("inference.pdmodel", ModelFormat.PDMODEL), ("__model__", ModelFormat.LEGACY)):
+        (tmp_path / name).write_bytes(one_empty_block_version_1)
+        program = read_program(tmp_path / name)
+        assert (program.format, program.version) == (fmt, 1)
+        graph = analyse(program, OptimisedProgram("skipped", reason="off"), None, ir_optim=False)
+        assert graph.format == fmt
+        assert from_data(GraphFacts, json.loads(json.dumps(to_data(graph)))) == graph
 
 
 def test_protobuf_programs_carry_their_version(models):
