@@ -74,13 +74,13 @@ def in_wrapper_terms(facts: Facts, finding: Finding, text: str, changes: list[Ch
     predictor and has a setting for what the fix changes; else as they were."""
     proposal = finding.proposal
     setting = PROPOSED_SETTING.get(proposal.setting) if proposal is not None and proposal.values else None
-    if setting is None or facts.service_record is None:
+    if proposal is None or setting is None or facts.service_record is None:
         return text, changes, None
     found = predictor_wrapper(facts, finding)
     if found is None or setting not in found[0].settings:
         return text, changes, None
     wrapper, frame = found
-    own = wrapper_changes(wrapper, setting, proposal.values[-1])  # type: ignore[union-attr]
+    own = wrapper_changes(wrapper, setting, proposal.values[-1])
     knob = wrapper.settings[setting]
     version = f" {frame.version}" if frame.version else ""
     words = [(f"{wrapper.name}{version} builds this predictor ({frame.where()}): change {wrapper.name}'s own setting "
