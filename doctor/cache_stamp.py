@@ -18,18 +18,19 @@ from .facts import Facts
 from .gpu import engine_target, stamp_differences
 from .probes.trt_cache import STAMP_FILE
 from .serde import write_text_atomically
+from .vocabulary import CacheStatus
 
 
 class StampError(ValueError):
     """The cache cannot be stamped; the message says why and what to do."""
 
 
-def stamp_for(facts: Facts) -> dict[str, str]:
-    """What the engines in the service's cache were built for, as the stamp records it."""
+def stamp_for(facts: Facts) -> tuple[str, dict[str, str]]:
+    """The service's cache folder, and what the engines in it were built for, as the stamp records it."""
     cache = facts.trt_cache
     if not facts.service.tensorrt.enabled:
         raise StampError("the service does not enable TensorRT (tensorrt.enabled in --config): there are no engines to stamp")
-    if cache.status != "probed" or cache.directory is None:
+    if cache.status != CacheStatus.PROBED or cache.directory is None:
         raise StampError(f"no engine cache to stamp: {cache.reason or 'the cache folder was not probed'}")
     if not cache.engines:
         raise StampError(f"no serialized engines (trt_serialized_*) in {cache.directory}: "
@@ -42,7 +43,7 @@ def stamp_for(facts: Facts) -> dict[str, str]:
     stamp = {key: value for key, value in target.items() if value}
     if facts.paddle.version:
         stamp["paddle"] = facts.paddle.version
-    return stamp
+    return cache.directory, stamp
 
 
 def write_stamp(ctx: ProbeContext, facts: Facts, force: bool = False) -> tuple[str, dict[str, str], bool]:
@@ -50,8 +51,8 @@ def write_stamp(ctx: ProbeContext, facts: Facts, force: bool = False) -> tuple[s
 
     Raises StampError when the stamp there names another TensorRT or GPU (and not ``force``).
     """
-    stamp, cache = stamp_for(facts), facts.trt_cache
-    path = posixpath.join(cache.directory, STAMP_FILE)
+    (directory, stamp), cache = stamp_for(facts), facts.trt_cache
+    path = posixpath.join(directory, STAMP_FILE)
     if cache.stamp is not None and not force:
         target = engine_target(facts)  # what PD-TRT-004 compares; the Paddle version is on record only
         differences = stamp_differences(cache.stamp, target)

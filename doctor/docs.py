@@ -107,13 +107,13 @@ def rules_doc_markdown(rulebook: Rulebook) -> str:
         "",
         "<!-- generated from rules.yaml by scripts/update-readme-rules; edit rules.yaml, not this file -->",
         "",
-        "Every finding links to its rule's section here (`docs/rules.md#pd-cpu-010`); "
+        ("Every finding links to its rule's section here (`docs/rules.md#pd-cpu-010`); "
         f"set `{DOCS_URL_ENV}` or `docs_url` in the settings file to the address where this page is "
         "published and the links point there instead. `paddle-doctor explain ID` prints the same in a "
         "terminal. Words in braces in a fix, such as `{threads_per_instance}`, are filled in with the "
         "values the doctor measured when it reports the finding, quoted for the fix's language (a shell "
         "word, a Python string, a YAML scalar); `explain` fills in those the CPU budget of its machine "
-        "gives, and writes the others as `<name>`, a template to fill in.",
+        "gives, and writes the others as `<name>`, a template to fill in."),
         "",
     ]
     for area, title in AREAS.items():

@@ -7,6 +7,7 @@ import re
 
 from .facts import Facts, GpuDevice
 from .live_word import live_cpu
+from .vocabulary import Device, GpuStatus, PaddleStatus
 
 # Minimum Linux driver for each CUDA toolkit: NVIDIA, "CUDA Toolkit and Corresponding Driver
 # Versions" (CUDA Toolkit release notes), as gathered in shared/paddle-notes.md.
@@ -42,12 +43,12 @@ def dotted(version: tuple[int, ...] | list[int]) -> str:
 
 def gpu_wheel(facts: Facts) -> bool | None:
     """True for a CUDA build of Paddle, False for a CPU build, None when Paddle was not probed."""
-    return bool(facts.paddle.with_cuda) if facts.paddle.status == "ok" else None
+    return bool(facts.paddle.with_cuda) if facts.paddle.status == PaddleStatus.OK else None
 
 
 def wheel_label(facts: Facts) -> str:
     paddle = facts.paddle
-    if paddle.status != "ok":
+    if paddle.status != PaddleStatus.OK:
         return f"Paddle {paddle.status.replace('_', ' ')}"
     kind = f"CUDA {paddle.cuda_version}" if paddle.with_cuda else "CPU-only"
     return f"{paddle.distribution or 'paddle'} {paddle.version} ({kind})"
@@ -56,14 +57,14 @@ def wheel_label(facts: Facts) -> str:
 def host_gpu(facts: Facts) -> str:
     """'present', 'absent' or 'unknown': does this host have an NVIDIA GPU, reachable or not?"""
     gpu = facts.gpu
-    if gpu.kernel_driver or gpu.device_nodes or gpu.status not in ("library_not_found", "no_pynvml", "not_probed"):
+    if gpu.kernel_driver or gpu.device_nodes or gpu.status not in (GpuStatus.LIBRARY_NOT_FOUND, GpuStatus.NO_PYNVML, GpuStatus.NOT_PROBED):
         return "present"
-    return "absent" if gpu.status == "library_not_found" else "unknown"
+    return "absent" if gpu.status == GpuStatus.LIBRARY_NOT_FOUND else "unknown"
 
 
 def host_evidence(facts: Facts) -> str:
     gpu = facts.gpu
-    if gpu.status == "ok":
+    if gpu.status == GpuStatus.OK:
         return f"NVML sees {len(gpu.devices)} GPU{'s' if len(gpu.devices) != 1 else ''}, driver {gpu.driver_version}"
     if gpu.kernel_driver:
         return f"the host runs NVIDIA driver {gpu.kernel_driver} (/proc/driver/nvidia/version) but NVML: {gpu.reason}"
@@ -77,7 +78,7 @@ def host_evidence(facts: Facts) -> str:
 def uses_gpu(facts: Facts) -> bool:
     """The service runs on a GPU: its config says so, or a GPU wheel sits on a host with an NVIDIA GPU,
     unless its live process maps no CUDA library (the live process has the last word)."""
-    declared = facts.service.device == "gpu" or (gpu_wheel(facts) is True and host_gpu(facts) == "present")
+    declared = facts.service.device == Device.GPU or (gpu_wheel(facts) is True and host_gpu(facts) == "present")
     return declared and live_cpu(facts) is None
 
 
@@ -118,7 +119,7 @@ def service_gpu(facts: Facts) -> GpuDevice | None:
 
 def no_service_gpu(facts: Facts) -> str | None:
     """Why the service's GPU cannot be judged, or None when NVML describes it."""
-    if facts.gpu.status != "ok":
+    if facts.gpu.status != GpuStatus.OK:
         return f"NVML gave no GPU facts ({facts.gpu.reason or facts.gpu.status}); see the GPU visibility rules"
     if service_gpu(facts) is None:
         return f"GPU {facts.service.gpu_device_id}, the service's device, is not visible; see PD-GPU-003"
@@ -133,10 +134,10 @@ def compute_capability(device: GpuDevice) -> tuple[int, int] | None:
 def summary(facts: Facts) -> str | None:
     """One line for the report's host table; None when nothing about a GPU was probed or found."""
     gpu = facts.gpu
-    if gpu.status == "ok" and gpu.devices:
+    if gpu.status == GpuStatus.OK and gpu.devices:
         names = sorted({f"{d.name} (compute capability {d.compute_capability})" for d in gpu.devices})
         return f"{len(gpu.devices)} x {', '.join(names)}; driver {gpu.driver_version} (CUDA {gpu.cuda_driver_version})"
-    if gpu.status == "not_probed" and not gpu.kernel_driver:
+    if gpu.status == GpuStatus.NOT_PROBED and not gpu.kernel_driver:
         return None
     driver = f"; kernel driver {gpu.kernel_driver}" if gpu.kernel_driver else ""
     return f"none reachable: {gpu.reason or gpu.status}{driver}"

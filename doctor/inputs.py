@@ -46,9 +46,10 @@ class Refused(OSError):
 
     def __init__(self, path: str | os.PathLike, reason: str):
         super().__init__(errno.EINVAL, reason, os.fspath(path))
+        self.reason = reason
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.reason
 
 
 def what_it_is(mode: int) -> str:

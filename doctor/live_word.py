@@ -6,7 +6,7 @@ no thread count is known. Pure functions of Facts; each says which side won and 
 from __future__ import annotations
 
 from .facts import Facts
-from .vocabulary import LibraryKind, ProcessStatus
+from .vocabulary import Device, LibraryKind, ProcessStatus
 
 GPU_LIBRARIES = (LibraryKind.CUDA, LibraryKind.CUDNN, LibraryKind.TENSORRT)
 
@@ -21,7 +21,7 @@ def live_cpu(facts: Facts) -> str | None:
     if LibraryKind.PADDLE not in kinds or kinds.intersection(GPU_LIBRARIES):
         return None
     declared = facts.said_by("device")
-    said = f"device gpu ({declared})" if facts.service.device == "gpu" and declared else f"device {facts.service.device}"
+    said = f"device gpu ({declared})" if facts.service.device == Device.GPU and declared else f"device {facts.service.device}"
     return (f"its live process {process.pid} maps Paddle and no CUDA library ({process.libraries_source}), whatever the "
             f"settings say ({said}); the live process has the last word")
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from . import children
 from .paddle_home import paddle_child_env
+from .vocabulary import ModelFormat
 
 BUILDS = {"cnn": ("pir", "pdmodel"), "cnn_custom_op": ("pir",), "cnn_extra_consumer": ("pir",), "encoder": ("pir",),
           "sequence": ("legacy",), "recognizer": ("pir",), "detector": ("pir",)}
@@ -50,7 +51,7 @@ def build_model(kind: str, fmt: str, out_dir: str | Path, python: str = sys.exec
         raise ValueError(f"no {fmt} build of {kind!r}; builds: {BUILDS}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(paddle_child_env(), FLAGS_enable_pir_api="1" if fmt == "pir" else "0", GLOG_minloglevel="2")
+    env = dict(paddle_child_env(), FLAGS_enable_pir_api="1" if fmt == ModelFormat.PIR else "0", GLOG_minloglevel="2")
     builder = children.spawn([python, "-m", "paddle_doctor.modelzoo", kind, fmt, str(out)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -190,7 +191,8 @@ def _save_sequence_legacy(out: Path) -> None:
     program, _, _ = paddle.static.load_inference_model(str(staging / "model"), exe)
     (out / "__model__").write_bytes(program.desc.serialize_to_string())
     persistables = [var for var in program.list_vars() if var.persistable and var.name not in ("feed", "fetch")]
-    paddle.static.save_vars(exe, str(out), program, vars=persistables, filename=None)
+    # Paddle declares save_vars's overloads under an untyped decorator (dygraph_not_support): mypy cannot type it
+    paddle.static.save_vars(exe, str(out), program, vars=persistables, filename=None)  # type: ignore[has-type]
     for leftover in sorted(staging.rglob("*"), reverse=True):
         leftover.unlink() if leftover.is_file() else leftover.rmdir()
     staging.rmdir()

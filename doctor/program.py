@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .inputs import PROGRAM_BYTES, Refused, parse_json, read_bytes
+from .vocabulary import ModelFormat
 
 PIR_VERSIONS_KNOWN = (1, 2, 3, 4, 5, 6)
 PROTO_DTYPES = {0: "bool", 1: "int16", 2: "int32", 3: "int64", 4: "float16", 5: "float32", 6: "float64",
@@ -64,7 +65,7 @@ class Op:
 
 @dataclass
 class Program:
-    format: str
+    format: ModelFormat
     path: str
     ops: list[Op]
     vars: dict[str, Var]
@@ -145,14 +146,14 @@ def _read_pir(path: Path, data: bytes) -> Program:
         reader.blocks(blocks)
     except (KeyError, IndexError, TypeError, AttributeError):
         raise ProgramError(f"{path}: PIR program version {version} has ops this reader cannot decode") from None
-    return Program("pir", str(path), reader.ops, reader.variables, version)
+    return Program(ModelFormat.PIR, str(path), reader.ops, reader.variables, version)
 
 
 class _PirReader:
     """Walks PIR blocks depth first; every block, nested ones included, gets the next number."""
 
     def __init__(self) -> None:
-        self.names: dict[int, str] = {}
+        self.names: dict[int | None, str] = {}  # by a value's "%" id (None: a value without one)
         self.variables: dict[str, Var] = {}
         self.ops: list[Op] = []
         self.block_count = 0
@@ -191,7 +192,7 @@ class _PirReader:
             op.sub_blocks.extend(self.blocks(region.get("blocks", [])))
 
 
-def _define(names: dict[int, str], variables: dict[str, Var], value: dict, name: str, persistable: bool = False) -> str:
+def _define(names: dict[int | None, str], variables: dict[str, Var], value: dict, name: str, persistable: bool = False) -> str:
     names[value.get("%")] = name
     shape, dtype = None, None
     tensor = (value.get("TT") or {}).get("D")
@@ -235,7 +236,8 @@ def _read_protobuf(path: Path, data: bytes) -> Program:
                     ops.append(op)
     except (ValueError, IndexError, struct.error, UnicodeDecodeError):
         raise ProgramError(f"{path}: not a Paddle ProgramDesc (protobuf could not be decoded; truncated or another format?)") from None
-    return Program("protobuf", str(path), ops, variables, versions[0] if versions else None)
+    fmt = ModelFormat.LEGACY if path.name == "__model__" else ModelFormat.PDMODEL
+    return Program(fmt, str(path), ops, variables, versions[0] if versions else None)
 
 
 def _fields(data: bytes) -> list[tuple[int, Any]]:
@@ -244,6 +246,7 @@ def _fields(data: bytes) -> list[tuple[int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if number == 0:
             raise ValueError("field number 0")
         if wire == 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 LINE_BREAK = re.compile(r"[\r\n]")
@@ -62,7 +62,7 @@ def yaml_scalar(value: Any) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-QUOTE_FOR = {"python": python_literal, "shell": shell_word, "env": shell_word, "dockerfile": dockerfile_word,
+QUOTE_FOR: dict[str, Callable[[Any], str]] = {"python": python_literal, "shell": shell_word, "env": shell_word, "dockerfile": dockerfile_word,
              "kubernetes": yaml_scalar, "yaml": yaml_scalar, "text": str}
 
 

@@ -48,11 +48,11 @@ PRIVATE_KEY = re.compile(r"(?P<begin>-----BEGIN (?P<kind>[A-Z0-9 ]*PRIVATE KEY[A
 JWT = re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 PREFIXED_TOKEN = re.compile("|".join((
     r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])",  # AWS key ids
-    r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
+    (r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"  # GitHub
     r"|gl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,}"  # GitLab
     r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
     r"|sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"  # OpenAI, Stripe
-    r"|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})",  # Google, Hugging Face, npm, PyPI
+    r"|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,})"),  # Google, Hugging Face, npm, PyPI
     r"(?<=hooks\.slack\.com/services/)[A-Za-z0-9/]+",
 )))
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")

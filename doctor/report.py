@@ -27,7 +27,7 @@ from .report_measured import (
 )
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
-from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
+from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_metadata
 from .service_sources import source_predictors
 from .settings import Settings
 from .vocabulary import PaddleStatus, Severity
@@ -160,7 +160,7 @@ class ServiceSummary:
 class Report:
     """Everything a renderer needs: findings with their rules, check errors, summary and exit code."""
 
-    schema_version: int = version_field(SCHEMA_VERSION, default=False)
+    schema_version: int = field(metadata=version_metadata(SCHEMA_VERSION))
     tool: Tool
     host: HostSummary
     fail_on: Severity

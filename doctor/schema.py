@@ -46,11 +46,15 @@ UrlReference = Annotated[str, Constraint(format="uri-reference")]
 ExitCode = Annotated[int, Constraint(enum=[0, 1, 2])]
 
 
-def version_field(version: int, default: bool = True) -> Any:
-    """A document's ``schema_version``: this version (the default, unless the field must come
-    without one), and the schema admits no other."""
-    metadata = {"schema": {"const": version}}
-    return dataclasses.field(default=version, metadata=metadata) if default else dataclasses.field(metadata=metadata)
+def version_metadata(version: int) -> dict[str, Any]:
+    """The metadata of a document's ``schema_version`` field: the schema admits this version and no
+    other (``field(metadata=version_metadata(N))`` where the field comes without a default)."""
+    return {"schema": {"const": version}}
+
+
+def version_field(version: int) -> int:
+    """A document's ``schema_version``: this version by default, and the schema admits no other."""
+    return dataclasses.field(default=version, metadata=version_metadata(version))
 
 
 def generate(root: type, schema_id: str, title: str, description: str) -> dict[str, Any]:
@@ -100,7 +104,7 @@ class _Builder:
             return {"type": "object", "additionalProperties": self.of(typing.get_args(tp)[1])}
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return {"enum": [member.value for member in tp]}
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             return {"$ref": f"#/$defs/{self.define(tp)}"}
         simple = {str: "string", bool: "boolean", int: "integer", float: "number"}
         if tp in simple:

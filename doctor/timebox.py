@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -26,6 +26,14 @@ class Bounded(Generic[T]):
     error: BaseException | None
     seconds: float
 
+    def returned(self) -> T:
+        """What the finished work returned; what it raised is raised here."""
+        if not self.finished:
+            raise RuntimeError(f"the work has not finished in {self.seconds:.1f} s")
+        if self.error is not None:
+            raise self.error
+        return cast(T, self.value)  # it finished without raising: value is what it returned, None included
+
 
 def left_behind() -> bool:
     """Whether a daemon thread is still there: work given up on (a read that never returns), one
@@ -38,30 +46,28 @@ class Background(Generic[T]):
     """``work()`` started in a daemon thread named ``name``; wait for it with ``wait`` or ``result``."""
 
     def __init__(self, work: Callable[[], T], name: str):
-        self._box: dict[str, object] = {}
+        self._returned: list[T] = []  # work()'s value once it returns (the value may itself be None)
+        self._raised: BaseException | None = None
         self._started = time.perf_counter()
         self._thread = threading.Thread(target=self._run, args=(work,), name=name, daemon=True)
         self._thread.start()
 
     def _run(self, work: Callable[[], T]) -> None:
         try:
-            self._box["value"] = work()
+            self._returned.append(work())
         except BaseException as exc:  # reported to the caller, whatever it was
-            self._box["error"] = exc
+            self._raised = exc
 
     def wait(self, seconds: float | None = None) -> Bounded[T]:
         """Waits at most ``seconds`` (None: until it ends); the thread may be left behind."""
         self._thread.join(seconds)
         finished = not self._thread.is_alive()
-        return Bounded(finished, self._box.get("value") if finished else None, self._box.get("error") if finished else None,
+        return Bounded(finished, self._returned[0] if finished and self._returned else None, self._raised if finished else None,
                        time.perf_counter() - self._started)
 
     def result(self) -> T:
         """The value, once the work ends; what it raised is raised here."""
-        bounded = self.wait()
-        if bounded.error is not None:
-            raise bounded.error
-        return bounded.value
+        return self.wait().returned()
 
 
 def run_within(work: Callable[[], T], seconds: float, name: str) -> Bounded[T]:

@@ -58,14 +58,15 @@ def predictor_wrapper(facts: Facts, finding: Finding) -> tuple[Wrapper, Frame] |
     from .wrappers import load_wrappers
 
     frames = [predictor.origin.builder for predictor in builders(facts, finding)]
-    if not frames or any(frame is None or not frame.package for frame in frames):
+    packaged = [(frame, frame.package) for frame in frames if frame is not None and frame.package]
+    if not frames or len(packaged) != len(frames):
         return None
     book = load_wrappers()
-    found = {(frame.package, frame.version): book.for_distribution(frame.package, frame.version) for frame in frames}  # type: ignore[arg-type]
-    wrappers = {wrapper.id for wrapper in found.values() if wrapper is not None}
-    if None in found.values() or len(wrappers) != 1:
+    found = {(package, frame.version): book.for_distribution(package, frame.version) for frame, package in packaged}
+    known = [wrapper for wrapper in found.values() if wrapper is not None]
+    if len(known) != len(found) or len({wrapper.id for wrapper in known}) != 1:
         return None
-    return next(iter(found.values())), frames[0]  # type: ignore[return-value]
+    return known[0], packaged[0][0]
 
 
 def in_wrapper_terms(facts: Facts, finding: Finding, text: str, changes: list[Change]) -> tuple[str, list[Change], WrapperFix | None]:
@@ -73,17 +74,17 @@ def in_wrapper_terms(facts: Facts, finding: Finding, text: str, changes: list[Ch
     predictor and has a setting for what the fix changes; else as they were."""
     proposal = finding.proposal
     setting = PROPOSED_SETTING.get(proposal.setting) if proposal is not None and proposal.values else None
-    if setting is None or facts.service_record is None:
+    if proposal is None or setting is None or facts.service_record is None:
         return text, changes, None
     found = predictor_wrapper(facts, finding)
     if found is None or setting not in found[0].settings:
         return text, changes, None
     wrapper, frame = found
-    own = wrapper_changes(wrapper, setting, proposal.values[-1])  # type: ignore[union-attr]
+    own = wrapper_changes(wrapper, setting, proposal.values[-1])
     knob = wrapper.settings[setting]
     version = f" {frame.version}" if frame.version else ""
-    words = [f"{wrapper.name}{version} builds this predictor ({frame.where()}): change {wrapper.name}'s own setting "
-             f"(first below); the Config call after it is the alternative where the service builds its Config itself."]
+    words = [(f"{wrapper.name}{version} builds this predictor ({frame.where()}): change {wrapper.name}'s own setting "
+             f"(first below); the Config call after it is the alternative where the service builds its Config itself.")]
     if knob.note:
         words.append(knob.note[0].upper() + knob.note[1:])
     words += [f"Known for {wrapper.name}{version}: {pitfall.text}" for pitfall in wrapper.pitfalls_of(frame.version, setting)]

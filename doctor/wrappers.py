@@ -11,8 +11,9 @@ call as the alternative.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +181,7 @@ def _parse_wrapper(entry: Any, source: str, index: int) -> Wrapper:
     if not isinstance(entry["id"], str) or not WRAPPER_ID.match(entry["id"]):
         raise fail("id", "expected lowercase words joined by '-'")
     for field in ("name", "distribution", "builds_at", "checked"):
-        _text(entry[field], lambda message: fail(field, message))
+        _text(entry[field], partial(fail, field))
     modules = entry["modules"]
     if not isinstance(modules, list) or not modules or not all(isinstance(m, str) and MODULE.match(m) for m in modules):
         raise fail("modules", "expected a non-empty list of import paths (paddleocr, tools.infer)")
@@ -191,23 +192,26 @@ def _parse_wrapper(entry: Any, source: str, index: int) -> Wrapper:
     for name, setting in settings.items():
         if name not in SETTINGS:
             raise fail("settings", f"unknown setting {name!r}; expected one of {', '.join(SETTINGS)}")
-        parsed[name] = _parse_setting(setting, lambda message, name=name: fail(f"settings.{name}", message))
+        parsed[name] = _parse_setting(setting, partial(fail, f"settings.{name}"))
     pitfalls = entry["pitfalls"]
     if not isinstance(pitfalls, list):
         raise fail("pitfalls", "expected a list (empty when none is known)")
     return Wrapper(entry["id"], entry["name"].strip(), normalized(entry["distribution"]),
-                   _parse_versions(entry["versions"], lambda message: fail("versions", message)), tuple(modules),
+                   _parse_versions(entry["versions"], partial(fail, "versions")), tuple(modules),
                    entry["builds_at"].strip(), entry["checked"].strip(), parsed,
-                   tuple(_parse_pitfall(pitfall, lambda message: fail("pitfalls", message)) for pitfall in pitfalls))
+                   tuple(_parse_pitfall(pitfall, partial(fail, "pitfalls")) for pitfall in pitfalls))
 
 
-def _text(value: Any, fail) -> str:
+Failure = Callable[[str], Exception]  # makes the error of one field from what is wrong with it
+
+
+def _text(value: Any, fail: Failure) -> str:
     if not isinstance(value, str) or not value.strip():
         raise fail("expected non-empty text")
     return " ".join(value.split())
 
 
-def _parse_versions(value: Any, fail) -> Versions:
+def _parse_versions(value: Any, fail: Failure) -> Versions:
     if value is None:
         return Versions()
     if not isinstance(value, dict) or set(value) != {"from", "below"}:
@@ -218,7 +222,7 @@ def _parse_versions(value: Any, fail) -> Versions:
     return Versions(value["from"], value["below"])
 
 
-def _parse_setting(value: Any, fail) -> WrapperSetting:
+def _parse_setting(value: Any, fail: Failure) -> WrapperSetting:
     if not isinstance(value, dict) or not {"default", "knobs"} <= set(value) or set(value) - SETTING_FIELDS:
         raise fail("expected a mapping with 'default', 'knobs' and optionally 'note'")
     knobs = value["knobs"]
@@ -239,7 +243,7 @@ def _parse_setting(value: Any, fail) -> WrapperSetting:
     return WrapperSetting(_text(value["default"], fail), tuple(parsed), note)
 
 
-def _parse_pitfall(value: Any, fail) -> Pitfall:
+def _parse_pitfall(value: Any, fail: Failure) -> Pitfall:
     if not isinstance(value, dict) or set(value) != PITFALL_FIELDS:
         raise fail(f"each pitfall needs exactly {', '.join(sorted(PITFALL_FIELDS))}")
     about = value["about"]
@@ -258,18 +262,18 @@ def wrappers_doc_markdown(book: WrapperBook) -> str:
         "",
         "<!-- generated from wrappers.yaml by scripts/update-readme-rules; edit wrappers.yaml, not this file -->",
         "",
-        "Where a predictor was built by one of these libraries (the record's origin frame names its "
+        ("Where a predictor was built by one of these libraries (the record's origin frame names its "
         "distribution and version), a finding's fix gives the library's own setting first and the raw "
         "`paddle.inference.Config` call after it as the alternative; `{value}` is filled in with the "
         "value the finding proposes, quoted for the knob's language. `checked` says where each entry "
-        "was read; \"not verified\" marks what comes from documentation or issues only.",
+        "was read; \"not verified\" marks what comes from documentation or issues only."),
         "",
         *(f"- [{wrapper.name} ({wrapper.versions.describe()})](#{wrapper.id})" for wrapper in book.wrappers),
     ]
     for wrapper in book.wrappers:
         parts += ["", f'<a id="{wrapper.id}"></a>', f"## {wrapper.name} ({wrapper.versions.describe()})", "",
-                  f"Distribution `{wrapper.distribution}` · modules {', '.join(f'`{m}`' for m in wrapper.modules)} · "
-                  f"builds its predictors in {wrapper.builds_at}", "", f"Checked: {wrapper.checked}"]
+                  (f"Distribution `{wrapper.distribution}` · modules {', '.join(f'`{m}`' for m in wrapper.modules)} · "
+                  f"builds its predictors in {wrapper.builds_at}"), "", f"Checked: {wrapper.checked}"]
         for name, setting in wrapper.settings.items():
             parts += ["", f"### {name}", "", f"Default: {setting.default}", ""]
             parts += [f"- {KNOB_KINDS[knob.kind]}: `{knob.code}`" for knob in setting.knobs]

@@ -13,13 +13,15 @@ import pytest
 from conftest import fixture_root, report_json, run_doctor
 from factories import make_facts, paddle_ok
 from paddle_doctor.facts import TensorRTSettings
-from paddle_doctor.facts.graph import OptimisedProgram
+from paddle_doctor.facts.graph import GraphFacts, OptimisedProgram
 from paddle_doctor.graph.coverage import IR_OFF, analyse, tensorrt_share
 from paddle_doctor.graph.flow import Flow
 from paddle_doctor.graph.probe import probe_graph, unreadable_program
 from paddle_doctor.program import Op, Program, Var, read_program
+from paddle_doctor.serde import from_data, to_data
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
+from paddle_doctor.vocabulary import ModelFormat
 
 
 def probe(model_dir, **service):
@@ -221,12 +223,12 @@ def cnn_program(*middle):
     tail = len(ops)
     ops += [op("batch_norm", ["m" if middle else "c", *BN_INPUTS[1:]], ["n"], tail), op("relu", ["n"], ["r"], tail + 1),
             op("my_op", ["r"], ["y"], tail + 2), op("softmax", ["y"], ["z"], tail + 3), op("fetch", ["z"], ["out"], tail + 4)]
-    return Program("protobuf", "model/__model__", ops, dict(PARAMS))
+    return Program(ModelFormat.LEGACY, "model/__model__", ops, dict(PARAMS))
 
 
 def test_tensorrt_share_is_counted_from_the_engines_subgraphs():
     engine = op("tensorrt_engine", ["x", "w", *BN_INPUTS[1:]], ["r"], 1, sub_blocks=[1])
-    optimised = Program("protobuf", "opt/_optimized.pdmodel", [
+    optimised = Program(ModelFormat.PDMODEL, "opt/_optimized.pdmodel", [
         op("feed", ["feed"], ["x"], 0), engine, op("my_op", ["r"], ["y"], 2), op("softmax", ["y"], ["z"], 3),
         op("fetch", ["z"], ["out"], 4), op("conv2d", ["x", "w"], ["c"], 5, block=1),
         op("batch_norm", BN_INPUTS, ["n"], 6, block=1), op("relu", ["n"], ["r"], 7, block=1)], dict(PARAMS))
@@ -288,6 +290,17 @@ def test_nested_pir_blocks_are_read_with_positions_and_dialects(tmp_path):
     assert program.ops[2].input_names() == ["x", "w"]
     assert [o.type for o in program.consumers("x")] == ["if", "matmul"]
     assert program.histogram()["data"] == 1
+
+
+def test_a_protobuf_program_is_named_by_its_model_format_and_its_graph_facts_load_again(tmp_path):
+    one_empty_block_version_1 = b"\x0a\x00" + b"\x22\x02\x08\x01"
+    for name, fmt in (("inference.pdmodel", ModelFormat.PDMODEL), ("__model__", ModelFormat.LEGACY)):
+        (tmp_path / name).write_bytes(one_empty_block_version_1)
+        program = read_program(tmp_path / name)
+        assert (program.format, program.version) == (fmt, 1)
+        graph = analyse(program, OptimisedProgram("skipped", reason="off"), None, ir_optim=False)
+        assert graph.format == fmt
+        assert from_data(GraphFacts, json.loads(json.dumps(to_data(graph)))) == graph
 
 
 def test_protobuf_programs_carry_their_version(models):

@@ -12,7 +12,7 @@ from enum import Enum
 from .. import __version__
 from ..findings import Status
 from ..report import EXIT_FINDINGS, EXIT_OK, Tool, counts_against
-from ..schema import Count, ExitCode, version_field
+from ..schema import Count, ExitCode, version_metadata
 from ..vocabulary import Severity
 from .reports import PodFacts, PodFinding, PodReport, Unreached
 
@@ -58,7 +58,7 @@ class FleetReport:
     """The groups, the one the others are compared with first (see ``compared_with``), then largest
     first; the pods not diagnosed and the exit code."""
 
-    schema_version: int = version_field(SCHEMA_VERSION, default=False)
+    schema_version: int = field(metadata=version_metadata(SCHEMA_VERSION))
     tool: Tool
     fail_on: Severity
     pods: Count
@@ -104,7 +104,7 @@ def build_fleet(reports: list[PodReport], unreached: list[Unreached], fail_on: s
     problem_pods = sorted(pod for group in groups if group.problems for pod in group.pods)
     failed = problem_pods or unreached
     return FleetReport(
-        schema_version=SCHEMA_VERSION, tool=Tool("paddle-doctor", __version__), fail_on=fail_on,
+        schema_version=SCHEMA_VERSION, tool=Tool("paddle-doctor", __version__), fail_on=Severity(fail_on),
         pods=len(reports) + len(unreached), compared_with=compared_with, groups=groups,
         unreached=sorted(unreached, key=lambda u: u.pod), problem_pods=problem_pods, exit_code=EXIT_FINDINGS if failed else EXIT_OK,
     )

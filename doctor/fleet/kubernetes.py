@@ -78,11 +78,9 @@ def collect_pods(collection: PodCollection) -> tuple[list[PodReport], list[Unrea
         hint = f"; expected get/list on pods ({RBAC_HINT})" if exc.status == 403 else ""
         raise FleetError(f"cannot list pods in namespace {namespace!r}: {exc.status} {exc.reason}{hint}")
     if isinstance(listed.error, Exception):  # urllib3 and socket errors: the API server cannot be reached
-        exc = listed.error
-        raise FleetError(f"cannot reach the Kubernetes API at {configuration.host}: {type(exc).__name__}: {_one_line(str(exc))}")
-    if listed.error is not None:
-        raise listed.error
-    pods = listed.value
+        error = listed.error
+        raise FleetError(f"cannot reach the Kubernetes API at {configuration.host}: {type(error).__name__}: {_one_line(str(error))}")
+    pods = listed.returned()
     if not pods:
         raise FleetError(f"no pods match -l {collection.selector!r} in namespace {namespace!r}; expected the service's pods")
     with children.phase(DIAGNOSING):
@@ -117,6 +115,7 @@ def _diagnose_all(configuration, namespace: str, pods: list, collection: PodColl
                 pod = waiting.get_nowait()
             except queue.Empty:
                 return
+            outcome: PodReport | Unreached | BaseException
             try:
                 outcome = _diagnose(configuration, namespace, pod, collection)
             except BaseException as exc:  # raised in the main thread: a --save that cannot be written, say
@@ -219,9 +218,7 @@ def _diagnose(configuration, namespace: str, pod, collection: PodCollection) -> 
         return Unreached(name, node, Unreachable.TIMEOUT, f"no report within {collection.timeout_s:g} s")
     if isinstance(bounded.error, Exception):  # the client raises ApiException, websocket and socket errors alike
         return _exec_failure(name, node, bounded.error)
-    if bounded.error is not None:
-        raise bounded.error
-    stdout, stderr, status = bounded.value
+    stdout, stderr, status = bounded.returned()
     return _outcome(name, node, namespace, stdout, stderr, status, collection)
 
 

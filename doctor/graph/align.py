@@ -37,13 +37,13 @@ class Aligner:
         anchor = self.cores.get(id(match)) if match.pattern == "attention" else self._by_parameters(match.ops[match.anchor], None)
         if anchor is None:
             return None
-        placed: list[Op | None] = [None] * len(match.ops)
-        placed[match.anchor] = anchor
+        after = [anchor]  # the anchor's op and those after it
         for index in range(match.anchor + 1, len(match.ops)):
-            placed[index] = self._step(match, index, placed[index - 1], forward=True)
+            after.append(self._step(match, index, after[-1], forward=True))
+        before: list[Op] = []  # those before it, nearest first
         for index in range(match.anchor - 1, -1, -1):
-            placed[index] = self._step(match, index, placed[index + 1], forward=False)
-        return placed
+            before.append(self._step(match, index, before[-1] if before else anchor, forward=False))
+        return before[::-1] + after
 
     def _step(self, match: Match, index: int, current: Op, forward: bool) -> Op:
         op = match.ops[index]

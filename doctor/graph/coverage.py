@@ -58,7 +58,7 @@ def label(op: Op) -> str:
 
 def chain_breaker(breaker: Breaker) -> ChainBreaker:
     return ChainBreaker(kind=breaker.kind, op=breaker.op.type, position=breaker.op.index, variable=breaker.variable,
-                        after=label(breaker.after), before=label(breaker.before) if breaker.before else None,
+                        after=label(breaker.after), before=label(breaker.before),
                         custom=breaker.op.dialect in CUSTOM_DIALECTS)
 
 
@@ -115,7 +115,7 @@ class Reasons:
         self.ir_optim = ir_optim
         self.deleted = deleted_passes
 
-    def explain(self, match: Match, status: str, placed: list[Op] | None) -> str | None:
+    def explain(self, match: Match, status: FusionStatus, placed: list[Op] | None) -> str | None:
         if status == FusionStatus.FUSED:
             return None
         if status == FusionStatus.UNKNOWN:
@@ -123,7 +123,7 @@ class Reasons:
                 return f"the optimised program is not available: {self.optimised.reason}"
             return "not found in the optimised program (its parameters were renamed or combined by a pass)"
         why = self.why(match)
-        if status == FusionStatus.PARTIAL:
+        if status == FusionStatus.PARTIAL and placed is not None:  # partly fused: placed in the optimised program
             return f"partly fused ({merged(match, placed)}): {why}"
         return why
 

@@ -69,7 +69,7 @@ class Breaker:
     op: Op
     variable: str | None
     after: Op
-    before: Op | None
+    before: Op
 
 
 @dataclass
@@ -190,7 +190,9 @@ class _Finder:
         self.claim(match)
 
     def embedding_layer_norm(self, norm: Op) -> None:
-        adds, embeddings, pending = [], [], self.flow.prev_ops(norm)
+        adds: list[Op] = []
+        embeddings: list[Op] = []
+        pending = self.flow.prev_ops(norm)
         while pending:
             op = pending.pop()
             if op.type in ADD and self.free(op) and len(adds) < 3:

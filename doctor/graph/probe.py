@@ -23,41 +23,41 @@ from ..program import Program, ProgramError, read_program
 from ..quoting import python_call
 from ..verify.model import ModelRun
 from ..verify.session import WorkerDied, WorkerError
-from ..vocabulary import ModelFormat, ProgramStatus
+from ..vocabulary import Device, ModelFormat, PaddleStatus, ProgramStatus
 from .coverage import IR_OFF, analyse
 
 OPTIMISED_FILES = ("_optimized.json", "_optimized.pdmodel")
 CREATE_TIMEOUT = 300.0
 
 
-def unreadable_program(run: ModelRun) -> GraphFacts | None:
-    """GraphFacts naming the file (and its version) when the model's program cannot be read; else None."""
-    if run.unreadable is None:
-        return None
+def unreadable_program(run: ModelRun) -> GraphFacts:
+    """GraphFacts naming the file (and its version) of a model whose program cannot be read (``run.unreadable``)."""
     return GraphFacts(program=run.files.program, format=run.files.format, error=run.unreadable)
 
 
 def probe_graph(facts: Facts, run: ModelRun) -> GraphFacts:
     started = time.monotonic()
-    if run.program is None:
+    original = run.program
+    if original is None:
         return unreadable_program(run)
     service = facts.service
-    tensorrt = service.device == "gpu" and service.tensorrt.enabled
-    optimised, program = optimised_program(facts, run)
-    graph = analyse(run.program, optimised, program, ir_optim=service.ir_optim is not False,
+    tensorrt = service.device == Device.GPU and service.tensorrt.enabled
+    optimised, program = optimised_program(facts, run, original)
+    graph = analyse(original, optimised, program, ir_optim=service.ir_optim is not False,
                     deleted_passes=tuple(service.delete_passes), tensorrt=tensorrt)
     graph.seconds = round(time.monotonic() - started, 3)
     return graph
 
 
 def device_label(service: ServiceConfig, onednn: bool) -> str:
-    if service.device == "gpu":
+    if service.device == Device.GPU:
         return f"GPU with TensorRT ({service.tensorrt.precision})" if service.tensorrt.enabled else "GPU"
     return "CPU with oneDNN" if onednn else "CPU without oneDNN"
 
 
-def optimised_program(facts: Facts, run: ModelRun) -> tuple[OptimisedProgram, Program | None]:
-    service, files, original = facts.service, run.files, run.program
+def optimised_program(facts: Facts, run: ModelRun, original: Program) -> tuple[OptimisedProgram, Program | None]:
+    """``original``: the model's program, as read (``run.program``)."""
+    service, files = facts.service, run.files
     calls = service_calls(facts)
     device = device_label(service, PredictorConfig.of_service(facts).onednn)
     ir = "PIR program" if files.format == ModelFormat.PIR else "old-IR program"
@@ -67,10 +67,10 @@ def optimised_program(facts: Facts, run: ModelRun) -> tuple[OptimisedProgram, Pr
     if service.ir_optim is False:
         result.reason = f"{IR_OFF}: the predictor runs the program as saved"
         return result, None
-    if paddle.status != "ok" or not paddle.python:
+    if paddle.status != PaddleStatus.OK or not paddle.python:
         result.reason = f"Paddle cannot be imported ({paddle.status}), so the optimised program cannot be built"
         return result, None
-    if service.device == "gpu" and not paddle.with_cuda:
+    if service.device == Device.GPU and not paddle.with_cuda:
         result.reason = (f"the service runs on {device}, and {paddle.distribution or 'Paddle'} "
                          f"{paddle.version or ''} here has no CUDA, so the program the GPU predictor runs cannot be built here")
         return result, None

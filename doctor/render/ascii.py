@@ -26,7 +26,9 @@ def ascii_where_needed(*streams) -> None:
             continue
 
 
-def _in_ascii(error: UnicodeEncodeError) -> tuple[str, int]:
+def _in_ascii(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):  # registered for encoding text only
+        raise error
     unencodable = error.object[error.start:error.end]
     return "".join(ASCII_FOR.get(char, "?") for char in unencodable), error.end
 

@@ -77,18 +77,18 @@ class Digest:
 def digest(report: Report) -> Digest:
     problems = [_problem(f) for f in report.findings if f.status.is_problem]
     problems.sort(key=lambda p: (p.gain is None, -(p.gain or 0.0), -p.finding.severity.rank, p.finding.rule_id))
-    recommendation = report.verification.recommendation if report.verification else None
-    model = report.verification.model if report.verification else None
+    verification = report.verification
+    recommendation = verification.recommendation if verification else None
+    model = verification.model if verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
-    noise = report.verification.noise if report.verification else None
-    return Digest(verdict_line(report), problems, _recommendation_view(recommendation, noise, report.verification.min_effect) if recommendation else None,
-                  inputs, shape_latencies(model, recommendation) if model and recommendation else [])
+    view = _recommendation_view(recommendation, verification.noise, verification.min_effect) if verification and recommendation else None
+    return Digest(verdict_line(report), problems, view, inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
 
 def verdict_line(report: Report) -> str:
     counts = report.summary.counts
     words = [f"{counts.get(key, 0)} {name}" for key, name in
-             (("fail", "failed"), ("warn", "warnings"), ("error", "errors"), ("pass", "passed"), ("skip", "skipped"))]
+             ((Status.FAIL, "failed"), (Status.WARN, "warnings"), (Status.ERROR, "errors"), (Status.PASS, "passed"), (Status.SKIP, "skipped"))]
     ignored = f"; ignored {', '.join(report.summary.ignored)}" if report.summary.ignored else ""
     verdict = "problems" if report.exit_code else "nothing"
     return f"{', '.join(words)}{ignored} — {verdict} at or above '{report.fail_on}' (exit {report.exit_code})"
@@ -197,10 +197,10 @@ def problem_table(summary: Digest) -> Table:
 
 def input_tables(summary: Digest) -> list[Table]:
     """The model's inputs and, with several samples, the p50 on each; empty tables left out."""
-    inputs = [(v.name, v.dtype, v.declared, ", ".join(v.shapes), v.chosen_by, v.how_to_change) for v in summary.inputs]
+    inputs: list[tuple[str, ...]] = [(v.name, v.dtype, v.declared, ", ".join(v.shapes), v.chosen_by, v.how_to_change) for v in summary.inputs]
     labels = list(summary.shape_latencies[0].p50_ms) if summary.shape_latencies else []
     shapes = [(row.shapes, *("-" if row.p50_ms[label] is None else f"{row.p50_ms[label]:.2f}" for label in labels))
               for row in summary.shape_latencies]
-    found = [("Model inputs", INPUT_COLUMNS, inputs),
+    found: list[Table] = [("Model inputs", INPUT_COLUMNS, inputs),
              ("p50 per measured shape (the recommendation's p50 is over the mix)", ("shapes", *(f"{label} p50 ms" for label in labels)), shapes)]
     return [table for table in found if table[2]]

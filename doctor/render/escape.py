@@ -78,13 +78,14 @@ def escaped(value: T, escape: Callable[[str], str], code: Callable[[str], str] |
     if isinstance(value, enum.Enum):
         return value
     if isinstance(value, str):
-        return escape(value)  # type: ignore[return-value]
+        return escape(value)  # type: ignore[return-value]  # value is a str, so T is str
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {f.name: escaped(getattr(value, f.name), code if code and f.name in CODE_FIELDS else escape, code)
                    for f in dataclasses.fields(value) if f.init}
         return dataclasses.replace(value, **changes)
     if isinstance(value, dict):
+        # type(value) is dict or a subclass, built from its (key, value) pairs as dict is; mypy sees only type[T]
         return type(value)((escaped(k, escape, code), escaped(v, escape, code)) for k, v in value.items())  # type: ignore[call-arg]
     if isinstance(value, (list, tuple)):
-        return type(value)(escaped(item, escape, code) for item in value)  # type: ignore[call-arg]
+        return type(value)(escaped(item, escape, code) for item in value)  # type: ignore[call-arg]  # a list or tuple, from its items
     return value

@@ -103,7 +103,7 @@ def _charts(report: Report) -> list[str]:
     recommendation = report.verification.recommendation if report.verification else None
     if recommendation:
         arms = [recommendation.baseline, recommendation.recommended]
-        figures.append(_figure(range_chart("recommendation latency", [_latency_row(arm) for arm in arms if arm.p50], "ms"),
+        figures.append(_figure(range_chart("recommendation latency", _latency_rows(arms), "ms"),
                                "Latency of the service's configuration and the recommended one: dot p50, tick p90, whisker to p99"))
     for experiment in measured_experiments(report):
         if experiment.name == "layouts":
@@ -113,7 +113,7 @@ def _charts(report: Report) -> list[str]:
         if special:
             figures.append(special)
             continue
-        rows = [_latency_row(arm) for arm in experiment.arms if arm.p50]
+        rows = _latency_rows(experiment.arms)
         if rows:
             figures.append(_figure(range_chart(f"{experiment.name} latency", rows, "ms"),
                                    f"{experiment.name}: latency per arm over all its runs in this verification, measured in "
@@ -136,11 +136,18 @@ def _charts(report: Report) -> list[str]:
     return ["<h2>Measurements</h2>", '<div class="charts">', *figures, "</div>"] if figures else []
 
 
-def _latency_row(arm: ArmResult) -> RangeRow:
-    p90, p99 = arm.p90 or arm.p50, arm.p99 or arm.p50
-    return RangeRow(arm.label, arm.p50, arm.p50, p99, [p90],
-                    note=f"p50 {arm.p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm.runs} runs",
-                    value=f"p50 {arm.p50:.2f} ms")
+def _latency_rows(arms: list[ArmResult]) -> list[RangeRow]:
+    """A row for each arm with a p50 measured."""
+    rows = []
+    for arm in arms:
+        if not arm.p50:
+            continue
+        p50 = arm.p50
+        p90, p99 = arm.p90 or p50, arm.p99 or p50
+        rows.append(RangeRow(arm.label, p50, p50, p99, [p90],
+                             note=f"p50 {p50:.2f} ms, p90 {p90:.2f} ms, p99 {p99:.2f} ms over {arm.runs} runs",
+                             value=f"p50 {p50:.2f} ms"))
+    return rows
 
 
 def _layouts_figure(experiment: ExperimentResult) -> str:

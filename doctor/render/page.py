@@ -47,8 +47,8 @@ def _cell(column: str, cell: str, css: str) -> str:
 def html_page(title: str, body: Sequence[str], style: str = "", script: str = "") -> str:
     """One self-contained page: its style and script inline, nothing fetched when it is viewed."""
     parts = ["<!DOCTYPE html>", '<html lang="en">',
-             f'<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
-             f'<title>{html.escape(title)}</title>', f"<style>{PAGE_STYLE}{style}</style>",
+             (f'<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
+             f'<title>{html.escape(title)}</title>'), f"<style>{PAGE_STYLE}{style}</style>",
              "</head>", "<body>", *body]
     if script:
         parts.append(f"<script>{script}</script>")

@@ -21,12 +21,12 @@ from ..facts import SourceLocation
 from ..report import Report, ReportFinding
 from ..rules import AREAS, Rule, Rulebook
 from ..serde import to_data
-from ..vocabulary import Status
+from ..vocabulary import Severity, Status
 from .escape import uri_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
-LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
 def render_sarif(report: Report, rulebook: Rulebook, page: str) -> str:

@@ -135,8 +135,8 @@ def bar_chart(title: str, bars: list[Bar], unit: str, top: float | None = None) 
     for bar in bars:
         labels, y = _row_label(bar.label, bar.note, y)
         width = max(axis.at(bar.value) - axis.left, 1.0)
-        parts += [*labels, f'<rect x="{axis.left:.1f}" y="{y + 3}" width="{width:.1f}" height="{MARK_H - 6}" fill="{COLOURS[0]}">'
-                           f'<title>{html.escape(bar.note)}</title></rect>']
+        parts += [*labels, (f'<rect x="{axis.left:.1f}" y="{y + 3}" width="{width:.1f}" height="{MARK_H - 6}" fill="{COLOURS[0]}">'
+                           f'<title>{html.escape(bar.note)}</title></rect>')]
         y += MARK_H + 4
     parts.append(_axis_line(axis, y, unit))
     return _svg(title, y + AXIS_H, parts)
@@ -159,7 +159,7 @@ def scatter_chart(title: str, points: list[Point], x_unit: str, y_unit: str) -> 
     for tick, label in zip(y_ticks, y_labels):
         parts.append(f'<text x="{axis.left - 6:.1f}" y="{y_at(tick) + 4:.1f}" font-size="{TICK_FONT}" text-anchor="end">{label}</text>')
     parts.append(_axis_line(axis, bottom, x_unit))
-    y = bottom + AXIS_H
+    y: float = bottom + AXIS_H
     for index, point in enumerate(points):
         colour = COLOURS[index % len(COLOURS)]
         parts.append(f'<circle cx="{axis.at(point.x):.1f}" cy="{y_at(point.y):.1f}" r="5" fill="{colour}">'

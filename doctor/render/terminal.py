@@ -53,4 +53,6 @@ def terminal_console(stderr: bool = False) -> Console:
     width = terminal_width()
     if stderr:  # the progress line redraws itself in place: it is never trimmed
         return Console(stderr=True, width=width)
-    return Console(file=LineTrimmer(sys.stdout), width=width)
+    # rich types its file as IO[str]; it calls write and flush, which LineTrimmer has, and the
+    # stream's isatty, fileno and encoding, which LineTrimmer passes on from the stream it wraps
+    return Console(file=LineTrimmer(sys.stdout), width=width)  # type: ignore[arg-type]

@@ -12,7 +12,17 @@ from rich.text import Text
 from ..facts import paddle_status_words
 from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.words import describe, effect_words
-from ..vocabulary import Effect, ExperimentStatus, Status
+from ..vocabulary import (
+    Effect,
+    ExperimentStatus,
+    FusionStatus,
+    ProcessStatus,
+    ProgramStatus,
+    Severity,
+    SourceStatus,
+    Status,
+    Verdict,
+)
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 from .escape import escaped, terminal_line, terminal_text
 from .service_lines import process_line, process_note, record_lines, setting_value, shown_settings, source_line
@@ -25,8 +35,8 @@ if TYPE_CHECKING:
 
 STATUS_STYLE = {status: (label, style) for (status, label), style in
                 zip(STATUS_LABEL.items(), ("bold red", "bold yellow", "bold magenta", "green", "dim"))}
-VERDICT_STYLE = {"confirmed": "green", "refuted": "red", "undecided": "yellow"}
-SEVERITY_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+VERDICT_STYLE = {Verdict.CONFIRMED: "green", Verdict.REFUTED: "red", Verdict.UNDECIDED: "yellow"}
+SEVERITY_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
 DETAILS = ("summary", "default", "full")  # -q, default, -v
@@ -140,7 +150,7 @@ def _render_finding(finding: ReportFinding, console: Console, detail: str) -> No
                                 (finding.severity, SEVERITY_STYLE.get(finding.severity, "")), " ",
                                 (finding.title if finding.status.is_problem else finding.message,
                                  "bold" if finding.status.is_problem else "dim"),
-                                (verdict, VERDICT_STYLE.get(finding.verdict, ""))))
+                                (verdict, VERDICT_STYLE[finding.verdict] if finding.verdict else "")))
     if not finding.status.is_problem:
         return
     for line in _body(finding, detail):
@@ -185,7 +195,7 @@ def _host_line(report: Report) -> Text:
 def _render_service(service: ServiceSummary, console: Console) -> None:
     """The service's process and source, and each setting with where it came from."""
     process, source = service.process, service.source
-    if process.status == "not_probed" and source.status == "not_read" and not service.settings and not service.predictors:
+    if process.status == ProcessStatus.NOT_PROBED and source.status == SourceStatus.NOT_READ and not service.settings and not service.predictors:
         return
     console.print()
     console.print(Text("Service", style="bold underline"))
@@ -270,8 +280,8 @@ def _result_lines(experiment: ExperimentResult) -> list[str]:
         return [f"cold start {cold.rebuild_graph_ms:.0f} ms rebuilding the graph, {cold.optimised_cache_ms:.0f} ms from the cache"]
     if experiment.onednn_cache:
         memory = experiment.onednn_cache
-        return [f"RSS grew {memory.service.growth_mb:.0f} MB over {memory.shapes} input shapes with the service's cache, "
-                f"{memory.bounded.growth_mb:.0f} MB with a bounded one"]
+        return [(f"RSS grew {memory.service.growth_mb:.0f} MB over {memory.shapes} input shapes with the service's cache, "
+                f"{memory.bounded.growth_mb:.0f} MB with a bounded one")]
     return []
 
 
@@ -285,7 +295,7 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
     console.print(Text(f"program {graph.program} ({graph.format}{version}, {graph.ops} ops; "
                    f"feed/fetch {_counts(graph.feed_fetch)})"))
     optimised = graph.optimised
-    if optimised and optimised.status == "read":
+    if optimised and optimised.status == ProgramStatus.READ:
         console.print(Text(f"optimised for {optimised.pipeline}: {optimised.ops} ops, {len(optimised.passes or [])} passes ran; "
                        f"removed {_counts(optimised.removed)}; added {_counts(optimised.added)}"))
     elif optimised:
@@ -300,7 +310,7 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
     console.print(table)
     groups: dict[tuple, list[FusionInstance]] = {}
     for instance in graph.instances:
-        if instance.status != "fused":
+        if instance.status != FusionStatus.FUSED:
             groups.setdefault((instance.pattern, instance.status, instance.reason), []).append(instance)
     for (_, status, reason), instances in groups.items():
         first = instances[0]
@@ -359,7 +369,7 @@ def _render_verification(verification: VerificationSummary, summary: Digest, con
 def _render_layouts(report: Report, console: Console) -> None:
     """The layouts experiment, once: every layout's throughput and latency under load."""
     experiment = next((f.experiment_result for f in report.findings if f.experiment_result and f.experiment_result.layouts), None)
-    if experiment is None:
+    if experiment is None or experiment.layouts is None:
         return
     measured = experiment.layouts
     console.print()
@@ -372,9 +382,8 @@ def _render_layouts(report: Report, console: Console) -> None:
         table.add_column(column, justify="left" if column == "layout" else "right")
     for arm in experiment.arms:
         layout, versus = arm.layout, ratios.get(arm.label)
-        fits = "" if layout.fits_budget else " (over budget)"
-        cells = [("→ " if arm.label == measured.recommended else "  ") + arm.label,
-                 f"{layout.total_threads}{fits}", _number(arm.throughput_rps), _number(arm.p50),
+        threads = "-" if layout is None else f"{layout.total_threads}{'' if layout.fits_budget else ' (over budget)'}"
+        cells = [("→ " if arm.label == measured.recommended else "  ") + arm.label, threads, _number(arm.throughput_rps), _number(arm.p50),
                  _number(arm.p90), _number(arm.p99), effect_words(versus) if versus else ""]
         table.add_row(*map(Text, cells))
     console.print(table)

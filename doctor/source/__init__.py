@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
 from ..inputs import SOURCE_BYTES, read_text, what_it_is
@@ -125,8 +126,9 @@ def _check(path: str) -> None:
         raise SourceInputError(f"--source {path}: no such file or folder; expected the service's .py file or its folder")
 
 
-def _found(paths: list[str], deadline: float | None):
-    system, seen = _system_devices(), set()
+def _found(paths: list[str], deadline: float | None) -> Iterator[str]:
+    system = _system_devices()
+    seen: set[tuple[int, int]] = set()  # (device, inode) of the folders listed
     for path in paths:
         if os.path.isdir(path):
             yield from _under(path, deadline, system, seen)
@@ -134,7 +136,7 @@ def _found(paths: list[str], deadline: float | None):
             yield path
 
 
-def _under(folder: str, deadline: float | None, system: set[int], seen: set[tuple[int, int]]):
+def _under(folder: str, deadline: float | None, system: set[int], seen: set[tuple[int, int]]) -> Iterator[str]:
     """Depth first as ``os.walk`` goes (a folder's files, then each of its folders), each folder
     listed only when the files before it have been read."""
     pending = [folder]

@@ -21,7 +21,7 @@ from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers
 from .datafiles import ModulePath
 from .evaluate import Evaluation, Evaluator
-from .module import FUNCTIONS, Module, argument, parameter_position, text
+from .module import FUNCTIONS, Function, Module, argument, parameter_position, text
 from .program import Program
 
 MAX_CHAIN = 8
@@ -95,7 +95,7 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
     for call in constructions:
         ids[call] = [first_id + sum(map(len, ids.values())) + index for index in range(len(paths[call]))]
     holders = _holders(module, constructions)
-    settings = []
+    settings: list[SourceSetting] = []
     for call in module.calls():
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in METHODS and text(func.value) in holders:
@@ -105,8 +105,8 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
             built = _held(module, text(func.value), module.enclosing_function(call), set(constructions), 0)
             if not built and len(constructions) == 1:
                 built = set(constructions)
-            predictors = sorted(number for construction in built for number in ids[construction])
-            settings.extend(replace(setting, condition=condition, predictors=predictors, function=_function_name(module, call))
+            numbers = sorted(number for construction in built for number in ids[construction])
+            settings.extend(replace(setting, condition=condition, predictors=numbers, function=_function_name(module, call))
                             for setting in _settings(module, evaluator, call, METHODS[func.attr]))
     predictors = [SourcePredictor(number, module.location(call), _function_name(module, call), chain, caller)
                   for call in constructions for number, (chain, caller) in zip(ids[call], paths[call])]
@@ -253,11 +253,10 @@ def _makes_config(value: ast.expr, makers: set[ast.Call], factories: set[str]) -
     return False
 
 
-def _parameters_given_a_config(function, call: ast.Call, skipped: int, holders: set[str]) -> set[str]:
+def _parameters_given_a_config(function: Function, call: ast.Call, skipped: int, holders: set[str]) -> set[str]:
     names = [arg.arg for arg in function.args.posonlyargs + function.args.args]
     found = set()
-    for name in names[skipped:]:
-        position = parameter_position(function, name)
+    for position, name in enumerate(names[skipped:], start=skipped):
         passed = argument(call, position - skipped, name)
         if passed is not None and text(passed) in holders:
             found.add(name)

@@ -171,7 +171,7 @@ class Evaluator:
         name = node.value.id if isinstance(node.value, ast.Name) else None
         if name in ("self", "cls"):
             values = assigned_to_self(self.module, node)
-        elif name and self._is_parsed_arguments(node.value, depth) and not any(
+        elif isinstance(node.value, ast.Name) and self._is_parsed_arguments(node.value, depth) and not any(
                 attribute_assigned(module, node.attr) for module in self._modules()):
             values = argparse_defaults(self.module, node.attr)
         else:
@@ -185,7 +185,7 @@ class Evaluator:
     def _modules(self) -> list[Module]:
         return list(self.program.modules.values()) if self.program is not None else [self.module]
 
-    def _is_parsed_arguments(self, node: ast.expr, depth: int) -> bool:
+    def _is_parsed_arguments(self, node: ast.Name, depth: int) -> bool:
         """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
         function = self.module.enclosing_function(node)
         if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
@@ -253,6 +253,7 @@ class Evaluator:
                 return True
             if self.module.enclosing_function(node) is not function:
                 continue
+            bound: list[ast.AST]
             if isinstance(node, ast.AugAssign):
                 bound = [node.target]
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr)):
@@ -266,7 +267,7 @@ class Evaluator:
                     return True
                 continue
             elif isinstance(node, ast.Delete):
-                bound = node.targets
+                bound = list(node.targets)
             else:
                 continue
             if any(isinstance(target, ast.Name) and target.id == name for target in bound):
@@ -296,10 +297,10 @@ class Evaluator:
         if name in PATH_CLASSES + PATH_FUNCTIONS and node.args and not node.keywords:
             values = [self.evaluate(arg, depth + 1) for arg in node.args]
             if all(value.known for value in values):
-                path = (values[0].value.moved(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
-                        and isinstance(values[0].value, ModulePath) else path_function(name, [v.value for v in values]))
-                if path is not None:
-                    return Evaluation(path, True)
+                built = (values[0].value.moved(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
+                         and isinstance(values[0].value, ModulePath) else path_function(name, [v.value for v in values]))
+                if built is not None:
+                    return Evaluation(built, True)
         if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_METHODS and not node.args:
             value = path_attribute(self.evaluate(node.func.value, depth + 1).value, node.func.attr)
             if value is not None:

@@ -77,7 +77,7 @@ def _lines(path: str) -> list[str]:
 def imported_names(tree: ast.Module, package: str) -> list[str]:
     """The dotted names of the modules a module imports (``from a import b`` names ``a.b`` too, in
     case ``b`` is a module); ``package`` resolves its relative imports."""
-    names = []
+    names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)

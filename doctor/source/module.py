@@ -14,6 +14,7 @@ from ..redact import redact_text
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class NestedTooDeeply(ValueError):
@@ -47,7 +48,7 @@ class Module:
             module = cls(file, ast.parse(text, filename=file), deadline=deadline)
         except RecursionError:  # Python's own parser gave up building the tree
             raise NestedTooDeeply() from None
-        depth = {module.tree: 1}
+        depth: dict[ast.AST, int] = {module.tree: 1}
         for node in ast.walk(module.tree):
             for child in ast.iter_child_nodes(node):
                 module.parents[child] = node
@@ -68,9 +69,9 @@ class Module:
                 module.functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.Call):
                 module.all_calls.append(node)
-                name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
-                if name is not None:
-                    module.calls_by_name.setdefault(name, []).append(node)
+                called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+                if called is not None:
+                    module.calls_by_name.setdefault(called, []).append(node)
         return module
 
     def location(self, node: ast.AST) -> SourceLocation:
@@ -144,7 +145,7 @@ def text(node: ast.AST) -> str:
     if any(_secret_literal(sub) for sub in ast.walk(node)):
         node = copy.deepcopy(node)
         for sub in ast.walk(node):
-            if _secret_literal(sub):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):  # a literal that is no secret stays as it is
                 sub.value = redact_text(sub.value)
     return redact_text(ast.unparse(node))
 

@@ -11,7 +11,7 @@ import ast
 
 from ..facts import SourcePattern
 from ..vocabulary import SourcePatternKind
-from .module import FUNCTIONS, LOOPS, Module, text
+from .module import FUNCTIONS, LOOPS, Function, Module, text
 
 PREDICTOR_FACTORIES = ("paddle.inference.create_predictor", "paddle_infer.create_predictor")
 POOL_CLASSES = ("paddle.inference.PredictorPool", "paddle_infer.PredictorPool")
@@ -50,8 +50,8 @@ def serving_patterns(module: Module) -> list[SourcePattern]:
     return patterns
 
 
-def _handlers(module: Module) -> set[ast.AST]:
-    found = set()
+def _handlers(module: Module) -> set[Function]:
+    found: set[Function] = set()
     for functions in module.functions.values():
         for function in functions:
             routed = any(text(decorator.func if isinstance(decorator, ast.Call) else decorator).endswith(ROUTE_DECORATORS)
@@ -61,7 +61,7 @@ def _handlers(module: Module) -> set[ast.AST]:
     return found
 
 
-def _why_per_request(module: Module, call: ast.Call, handlers: set[ast.AST]) -> str:
+def _why_per_request(module: Module, call: ast.Call, handlers: set[Function]) -> str:
     for parent in module.ancestors(call):
         if parent in handlers:
             return f"inside the request handler {parent.name}()"
@@ -76,12 +76,12 @@ def _builds_a_pool(loop: ast.AST) -> bool:
     return isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and text(loop.iter.func) == "range"
 
 
-def _called_only_from_handlers(module: Module, function: ast.AST, handlers: set[ast.AST]) -> bool:
+def _called_only_from_handlers(module: Module, function: Function, handlers: set[Function]) -> bool:
     callers = [module.enclosing_function(call) for call, _ in module.call_sites(function)]
     return bool(callers) and all(caller in handlers for caller in callers)
 
 
-def _threaded_server(module: Module, handlers: set[ast.AST]) -> str | None:
+def _threaded_server(module: Module, handlers: set[Function]) -> str | None:
     for call in module.calls():
         name = module.canonical(call.func)
         if name in THREADED_SERVERS:
@@ -105,7 +105,7 @@ def _shares_safely(module: Module) -> bool:
 
 def _predictor_holders(module: Module, creations: list[ast.Call]) -> set[str]:
     """Expressions assigned a predictor: from create_predictor, clone() or a pool's retrive()."""
-    holders = set()
+    holders: set[str] = set()
     for node in ast.walk(module.tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and (
                 node.value in creations or (isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("clone", "retrive"))):
@@ -113,7 +113,7 @@ def _predictor_holders(module: Module, creations: list[ast.Call]) -> set[str]:
     return holders
 
 
-def _warms_up(module: Module, handlers: set[ast.AST], predictors: set[str]) -> bool:
+def _warms_up(module: Module, handlers: set[Function], predictors: set[str]) -> bool:
     """An inference (``predictor.run()``) that runs outside the request handlers: at module level,
     or in a function something other than a handler calls. A receiver counts as a predictor when
     a predictor was assigned to it or its name says so (a helper's ``predictor`` parameter)."""
