@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,7 +16,7 @@ from .lazy import lazy_names
 from .profile import Profile, build_profile
 from .quoting import quoted
 from .registry import LoadFailure
-from .rules import AREAS, Change, Rule, Rulebook
+from .rules import AREAS, PLACEHOLDER, Change, Rule, Rulebook
 from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
 from .service_sources import source_predictors
@@ -37,7 +37,6 @@ __getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "
 SCHEMA_VERSION = 2
 RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
-PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 SERVICE_ENVIRONMENT = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                        "KMP_AFFINITY", "OMP_PROC_BIND", "LD_LIBRARY_PATH")
 HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
@@ -232,7 +231,7 @@ def _report_finding(finding: Finding, check: str, rulebook: Rulebook, settings: 
         message=finding.message,
         observed=finding.observed,
         expected=finding.expected,
-        evidence=finding.evidence,
+        evidence=dict(finding.evidence),
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
         fix=_fix(rule, finding, facts) if rule else Fix("", []),
@@ -303,7 +302,7 @@ def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:
     return [predictor_measurement(plan, facts.verification if plan is first else plan.verification) for plan in record.measured]
 
 
-def fill_placeholders(code: str, values: dict[str, Any], kind: str) -> str:
+def fill_placeholders(code: str, values: Mapping[str, Any], kind: str) -> str:
     """``{name}`` in a rule's fix becomes the finding's evidence value, quoted for the change's kind
     (a shell word, a Python literal, ...), so the fix is concrete and pastes as that value."""
     return PLACEHOLDER.sub(lambda m: quoted(values[m.group(1)], kind) if m.group(1) in values else m.group(0), code)

@@ -50,6 +50,7 @@ AREAS = {
     "SRC": "Service source",
     "HEALTH": "Health since the baseline",
 }
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # in a fix's code: a field of the finding's evidence
 RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
 
 
@@ -88,6 +89,11 @@ class Rule:
     @property
     def explain_command(self) -> str:
         return f"paddle-doctor explain {self.id}"
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        """The evidence fields the fix's code names as ``{name}``."""
+        return frozenset(name for change in self.fix_changes for name in PLACEHOLDER.findall(change.code))
 
 
 @dataclass(frozen=True)
