@@ -8,6 +8,7 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import Experiment
 
 RULE = "PD-MEM-001"
 
@@ -29,7 +30,7 @@ def check(facts: Facts) -> list[Finding]:
         return [passed(RULE, "oneDNN is off, so its shape cache is unused")]
     evidence = ShapeCacheEvidence(capacity)
     observed = f"set_mkldnn_cache_capacity({capacity})"
-    experiment = facts.verification.experiment("onednn_cache") if facts.verification else None
+    experiment = facts.verification.experiment(Experiment.ONEDNN_CACHE) if facts.verification else None
     memory = experiment.onednn_cache if experiment and experiment.measured else None
     if memory is not None:
         evidence = ShapeCacheEvidence(capacity, round(memory.service.growth_mb, 1), round(memory.bounded.growth_mb, 1))

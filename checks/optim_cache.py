@@ -5,7 +5,7 @@ from __future__ import annotations
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.vocabulary import Effect, Experiment
 
 RULE = "PD-START-001"
 
@@ -16,7 +16,7 @@ def check(facts: Facts) -> list[Finding]:
         return [passed(RULE, "the service loads its optimised model from the cache")]
     if not service.model:
         return [skipped(RULE, "no model given (--model or model: in --config)")]
-    experiment = facts.verification.experiment("optim_cache") if facts.verification else None
+    experiment = facts.verification.experiment(Experiment.OPTIM_CACHE) if facts.verification else None
     cold = experiment.optim_cache if experiment and experiment.measured else None
     if experiment and cold and experiment.comparisons:
         comparison = experiment.comparisons[0]

@@ -10,7 +10,7 @@ from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.quoting import Code
 from paddle_doctor.registry import Check, Need, verification_of
 from paddle_doctor.verify.layouts import layout_snippet
-from paddle_doctor.vocabulary import Effect, ExperimentStatus
+from paddle_doctor.vocabulary import Effect, Experiment, ExperimentStatus
 
 if TYPE_CHECKING:
     from paddle_doctor.facts import ArmResult, Throttling
@@ -37,7 +37,7 @@ class LayoutEvidence(Evidence):
 
 
 def check(facts: Facts) -> list[Finding]:
-    experiment = verification_of(facts).experiment("layouts")
+    experiment = verification_of(facts).experiment(Experiment.LAYOUTS)
     if experiment is None:
         return [skipped(RULE, "measured with --model and --concurrency")]
     if experiment.status == ExperimentStatus.SKIPPED:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import Experiment
 
 RULE = "PD-START-002"
 FIRST_OVER_STEADY_LIMIT = 10.0
@@ -23,7 +24,7 @@ def check(facts: Facts) -> list[Finding]:
     runs = facts.service.warmup_runs
     if runs:
         return [passed(RULE, f"the service warms up with {runs} inference{'s' if runs > 1 else ''} at start")]
-    experiment = facts.verification.experiment("warmup") if facts.verification else None
+    experiment = facts.verification.experiment(Experiment.WARMUP) if facts.verification else None
     warmup = experiment.warmup if experiment is not None and experiment.measured else None
     if warmup is None or warmup.first_over_steady is None:
         if runs == 0:

@@ -21,7 +21,7 @@ from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
 from .service_sources import source_predictors
 from .settings import Settings
-from .vocabulary import PaddleStatus, Severity
+from .vocabulary import Experiment, PaddleStatus, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms
 
 if TYPE_CHECKING:  # the measured sections load only when a report has them (the healthcheck never does)
@@ -35,7 +35,7 @@ __getattr__ = lazy_names(__name__, {"ExperimentResult": ".facts.verification", "
                                     "RecordedPredictor": ".record.document"})
 
 SCHEMA_VERSION = 2
-RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
+RECOMMEND = Experiment.RECOMMEND  # the experiment of the rule that reports the recommended configuration
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
 SERVICE_ENVIRONMENT = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                        "KMP_AFFINITY", "OMP_PROC_BIND", "LD_LIBRARY_PATH")

@@ -15,6 +15,7 @@ from conftest import REPO
 from paddle_doctor.docs import README_END, README_START, rules_table_markdown
 from paddle_doctor.registry import Check, discover_checks
 from paddle_doctor.rules import RulesError, load_rules, parse_rules
+from paddle_doctor.vocabulary import Experiment, Lifecycle
 
 RAW = yaml.safe_load((REPO / "rules.yaml").read_text())
 
@@ -22,7 +23,7 @@ RAW = yaml.safe_load((REPO / "rules.yaml").read_text())
 def test_shipped_rules_load():
     rulebook = load_rules()
     assert len(rulebook.rules) >= 30
-    assert rulebook["PD-CPU-010"].experiment == "threads"
+    assert rulebook["PD-CPU-010"].experiment == Experiment.THREADS
 
 
 def test_every_check_declares_stable_rules_and_every_stable_rule_has_a_check():
@@ -32,8 +33,8 @@ def test_every_check_declares_stable_rules_and_every_stable_rule_has_a_check():
     declared = [rule for check in checks for rule in check.rules]
     assert len(declared) == len(set(declared)), "two checks declare the same rule"
     for rule_id in declared:
-        assert rulebook[rule_id].status == "stable", f"{rule_id} is checked but marked {rulebook[rule_id].status}"
-    stable = {rule.id for rule in rulebook.rules.values() if rule.status == "stable"}
+        assert rulebook[rule_id].status == Lifecycle.STABLE, f"{rule_id} is checked but marked {rulebook[rule_id].status}"
+    stable = {rule.id for rule in rulebook.rules.values() if rule.status == Lifecycle.STABLE}
     assert stable == set(declared), f"stable rules without a check: {sorted(stable - set(declared))}"
 
 
