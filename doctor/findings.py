@@ -39,6 +39,34 @@ class Evidence(Mapping[str, Any]):
 
 
 @dataclass(frozen=True)
+class CheckFailed(Evidence):
+    """The evidence of the error findings a check that raised or overran its timeout leaves for its rules."""
+
+    check: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ForPredictors(Mapping[str, Any]):
+    """A finding's evidence folded over the recorded predictors it holds for: the evidence of the worst
+    finding, then ``predictors``, their ids (in its place, where that evidence says predictors already)."""
+
+    evidence: Mapping[str, Any]
+    predictors: list[int]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.predictors if key == "predictors" else self.evidence[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.evidence
+        if "predictors" not in self.evidence:
+            yield "predictors"
+
+    def __len__(self) -> int:
+        return len(self.evidence) + ("predictors" not in self.evidence)
+
+
+@dataclass(frozen=True)
 class Proposal:
     """The setting a finding's fix changes, and the values that carry the fix out.
 

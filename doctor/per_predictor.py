@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .facts import Facts, ServiceConfig
-from .findings import Finding
+from .findings import Finding, ForPredictors
 from .record.document import RecordedPredictor
 from .vocabulary import Origin, Status
 
@@ -84,4 +84,4 @@ def _folded(judged: list[tuple[RecordedPredictor, Finding]]) -> Finding:
     for location in (location for _, finding in alike for location in finding.locations):
         locations += [location] if location not in locations else []
     return replace(worst, message=f"{named(predictors)}: {worst.message}", locations=locations,
-                   evidence={**worst.evidence, "predictors": [predictor.id for predictor in predictors]})
+                   evidence=ForPredictors(worst.evidence, [predictor.id for predictor in predictors]))

@@ -128,6 +128,16 @@ def test_evidence_reads_and_serialises_as_the_mapping_of_its_fields():
     assert json.dumps(dict(said)) == '{"nr_periods": 10, "nr_throttled": 2, "throttled_seconds": 0.5, "threads_per_instance": 2}'
 
 
+def test_evidence_folded_over_predictors_reads_as_the_worst_findings_then_their_ids():
+    from paddle_doctor.checks.cpu_throttling import ThrottlingEvidence
+    from paddle_doctor.findings import ForPredictors
+
+    folded = ForPredictors(ThrottlingEvidence(10, 2, 0.5), [0, 2])
+    assert list(folded.items()) == [("nr_periods", 10), ("nr_throttled", 2), ("throttled_seconds", 0.5), ("predictors", [0, 2])]
+    assert dict(ForPredictors({"predictors": [1], "x": 1}, [0, 2])) == {"predictors": [0, 2], "x": 1}
+    assert list(ForPredictors({"predictors": [1], "x": 1}, [0, 2])) == ["predictors", "x"] and len(folded) == 4
+
+
 def mutate(path, value):
     data = copy.deepcopy(RAW)
     target = data
