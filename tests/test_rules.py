@@ -12,9 +12,13 @@ import tokenize
 import pytest
 import yaml
 from conftest import REPO
+from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.docs import README_END, README_START, rules_table_markdown
+from paddle_doctor.facts import load_facts
+from paddle_doctor.findings import ForPredictors, Status
 from paddle_doctor.registry import Check, discover_checks
 from paddle_doctor.rules import RulesError, load_rules, parse_rules
+from paddle_doctor.runner import run_checks
 from paddle_doctor.vocabulary import Experiment, Lifecycle
 
 RAW = yaml.safe_load((REPO / "rules.yaml").read_text())
@@ -136,6 +140,32 @@ def test_evidence_folded_over_predictors_reads_as_the_worst_findings_then_their_
     assert list(folded.items()) == [("nr_periods", 10), ("nr_throttled", 2), ("throttled_seconds", 0.5), ("predictors", [0, 2])]
     assert dict(ForPredictors({"predictors": [1], "x": 1}, [0, 2])) == {"predictors": [0, 2], "x": 1}
     assert list(ForPredictors({"predictors": [1], "x": 1}, [0, 2])) == ["predictors", "x"] and len(folded) == 4
+
+
+FACTS = [
+    make_facts(quota=2, throttled=(100, 40), threads=8, instances=2, concurrency=4, onednn=False, ir_optim=False),
+    make_facts(online=16, cpuset=range(4), threads=1, instances=1, concurrency=2, layout="shared",
+               env={"OMP_NUM_THREADS": "64"}),
+    make_facts(flags=[*AVX2_FLAGS, "avx512_bf16"], quota=0.5, threads=1, instances=4, concurrency=1, layout="processes",
+               onednn_cache_capacity=0, warmup_runs=0),
+    load_facts(REPO / "tests" / "fixtures" / "reports" / "measured-cnn-facts.json"),
+]
+
+
+@pytest.mark.parametrize("facts", FACTS)
+def test_a_failing_finding_carries_the_evidence_its_check_declares_for_its_rule(facts):
+    rulebook = load_rules()
+    checks = discover_checks()[0]
+    judged = [(result.check, finding) for result in run_checks(checks, facts, rulebook) for finding in result.findings
+              if finding.status in (Status.FAIL, Status.WARN)]
+    assert len(judged) >= 3
+    for check, finding in judged:
+        evidence = finding.evidence.evidence if isinstance(finding.evidence, ForPredictors) else finding.evidence
+        if rulebook[finding.rule_id].placeholders:
+            assert evidence, f"{finding.rule_id}: its fix names {sorted(rulebook[finding.rule_id].placeholders)}, its finding says nothing"
+        if evidence:
+            assert isinstance(evidence, check.evidence_types(finding.rule_id)), (
+                f"{finding.rule_id}: {type(evidence).__name__} is not the evidence check {check.name} declares")
 
 
 def mutate(path, value):
