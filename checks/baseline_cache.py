@@ -1,23 +1,17 @@
-"""Baseline, cache: is the optimisation / TensorRT engine cache still there, full and on its volume?
-
-Why: a service that loses its cache rebuilds the optimised graph and every TensorRT engine at its
-next start (minutes on a GPU), and one whose cache left its volume loses it at every restart.
-Fix: mount the cache folder as a volume again and let the warm-up fill it; a service config that
-no longer uses the recorded cache needs a new baseline.
-"""
+"""Baseline, cache: is the optimisation / TensorRT engine cache still there, full and on its volume?"""
 
 from __future__ import annotations
 
 from paddle_doctor.baseline import cache_record
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-006"
 
 
 def check(facts: Facts) -> list[Finding]:
-    before, now = facts.baseline.cache, cache_record(facts)
+    before, now = baseline_of(facts).cache, cache_record(facts)
     if before is None:
         return [skipped(RULE, "the baseline records no cache")]
     where = f"cache {before.path}"

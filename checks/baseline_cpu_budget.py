@@ -1,32 +1,34 @@
-"""Baseline, CPU budget: did the CPU budget shrink since the baseline below the threads the service runs?
-
-Why: the service chose its threads for the budget it started with; a quota lowered under the
-running container (a resized pod, an edited cgroup) leaves threads waiting for CPU time and the
-container throttled, without any restart that would show it.
-Fix: restart the service with threads that fit the new budget, or give the container its CPUs
-back; then record a new baseline.
-"""
+"""Baseline, CPU budget: did the CPU budget shrink since the baseline below the threads the service runs?"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.checks.cpu_budget import over_budget, total_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.findings import Evidence, Finding, Status, passed
+from paddle_doctor.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-001"
+
+
+@dataclass(frozen=True)
+class ShrunkEvidence(Evidence):
+    baseline_cpus: float
+    cpus: float
+    total_threads: int
 
 
 def check(facts: Facts) -> list[Finding]:
     budget, total = cpu_budget(facts), total_threads(facts)
     if budget is None:
         return [Finding(RULE, Status.ERROR, "cannot establish the CPU budget now (no cgroup, cpuset or CPU count readable)")]
-    before = facts.baseline.cpu.budget_cpus
+    before = baseline_of(facts).cpu.budget_cpus
     if before is not None and budget.cpus < before and over_budget(total, budget):
         return [Finding(RULE, Status.FAIL, f"cpu budget shrank from {before:g} to {budget.describe()}, below {total} threads",
                         observed=f"{budget.cpus:g} CPUs for {total} threads", expected=f"{before:g} CPUs, as at baseline",
-                        evidence={"baseline_cpus": before, "cpus": budget.cpus, "total_threads": total})]
+                        evidence=ShrunkEvidence(before, budget.cpus, total))]
     return [passed(RULE, cpu_summary(facts, before))]
 
 
@@ -40,4 +42,5 @@ def cpu_summary(facts: Facts, before: float | None = None) -> str:
     return f"cpu budget {budget.cpus:g} {'>=' if budget.cpus >= total else '<'} {total} threads{below_one}{changed}"
 
 
-CHECK = Check(name="baseline_cpu_budget", rules=(RULE,), run=check, requires=(Need.BASELINE,))
+CHECK = Check(name="baseline_cpu_budget", rules=(RULE,), run=check, requires=(Need.BASELINE,),
+              evidence={RULE: ShrunkEvidence})

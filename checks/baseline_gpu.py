@@ -1,31 +1,25 @@
-"""Baseline, GPU: does a GPU service still see the GPUs and the kernel driver it started with?
-
-Why: a GPU service must see a GPU and keep the ``/dev/nvidiaN`` nodes it started with; after a
-driver upgrade under the running container, CUDA fails with "driver/library version mismatch".
-What this cannot see: a GPU that fell off the bus keeps its node; only NVML, which the
-healthcheck does not call (a wedged driver hangs it), tells.
-Fix: restart the container (it gets its GPUs and the driver's libraries again); then record a
-new baseline.
-"""
+"""Baseline, GPU: does a GPU service still see the GPUs and the kernel driver it started with?"""
 
 from __future__ import annotations
 
 from paddle_doctor.baseline import gpu_nodes
 from paddle_doctor.facts import Facts
+from paddle_doctor.facts.baseline import GpuRecord
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.registry import Check, Need, baseline_of
 
 GPU_LOST, DRIVER_CHANGED = "PD-HEALTH-004", "PD-HEALTH-005"
 
 
 def check(facts: Facts) -> list[Finding]:
-    if facts.baseline.gpu is None:
+    before = baseline_of(facts).gpu
+    if before is None:
         return [skipped(rule, "the baseline records no GPU service") for rule in (GPU_LOST, DRIVER_CHANGED)]
-    return [gpus_finding(facts), driver_finding(facts)]
+    return [gpus_finding(facts, before), driver_finding(facts, before)]
 
 
-def gpus_finding(facts: Facts) -> Finding:
-    before, nodes = facts.baseline.gpu, gpu_nodes(facts)
+def gpus_finding(facts: Facts, before: GpuRecord) -> Finding:
+    nodes = gpu_nodes(facts)
     if not nodes:
         lost = f" (baseline: {', '.join(before.device_nodes)})" if before.device_nodes else ""
         return Finding(GPU_LOST, Status.FAIL, f"the GPU service sees no GPU: no /dev/nvidiaN in the container{lost}")
@@ -35,8 +29,8 @@ def gpus_finding(facts: Facts) -> Finding:
     return passed(GPU_LOST, f"{', '.join(nodes)} as at baseline")
 
 
-def driver_finding(facts: Facts) -> Finding:
-    before, driver = facts.baseline.gpu, facts.gpu.kernel_driver
+def driver_finding(facts: Facts, before: GpuRecord) -> Finding:
+    driver = facts.gpu.kernel_driver
     if None not in (before.boot_id, facts.host.boot_id) and before.boot_id != facts.host.boot_id:
         return passed(DRIVER_CHANGED, f"driver {driver or 'unknown'}; the baseline is from another boot of the host (image "
                                       "build, or before a reboot), so the driver is not compared: record the baseline in the entrypoint")

@@ -1,23 +1,16 @@
-"""Baseline, Paddle build: is the Paddle distribution installed now the one the service started with?
-
-Why: a Paddle upgraded or removed under the running service (a pip install in the container, a
-volume with another environment) is what the next restart, or the next worker the service forks,
-loads: another build, other kernels, perhaps none at all.
-Fix: rebuild the image with the Paddle it should serve with instead of changing it in place; then
-record a new baseline.
-"""
+"""Baseline, Paddle build: is the Paddle distribution installed now the one the service started with?"""
 
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-007"
 
 
 def check(facts: Facts) -> list[Finding]:
-    baseline = facts.baseline
+    baseline = baseline_of(facts)
     before = baseline.paddle
     if not before.metadata_file:
         return [skipped(RULE, "the baseline records no Paddle build to compare (Paddle was not found when it was recorded)")]

@@ -1,25 +1,29 @@
-"""Baseline, throttling: did the CPU quota throttle the container since the baseline?
-
-Why: a container throttled in more than 5 % of its CFS periods waits for CPU time in bursts, and
-its tail latency grows with them. Judged over the periods since the baseline, not since the cgroup
-was created, so a container throttled during its start-up is not unhealthy for the rest of its life.
-Fix: fewer threads (see PD-CPU-010), or a larger CPU limit; then record a new baseline.
-"""
+"""Baseline, throttling: did the CPU quota throttle the container since the baseline?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-002"
-THROTTLED_LIMIT = 0.05  # share of the CFS periods since the baseline in which the quota throttled us
+THROTTLED_LIMIT = 0.05  # throttled periods over all periods counted after the baseline
 MIN_PERIODS = 10  # fewer periods since the baseline say nothing about throttling
 
 
+@dataclass(frozen=True)
+class ThrottledEvidence(Evidence):
+    periods: int
+    throttled: int
+    ratio: float
+    limit: float
+
+
 def check(facts: Facts) -> list[Finding]:
-    before, now = facts.baseline.throttling, facts.cgroup
-    if None in (before.nr_periods, before.nr_throttled, now.nr_periods, now.nr_throttled):
+    before, now = baseline_of(facts).throttling, facts.cgroup
+    if before.nr_periods is None or before.nr_throttled is None or now.nr_periods is None or now.nr_throttled is None:
         return [skipped(RULE, "no throttling counters to compare (no CPU quota, or no cpu.stat to read)")]
     periods, throttled = now.nr_periods - before.nr_periods, now.nr_throttled - before.nr_throttled
     if periods < 0 or throttled < 0:
@@ -29,11 +33,12 @@ def check(facts: Facts) -> list[Finding]:
         judged = "not throttled" if not throttled else f"throttled in {throttled} of them, too few to judge"
         return [passed(RULE, f"{periods} CPU quota periods since baseline, {judged}")]
     ratio = throttled / periods
-    evidence = {"periods": periods, "throttled": throttled, "ratio": round(ratio, 4), "limit": THROTTLED_LIMIT}
+    evidence = ThrottledEvidence(periods, throttled, round(ratio, 4), THROTTLED_LIMIT)
     if ratio >= THROTTLED_LIMIT:
         return [Finding(RULE, Status.FAIL, f"throttled in {ratio:.1%} of {periods} CPU periods since baseline "
                                            f"(limit {THROTTLED_LIMIT:.0%})", evidence=evidence)]
-    return [passed(RULE, f"throttled {ratio:.1%} of {periods} periods since baseline", **evidence)]
+    return [passed(RULE, f"throttled {ratio:.1%} of {periods} periods since baseline", evidence)]
 
 
-CHECK = Check(name="baseline_throttling", rules=(RULE,), run=check, requires=(Need.BASELINE,))
+CHECK = Check(name="baseline_throttling", rules=(RULE,), run=check, requires=(Need.BASELINE,),
+              evidence={RULE: ThrottledEvidence})

@@ -1,21 +1,23 @@
-"""bfloat16: does the CPU have bf16 units (AVX512-BF16 or AMX) that an FP32 service leaves idle?
-
-Why: oneDNN bf16 kernels were measured 2.2x faster than FP32 on an AVX512-BF16 CPU, with a
-max abs output difference of 7e-4. Only a measurement on the real model says whether the
-speed-up and the drift are acceptable; the ``bf16`` experiment does that.
-Fix: ``config.enable_mkldnn_bfloat16()`` after checking the output drift.
-"""
+"""bfloat16: does the CPU have bf16 units (AVX512-BF16 or AMX) that an FP32 service leaves idle?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Proposal, Status, passed, skipped
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 from paddle_doctor.vocabulary import Precision
 
 RULE = "PD-PREC-001"
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+@dataclass(frozen=True)
+class Bf16Evidence(Evidence):
+    bf16_flags: list[str]
+    paddle_supports_bfloat16: bool | None
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -32,8 +34,8 @@ def check(facts: Facts) -> list[Finding]:
     return [Finding(RULE, Status.FAIL, f"the CPU has {' and '.join(units)} but the service runs FP32",
                     observed=f"precision fp32; CPU flags include {', '.join(units)}",
                     expected="bf16 tried and measured (experiment 'bf16')",
-                    evidence={"bf16_flags": units, "paddle_supports_bfloat16": facts.paddle.supports.get("bfloat16")},
+                    evidence=Bf16Evidence(units, facts.paddle.supports.get("bfloat16")),
                     proposal=Proposal("precision", (Precision.BF16,)))]
 
 
-CHECK = Check(name="bf16_unused", rules=(RULE,), run=each_predictor(check))
+CHECK = Check(name="bf16_unused", rules=(RULE,), run=each_predictor(check), evidence={RULE: Bf16Evidence})

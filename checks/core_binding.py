@@ -1,10 +1,4 @@
-"""Core binding: do several instances share every CPU instead of owning a set each?
-
-Why: instances whose threads float over all CPUs migrate between cores and evict each other's
-caches, so latency varies between instances and over time.
-Fix: give each instance its own cores (``--cpuset-cpus``, ``taskset``, Kubernetes static CPU
-manager), or bind OpenMP threads (``OMP_PROC_BIND``).
-"""
+"""Core binding: do several instances share every CPU instead of owning a set each?"""
 
 from __future__ import annotations
 

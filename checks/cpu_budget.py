@@ -1,22 +1,48 @@
-"""CPU budget vs threads: do threads x instances fit the CPUs this container may use?
-
-Why: Paddle never reads the cgroup quota. 8 threads in a 2-CPU container wait for CPU time and
-get the whole container throttled; measured here 1.5-12x slower. Far fewer threads than the
-budget leaves CPU idle while requests queue (though small models can be fastest on one thread).
-Fix: ``config.set_cpu_math_library_num_threads(budget // instances)``, confirmed by the
-``threads`` experiment.
-"""
+"""CPU budget vs threads: do threads x instances fit the CPUs this container may use?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
 from paddle_doctor.budget import CpuBudget, cpu_budget, service_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Proposal, Status, passed, skipped
 from paddle_doctor.live_word import live_threads
 from paddle_doctor.registry import Check
 from paddle_doctor.vocabulary import Origin
 
+if TYPE_CHECKING:
+    from paddle_doctor.record.document import RecordedPredictor
+
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
+
+
+@dataclass(frozen=True)
+class ThreadsEvidence(Evidence):
+    budget_cpus: float
+    limited_by: str
+    limit_file: str | None
+    threads: int
+    threads_set_by: str
+    instances: int
+    total_threads: int
+    threads_per_instance: int
+
+
+class RecordedThreads(NamedTuple):
+    """Where the service's record decides the threads: its predictors that run at once, and where their threads were set."""
+
+    predictors: list[int]
+    record: str | None
+    threads_set_at: list[str]
+
+
+@dataclass(frozen=True)
+class RecordedThreadsEvidence(ThreadsEvidence):
+    predictors: list[int]
+    record: str | None
+    threads_set_at: list[str]
 
 
 def total_threads(facts: Facts) -> int:
@@ -40,7 +66,7 @@ def unsaid_threads(facts: Facts) -> tuple[int, str] | None:
     return live[0], f"{live[1]}; {why}, so the live process has the last word"
 
 
-def recorded_threads(facts: Facts) -> tuple[int, str, dict] | None:
+def recorded_threads(facts: Facts) -> tuple[int, str, RecordedThreads] | None:
     """Threads at once per process as the service's record saw them, said with the predictors that make
     them and where their threads were set; None unless the record decides the threads (no flag or --config)."""
     record = facts.service_record
@@ -51,15 +77,16 @@ def recorded_threads(facts: Facts) -> tuple[int, str, dict] | None:
     if not predictors:
         return None
     named = "; ".join(_predictor_words(predictor) for predictor in predictors)
-    evidence = {"predictors": [p.id for p in predictors], "record": record.source,
-                "threads_set_at": sorted({p.origin.threads_set_at.where() for p in predictors if p.origin.threads_set_at})}
-    return threads, f"{threads} threads at once per process ({how}; record {record.source}): {named}", evidence
+    said = RecordedThreads([p.id for p in predictors], record.source,
+                           sorted({p.origin.threads_set_at.where() for p in predictors if p.origin.threads_set_at}))
+    return threads, f"{threads} threads at once per process ({how}; record {record.source}): {named}", said
 
 
-def _predictor_words(predictor) -> str:
+def _predictor_words(predictor: RecordedPredictor) -> str:
     where = predictor.origin.threads_set_at or predictor.origin.builder
+    threads = predictor.config.cpu.threads if predictor.config else "unseen"
     return (f"predictor {predictor.id} ({predictor.model.name() if predictor.model else 'model not seen'}) "
-            f"{predictor.config.cpu.threads} threads, set at {where.where() if where else 'a place not seen'}")
+            f"{threads} threads, set at {where.where() if where else 'a place not seen'}")
 
 
 def over_budget(total: int, budget: CpuBudget) -> bool:
@@ -86,16 +113,14 @@ def check(facts: Facts) -> list[Finding]:
     per_instance = budget.threads_per_instance(instances)
     observed = (f"{source}" if recorded or live else f"{threads} threads ({source})") + \
         f" x {instances} instance{'s' if instances != 1 else ''} = {total}"
-    evidence = {"budget_cpus": budget.cpus, "limited_by": budget.limited_by.what, "limit_file": budget.limited_by.source,
-                "threads": threads, "threads_set_by": source, "instances": instances, "total_threads": total, "threads_per_instance": per_instance}
-    if recorded:
-        evidence.update(recorded[2])
+    said = (budget.cpus, budget.limited_by.what, budget.limited_by.source, threads, source, instances, total, per_instance)
+    evidence = RecordedThreadsEvidence(*said, *recorded[2]) if recorded else ThreadsEvidence(*said)
     if over_budget(total, budget):
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,
                        proposal=Proposal("threads", tuple(range(1, per_instance + 1)), binding=True))
     else:
-        over = passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", **evidence)
+        over = passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", evidence)
     if total * 2 <= budget.cpus and budget.whole_cpus >= 2:
         under = Finding(UNDER, Status.WARN, f"{total} compute threads use at most half of {budget.describe()}",
                         observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence,
@@ -105,4 +130,4 @@ def check(facts: Facts) -> list[Finding]:
     return [over, under]
 
 
-CHECK = Check(name="cpu_budget", rules=(OVER, UNDER), run=check)
+CHECK = Check(name="cpu_budget", rules=(OVER, UNDER), run=check, evidence={OVER: ThreadsEvidence, UNDER: ThreadsEvidence})

@@ -1,10 +1,4 @@
-"""Instruction sets: does this CPU have what the Paddle wheel needs (AVX) and what oneDNN needs (AVX2)?
-
-Why: every x86 Paddle wheel since 2.6 is built with AVX, so a CPU without it dies with SIGILL.
-Without AVX2 Paddle keeps oneDNN off and runs reference kernels (measured 4-7x slower). Virtual
-machines often expose a generic CPU model that hides AVX2 the hardware has.
-Fix: run on a CPU with AVX2; on a VM, pass the host CPU model through.
-"""
+"""Instruction sets: does this CPU have what the Paddle wheel needs (AVX) and what oneDNN needs (AVX2)?"""
 
 from __future__ import annotations
 

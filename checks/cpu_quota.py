@@ -1,20 +1,22 @@
-"""CPU quota below one CPU: can even a single thread run a request at full speed?
-
-Why: a cgroup quota of 0.5 CPU lets the container run for 50 ms of every 100 ms period. One
-compute thread, the least a predictor can run, uses up the quota halfway through every
-period, so every request longer than that is paused until the next period: latency doubles
-(or worse) whatever the thread count, and no Config setting can fix it.
-Fix: give the container at least one whole CPU (``docker run --cpus=1``, a Kubernetes CPU
-limit of at least ``1``), or accept the latency and say so in the service's targets.
-"""
+"""CPU quota below one CPU: can even a single thread run a request at full speed?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed
+from paddle_doctor.findings import Evidence, Finding, Status, passed
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-016"
+
+
+@dataclass(frozen=True)
+class QuotaEvidence(Evidence):
+    quota_cpus: float
+    quota_file: str | None
+    run_ms: float
+    period_ms: float
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -29,8 +31,8 @@ def check(facts: Facts) -> list[Finding]:
                                            f"{run_ms:g} ms of every {period_ms:g} ms period",
                         observed=f"cgroup quota {group.quota_us}/{group.period_us} µs = {quota_cpus:g} CPU ({group.quota_file})",
                         expected="a quota of at least 1 CPU",
-                        evidence={"quota_cpus": quota_cpus, "quota_file": group.quota_file, "run_ms": run_ms, "period_ms": period_ms})]
+                        evidence=QuotaEvidence(quota_cpus, group.quota_file, run_ms, period_ms))]
     return [passed(RULE, f"the CPU quota grants {quota_cpus:g} CPUs")]
 
 
-CHECK = Check(name="cpu_quota", rules=(RULE,), run=check)
+CHECK = Check(name="cpu_quota", rules=(RULE,), run=check, evidence={RULE: QuotaEvidence})

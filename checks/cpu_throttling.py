@@ -1,20 +1,26 @@
-"""CPU throttling: has the cgroup quota paused this container?
-
-Why: when the processes in a cgroup use up the quota of a period (100 ms by default), all of them
-stop until the next period: latency jumps in steps of the period, worst under load. cpu.stat
-counts the periods in which that happened since the cgroup was created.
-Fix: fewer threads x instances (or a larger quota); keep pre-processing inside the budget.
-"""
+"""CPU throttling: has the cgroup quota paused this container?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-012"
 FAIL_RATIO = 0.05
+
+
+@dataclass(frozen=True)
+class ThrottlingEvidence(Evidence):
+    UNSAID = frozenset({"threads_per_instance"})  # where the CPU budget is unknown
+
+    nr_periods: int
+    nr_throttled: int
+    throttled_seconds: float
+    threads_per_instance: int | None = None
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -26,17 +32,16 @@ def check(facts: Facts) -> list[Finding]:
     ratio = group.nr_throttled / group.nr_periods
     seconds = (group.throttled_usec or 0) / 1e6
     observed = f"throttled in {group.nr_throttled} of {group.nr_periods} periods ({ratio:.1%}), {seconds:.1f} s in total"
-    evidence = {"nr_periods": group.nr_periods, "nr_throttled": group.nr_throttled, "throttled_seconds": round(seconds, 3)}
     budget = cpu_budget(facts)
-    if budget is not None:
-        evidence["threads_per_instance"] = budget.threads_per_instance(facts.service.instances)
+    evidence = ThrottlingEvidence(group.nr_periods, group.nr_throttled, round(seconds, 3),
+                                  budget.threads_per_instance(facts.service.instances) if budget is not None else None)
     if ratio >= FAIL_RATIO:
         return [Finding(RULE, Status.FAIL, f"the CPU quota throttled this container in {ratio:.1%} of periods",
                         observed=observed, expected=f"under {FAIL_RATIO:.0%} of periods", evidence=evidence)]
     if group.nr_throttled:
         return [Finding(RULE, Status.WARN, f"the CPU quota throttled this container now and then ({ratio:.1%} of periods)",
                         observed=observed, expected="no throttled periods", evidence=evidence)]
-    return [passed(RULE, f"never throttled in {group.nr_periods} periods", **evidence)]
+    return [passed(RULE, f"never throttled in {group.nr_periods} periods", evidence)]
 
 
-CHECK = Check(name="cpu_throttling", rules=(RULE,), run=check)
+CHECK = Check(name="cpu_throttling", rules=(RULE,), run=check, evidence={RULE: ThrottlingEvidence})

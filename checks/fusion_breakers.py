@@ -1,33 +1,35 @@
-"""Fusion chains broken by an op or a second consumer: a custom or unknown op between ops a pass
-would fuse, or an intermediate value that something outside the pattern also reads.
-
-Why: a fusion pass matches adjacent ops only. An op it does not know (a custom op, or a known op
-where no pass expects one) between conv2d and batch_norm, or an fc's matmul and its bias add,
-leaves the whole chain op by op; so does an intermediate value with another consumer, because
-the fused kernel never materialises it. The graph probe names each breaker with its position,
-and says whether Paddle still fused the chain in the program the predictor runs.
-Fix: move the custom op before or after the chain, or let the other consumer read a value
-computed after the chain; re-export the model and check the coverage again.
-"""
+"""Fusion chains: does an op or a second consumer break a chain that a fusion pass would fuse?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.graph import ChainBreaker, FusionInstance
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.registry import Check, Need, graph_of
 from paddle_doctor.vocabulary import BreakerKind, FusionStatus
 
 RULE = "PD-GRAPH-002"
 SHOWN = 3
 
 
+@dataclass(frozen=True)
+class BreakerEvidence(Evidence):
+    breaker: str
+    pattern: str
+    chain: str
+    model: str
+    breakers: list[dict[str, Any]]
+
+
 def check(facts: Facts) -> list[Finding]:
     reason = unavailable(facts)
     if reason:
         return [skipped(RULE, reason)]
-    graph = facts.graph
+    graph = graph_of(facts)
     broken = [i for i in graph.instances if i.breakers and i.status != FusionStatus.FUSED]
     if not broken:
         return [passed(RULE, f"no custom or unknown op and no outside consumer breaks any of the {len(graph.instances)} fusible instances")]
@@ -38,10 +40,9 @@ def check(facts: Facts) -> list[Finding]:
         f"{describe(b)} in {i.pattern} ({i.status})" for i in broken[:SHOWN] for b in i.breakers[:1]) + more
     if not confirmed:
         message += " (whether Paddle still fuses them cannot be told here)"
-    evidence = {"breaker": describe(breaker), "pattern": first.pattern, "chain": " -> ".join(first.ops),
-                "model": facts.service.model or graph.program,
-                "breakers": [dict(pattern=i.pattern, status=i.status, ops=i.ops, kind=b.kind, op=b.op, position=b.position,
-                                  variable=b.variable, custom=b.custom) for i in broken for b in i.breakers]}
+    evidence = BreakerEvidence(describe(breaker), first.pattern, " -> ".join(first.ops), facts.service.model or graph.program,
+                               [dict(pattern=i.pattern, status=i.status, ops=i.ops, kind=b.kind, op=b.op, position=b.position,
+                                     variable=b.variable, custom=b.custom) for i in broken for b in i.breakers])
     return [Finding(RULE, Status.FAIL if confirmed else Status.WARN, message,
                     observed="; ".join(explain(i) for i in broken[:SHOWN]) + more,
                     expected="the ops of each pattern adjacent, with no other consumer of their intermediate values",
@@ -59,4 +60,4 @@ def explain(instance: FusionInstance) -> str:
     return f"{' -> '.join(instance.ops)}{became}"
 
 
-CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, requires=(Need.GRAPH,))
+CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, requires=(Need.GRAPH,), evidence={RULE: BreakerEvidence})

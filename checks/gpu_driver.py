@@ -1,23 +1,26 @@
-"""The NVIDIA driver against the CUDA version the Paddle wheel was built with.
-
-Each CUDA toolkit needs a minimum driver (NVIDIA's table, in ``paddle_doctor.gpu``). Through
-minor-version compatibility a driver at or above the first release of a CUDA major version runs
-every toolkit of that major version (11.x from 450.80.02, 12.x from 525.60.13, 13.x from 580),
-with some features, such as JIT compilation of newer PTX, needing the full minimum.
-Why: below that, the first GPU call fails with "CUDA error(35), CUDA driver version is
-insufficient for CUDA runtime version".
-Fix: upgrade the host driver, install a Paddle wheel built for a CUDA the driver runs, or (data
-centre GPUs) add the CUDA forward-compatibility package to the image.
-"""
+"""GPU driver: is the NVIDIA driver new enough for the CUDA version the Paddle wheel was built with?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import FULL_MINIMUM_DRIVER, MINOR_COMPAT_DRIVER, PADDLE_INDEX_TAG, gpu_wheel, version_tuple, wheel_label
 from paddle_doctor.registry import Check
 
 RULE = "PD-GPU-001"
+
+
+@dataclass(frozen=True)
+class DriverEvidence(Evidence):
+    driver: str | None
+    driver_cuda: str | None
+    wheel_cuda: str
+    required_driver: str
+    minor_compat_driver: str
+    index_tag: str
+    compat_package: str
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -37,21 +40,27 @@ def check(facts: Facts) -> list[Finding]:
         return [skipped(RULE, f"no driver table entry for CUDA {major}.x")]
     full = FULL_MINIMUM_DRIVER.get((major, minor))
     cuda = f"CUDA {major}.{minor}"
-    runs = [cuda_major for cuda_major, least in MINOR_COMPAT_DRIVER.items() if driver >= version_tuple(least)]
-    evidence = {"driver": driver_text, "driver_cuda": gpu.cuda_driver_version, "wheel_cuda": f"{major}.{minor}",
-                "required_driver": full or floor, "minor_compat_driver": floor,
-                "index_tag": PADDLE_INDEX_TAG.get(max(runs, default=11), "cu118"),
-                "compat_package": f"{major}-{minor}"}
-    if driver < version_tuple(floor):
+    runs = [cuda_major for cuda_major, least in MINOR_COMPAT_DRIVER.items() if driver >= _version(least)]
+    evidence = DriverEvidence(driver_text, gpu.cuda_driver_version, f"{major}.{minor}", full or floor, floor,
+                              PADDLE_INDEX_TAG.get(max(runs, default=11), "cu118"), f"{major}-{minor}")
+    if driver < _version(floor):
         needs = f"{floor} for any CUDA {major}.x" + (f", {full} for all of {cuda}" if full else "")
         return [Finding(RULE, Status.FAIL, f"driver {driver_text} is too old for the {cuda} wheel (it needs {needs})",
                         observed=f"driver {driver_text}" + (f" (CUDA {gpu.cuda_driver_version})" if gpu.cuda_driver_version else ""),
                         expected=f"driver >= {floor}", evidence=evidence)]
-    if full and driver < version_tuple(full):
+    if full and driver < _version(full):
         return [passed(RULE, f"driver {driver_text} runs the {cuda} wheel through minor-version compatibility "
                              f"(>= {floor} for CUDA {major}.x); {full} would give every {cuda} feature, "
-                             "such as JIT of newer PTX", **evidence)]
-    return [passed(RULE, f"driver {driver_text} meets the minimum for the {cuda} wheel ({full or floor})", **evidence)]
+                             "such as JIT of newer PTX", evidence)]
+    return [passed(RULE, f"driver {driver_text} meets the minimum for the {cuda} wheel ({full or floor})", evidence)]
 
 
-CHECK = Check(name="gpu_driver", rules=(RULE,), run=check)
+def _version(table_entry: str) -> tuple[int, ...]:
+    """A driver version of the tables in paddle_doctor.gpu, which are all dotted numbers."""
+    version = version_tuple(table_entry)
+    if version is None:
+        raise ValueError(f"not a driver version: {table_entry!r}")
+    return version
+
+
+CHECK = Check(name="gpu_driver", rules=(RULE,), run=check, evidence={RULE: DriverEvidence})

@@ -1,22 +1,26 @@
-"""cuDNN in the loader's view against the cuDNN the Paddle wheel was built with.
-
-The doctor resolves libcudnn the way the loader would (Paddle's pip library folders,
-LD_LIBRARY_PATH, ld.so.conf, the default folders) and compares its major version with
-``paddle.version.cudnn()``. The CUDA runtime, cuBLAS and TensorRT it found are listed as evidence.
-Why: with no cuDNN, or another major version, Paddle fails at the first convolution ("Cannot load
-cudnn shared library") or falls back to slow paths.
-Fix: install the cuDNN major version the wheel was built with where the loader finds it first,
-e.g. ``pip install "nvidia-cudnn-cu12==9.*"``.
-"""
+"""cuDNN: does the cuDNN the loader finds match the one the Paddle wheel was built with?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import gpu_wheel, host_evidence, uses_gpu, version_tuple, wheel_label
 from paddle_doctor.registry import Check
 
 RULE = "PD-GPU-002"
+
+
+@dataclass(frozen=True)
+class CudnnEvidence(Evidence):
+    UNSAID = frozenset({"searched"})  # said where the loader finds no cuDNN at all
+
+    wheel_cudnn: str | None
+    cudnn_major: int
+    cuda_major: int
+    libraries: dict[str, list[str]]
+    searched: list[str] | None = None
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -29,14 +33,14 @@ def check(facts: Facts) -> list[Finding]:
     if wanted is None:
         return [skipped(RULE, f"the wheel's cuDNN version {facts.paddle.cudnn_version!r} cannot be read")]
     copies = facts.libraries.found.get("libcudnn", [])
-    evidence = {"wheel_cudnn": facts.paddle.cudnn_version, "cudnn_major": wanted[0], "cuda_major": cuda[0],
-                "libraries": {name: [f"{c.path} ({c.version or 'no version'})" for c in found]
-                              for name, found in facts.libraries.found.items()}}
+    evidence = CudnnEvidence(facts.paddle.cudnn_version, wanted[0], cuda[0],
+                             {name: [f"{c.path} ({c.version or 'no version'})" for c in found]
+                              for name, found in facts.libraries.found.items()})
     expected = f"libcudnn {wanted[0]}.x first on the loader's path"
     if not copies:
         return [Finding(RULE, Status.FAIL, f"the wheel was built with cuDNN {facts.paddle.cudnn_version} but the loader finds no libcudnn",
                         observed=f"no libcudnn.so* in {len(facts.libraries.searched)} folders searched", expected=expected,
-                        evidence={**evidence, "searched": facts.libraries.searched})]
+                        evidence=replace(evidence, searched=facts.libraries.searched))]
     first = copies[0]
     found = version_tuple(first.version)
     if found is None:
@@ -44,7 +48,7 @@ def check(facts: Facts) -> list[Finding]:
     if found[0] != wanted[0]:
         return [Finding(RULE, Status.FAIL, f"the wheel was built with cuDNN {facts.paddle.cudnn_version} but the loader finds cuDNN {first.version}",
                         observed=f"{first.path}", expected=expected, evidence=evidence)]
-    return [passed(RULE, f"cuDNN {first.version} ({first.path}) matches the wheel's cuDNN {facts.paddle.cudnn_version}", **evidence)]
+    return [passed(RULE, f"cuDNN {first.version} ({first.path}) matches the wheel's cuDNN {facts.paddle.cudnn_version}", evidence)]
 
 
-CHECK = Check(name="gpu_libraries", rules=(RULE,), run=check)
+CHECK = Check(name="gpu_libraries", rules=(RULE,), run=check, evidence={RULE: CudnnEvidence})

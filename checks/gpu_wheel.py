@@ -1,17 +1,11 @@
-"""The Paddle wheel against the hardware: a CPU wheel where there is a GPU (or the reverse), and a GPU
-whose compute capability the wheel has no kernels for.
-
-Why: a CPU wheel in a GPU container runs every request on the CPU, often 10x slower, without an
-error; a GPU wheel without a GPU fails at start. A wheel built without this GPU's architecture
-fails with "no kernel image is available for execution on the device".
-Fix: install the wheel that matches the hardware (``paddlepaddle-gpu`` from Paddle's index for the
-driver's CUDA, or ``paddlepaddle``), and one whose ``paddle.version.cuda_archs()`` covers the GPU.
-"""
+"""Paddle wheel vs hardware: a CPU wheel with a GPU (or the reverse), and a GPU wheel built for this GPU?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import (
     PADDLE_INDEX_TAG,
     compute_capability,
@@ -19,17 +13,32 @@ from paddle_doctor.gpu import (
     gpu_wheel,
     host_evidence,
     host_gpu,
-    no_service_gpu,
-    service_gpu,
+    judged_gpu,
     version_tuple,
     wheel_label,
 )
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.quoting import Code
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import Device, GpuStatus
 
 ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"
 INDEX = "https://www.paddlepaddle.org.cn/packages/stable"
+
+
+@dataclass(frozen=True)
+class WheelEvidence(Evidence):
+    installed: str | None
+    wanted: Code
+
+
+@dataclass(frozen=True)
+class ArchsEvidence(Evidence):
+    UNSAID = frozenset({"compute_capability", "sm"})  # said where the wheel lacks this GPU's architecture
+
+    archs: list[int]
+    compute_capability: str | None = None
+    sm: str | None = None
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -40,19 +49,19 @@ def mismatch_finding(facts: Facts) -> Finding:
     wheel, label, device = gpu_wheel(facts), wheel_label(facts), facts.service.device
     if wheel is None:
         return skipped(MISMATCH, f"cannot compare the wheel with the hardware: {label}")
-    gpus = len(facts.gpu.devices) if facts.gpu.status == "ok" else 0
+    gpus = len(facts.gpu.devices) if facts.gpu.status == GpuStatus.OK else 0
     driver_cuda = version_tuple(facts.gpu.cuda_driver_version) or (12,)
     gpu_install = Code(f"paddlepaddle-gpu -i {INDEX}/{PADDLE_INDEX_TAG.get(driver_cuda[0], 'cu126')}/")
-    if not wheel and (device == "gpu" or gpus):
-        why = "the service config asks for the GPU" if device == "gpu" else f"NVML sees {gpus} GPU{'s' if gpus != 1 else ''}"
+    if not wheel and (device == Device.GPU or gpus):
+        why = "the service config asks for the GPU" if device == Device.GPU else f"NVML sees {gpus} GPU{'s' if gpus != 1 else ''}"
         return Finding(MISMATCH, Status.FAIL, f"{label} is installed but {why}: every request runs on the CPU",
                        observed=label, expected="a GPU build of Paddle (paddlepaddle-gpu)",
-                       evidence={"installed": facts.paddle.distribution, "wanted": gpu_install})
-    if wheel and device != "gpu" and host_gpu(facts) == "absent":
+                       evidence=WheelEvidence(facts.paddle.distribution, gpu_install))
+    if wheel and device != Device.GPU and host_gpu(facts) == "absent":
         return Finding(MISMATCH, Status.FAIL, f"{label} is installed but {host_evidence(facts)}",
                        observed=label, expected="the CPU wheel here, or a GPU in the container (--gpus)",
-                       evidence={"installed": facts.paddle.distribution, "wanted": Code("paddlepaddle==3.*")})
-    if wheel and device == "gpu":
+                       evidence=WheelEvidence(facts.paddle.distribution, Code("paddlepaddle==3.*")))
+    if wheel and device == Device.GPU:
         return passed(MISMATCH, f"{label} for a service configured for the GPU")
     return passed(MISMATCH, f"{label} fits this host: {host_evidence(facts)}")
 
@@ -60,10 +69,9 @@ def mismatch_finding(facts: Facts) -> Finding:
 def arch_finding(facts: Facts) -> Finding:
     if gpu_wheel(facts) is not True:
         return skipped(ARCH, f"no GPU build of Paddle: {wheel_label(facts)}")
-    reason = no_service_gpu(facts)
-    if reason:
-        return skipped(ARCH, reason)
-    device = service_gpu(facts)
+    device = judged_gpu(facts)
+    if isinstance(device, str):
+        return skipped(ARCH, device)
     capability, archs = compute_capability(device), facts.paddle.cuda_archs
     if capability is None:
         return skipped(ARCH, f"NVML did not give the compute capability of {describe(device)}")
@@ -72,11 +80,12 @@ def arch_finding(facts: Facts) -> Finding:
     major, minor = capability
     # A kernel built for sm_XY runs on any GPU of the same major version with minor >= Y.
     if any(arch // 10 == major and arch % 10 <= minor for arch in archs):
-        return passed(ARCH, f"the wheel has kernels for {describe(device)}", archs=archs)
+        return passed(ARCH, f"the wheel has kernels for {describe(device)}", ArchsEvidence(archs))
     built = ", ".join(f"sm_{arch}" for arch in archs)
     return Finding(ARCH, Status.FAIL, f"{describe(device)} is not among the wheel's architectures ({built})",
                    observed=built, expected=f"sm_{major}{minor} (or sm_{major}0..sm_{major}{minor})",
-                   evidence={"archs": archs, "compute_capability": device.compute_capability, "sm": f"{major}{minor}"})
+                   evidence=ArchsEvidence(archs, device.compute_capability, f"{major}{minor}"))
 
 
-CHECK = Check(name="gpu_wheel", rules=(ARCH, MISMATCH), run=each_predictor(check))
+CHECK = Check(name="gpu_wheel", rules=(ARCH, MISMATCH), run=each_predictor(check),
+              evidence={ARCH: ArchsEvidence, MISMATCH: WheelEvidence})

@@ -1,11 +1,4 @@
-"""Graph switches in the service's Config: IR optimisation off, feed/fetch ops on.
-
-Why: ``switch_ir_optim(False)`` skips every fusion pass, so conv+bn+relu, fc and attention run
-op by op; ``switch_use_feed_fetch_ops(True)`` adds feed/fetch operators and copies on every
-request. With --model the ``ir_optim`` and ``feed_fetch`` experiments measure what each costs
-on this model (fixes interact, so the verdict can go either way).
-Fix: ``config.switch_ir_optim(True)`` and ``config.switch_use_feed_fetch_ops(False)``.
-"""
+"""Graph switches in the service's Config: IR optimisation off, feed/fetch ops on?"""
 
 from __future__ import annotations
 

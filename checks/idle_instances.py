@@ -1,22 +1,25 @@
-"""Idle instances: does the service hold more predictor instances than it has concurrent requests?
-
-Why: with C concurrent requests at most C predictors are ever busy. Every further process holds
-the Paddle runtime (about 300 MB) and its own copy of the weights, and every further clone or
-pool entry its own activations, for nothing; a process count copied from a web-server formula
-(2 x cores + 1) is the usual cause.
-Fix: size the pool or the process count to the concurrency (and threads x instances to the CPU
-budget); the ``layouts`` experiment measures the best split.
-"""
+"""Idle instances: does the service hold more predictor instances than it has concurrent requests?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
 from paddle_doctor.service import serving_layout
+from paddle_doctor.vocabulary import Layout
 
 RULE = "PD-LOAD-003"
-NAMES = {"processes": "worker processes", "clone": "clones", "pool": "PredictorPool entries"}
+NAMES = {Layout.PROCESSES: "worker processes", Layout.CLONE: "clones", Layout.POOL: "PredictorPool entries"}
+
+
+@dataclass(frozen=True)
+class IdleEvidence(Evidence):
+    instances: int
+    concurrency: int
+    idle: int
+    pool_size: int
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -32,8 +35,7 @@ def check(facts: Facts) -> list[Finding]:
                     f"{service.instances} {NAMES[layout]} for {service.concurrency} concurrent requests: {idle} are never busy",
                     observed=f"layout {layout}, instances {service.instances}, concurrency {service.concurrency}",
                     expected=f"at most {service.concurrency} instances",
-                    evidence={"instances": service.instances, "concurrency": service.concurrency, "idle": idle,
-                              "pool_size": service.concurrency})]
+                    evidence=IdleEvidence(service.instances, service.concurrency, idle, service.concurrency))]
 
 
-CHECK = Check(name="idle_instances", rules=(RULE,), run=check)
+CHECK = Check(name="idle_instances", rules=(RULE,), run=check, evidence={RULE: IdleEvidence})

@@ -1,20 +1,14 @@
-"""Latency stability: does the same request take very different times from run to run?
-
-Why: a coefficient of variation above 25% in steady state means something else competes for
-the CPU (neighbours, throttling, oversubscribed threads); p99 suffers first, and measurements
-on such a machine need many more runs to decide anything.
-Fix: keep threads x instances within the CPU budget, pin the service to its cores, and measure
-again on a quiet machine.
-"""
+"""Latency stability: does the same request take very different times from run to run?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.registry import Check, Need, verification_of
 
 if TYPE_CHECKING:
     from paddle_doctor.facts.verification import MachineNoise
@@ -23,16 +17,25 @@ RULE = "PD-CPU-015"
 CV_LIMIT = 0.25
 
 
+@dataclass(frozen=True)
+class StabilityEvidence(Evidence):
+    cv: float
+    p50_ms: float
+    p99_ms: float
+    undecided_for_noise: list[str]
+    threads_per_instance: int
+
+
 def check(facts: Facts) -> list[Finding]:
-    verification = facts.verification
+    verification = verification_of(facts)
     measured = [e for e in verification.experiments if e.measured and e.arms]
     baseline = next((arm for e in measured for arm in e.arms if arm.label == "baseline" and arm.cv is not None), None)
-    if baseline is None:
+    if baseline is None or baseline.cv is None or baseline.p50 is None or baseline.p99 is None:
         return [skipped(RULE, "measured with --model")]
     noisy = [e.name for e in measured if e.noisy]
     budget = cpu_budget(facts)
-    evidence = {"cv": round(baseline.cv, 3), "p50_ms": round(baseline.p50, 3), "p99_ms": round(baseline.p99, 3),
-                "undecided_for_noise": noisy, "threads_per_instance": budget.threads_per_instance(facts.service.instances) if budget else 1}
+    evidence = StabilityEvidence(round(baseline.cv, 3), round(baseline.p50, 3), round(baseline.p99, 3), noisy,
+                                 budget.threads_per_instance(facts.service.instances) if budget else 1)
     variation = f"coefficient of variation {baseline.cv:.0%} over {baseline.runs} runs (p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms)"
     if baseline.cv > CV_LIMIT:
         return [Finding(RULE, Status.FAIL, f"steady-state latency varies by {baseline.cv:.0%} run to run",
@@ -42,7 +45,7 @@ def check(facts: Facts) -> list[Finding]:
                                            f"alone varies by {baseline.cv:.0%}; {competition(verification.noise)})",
                         observed=f"undecided for noise: {', '.join(noisy)}; {variation}",
                         expected="every experiment decided within the budget", evidence=evidence)]
-    return [passed(RULE, f"steady-state latency is stable ({variation})", **evidence)]
+    return [passed(RULE, f"steady-state latency is stable ({variation})", evidence)]
 
 
 def competition(noise: MachineNoise | None) -> str:
@@ -52,4 +55,4 @@ def competition(noise: MachineNoise | None) -> str:
     return f"other processes took {noise.others_share:.0%} of the CPU time"
 
 
-CHECK = Check(name="latency_stability", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))
+CHECK = Check(name="latency_stability", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,), evidence={RULE: StabilityEvidence})

@@ -1,10 +1,4 @@
-"""oneDNN: is the oneDNN CPU backend on for this service?
-
-Why: without oneDNN, convolutions, matmuls and normalisations run on reference kernels, measured
-4-7x slower here. The service may switch it off, the build may lack it, or Paddle may keep it
-off by default.
-Fix: ``config.enable_mkldnn()`` (the default since Paddle 2.6 on CPUs with AVX2).
-"""
+"""oneDNN: is the oneDNN CPU backend on for this service?"""
 
 from __future__ import annotations
 
@@ -12,6 +6,7 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import PaddleStatus
 
 RULE = "PD-CPU-004"
 TURN_ON = Proposal("onednn", (True,))
@@ -23,7 +18,7 @@ def check(facts: Facts) -> list[Finding]:
         return [Finding(RULE, Status.FAIL, "the service turns oneDNN off (disable_mkldnn)",
                         observed=f"oneDNN disabled in the service's Config ({facts.said_by('onednn') or 'as the service says'})", expected="config.enable_mkldnn()",
                         proposal=TURN_ON, locations=facts.lines_deciding("onednn"))]
-    if paddle.status != "ok":
+    if paddle.status != PaddleStatus.OK:
         if service.onednn:
             return [passed(RULE, "the service enables oneDNN")]
         return [skipped(RULE, "Paddle could not be probed, and the service's oneDNN setting is not given (--onednn/--no-onednn)")]

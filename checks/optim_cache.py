@@ -1,18 +1,11 @@
-"""Optimised-model cache: does every start rebuild the optimised graph?
-
-Why: the IR passes run at every predictor creation unless the optimised program is saved once
-(``enable_save_optim_model``) and loaded at start (``use_optimized_model``). For large models
-that is seconds of cold start. With --model the ``optim_cache`` experiment measures creation
-plus first inference both ways on this model.
-Fix: ``set_optim_cache_dir(d)``, ``enable_save_optim_model(True)`` once, ``use_optimized_model(True)``.
-"""
+"""Optimised-model cache: does every start rebuild the optimised graph?"""
 
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.vocabulary import Effect, Experiment
 
 RULE = "PD-START-001"
 
@@ -23,10 +16,10 @@ def check(facts: Facts) -> list[Finding]:
         return [passed(RULE, "the service loads its optimised model from the cache")]
     if not service.model:
         return [skipped(RULE, "no model given (--model or model: in --config)")]
-    experiment = facts.verification.experiment("optim_cache") if facts.verification else None
-    if experiment and experiment.measured and experiment.comparisons:
+    experiment = facts.verification.experiment(Experiment.OPTIM_CACHE) if facts.verification else None
+    cold = experiment.optim_cache if experiment and experiment.measured else None
+    if experiment and cold and experiment.comparisons:
         comparison = experiment.comparisons[0]
-        cold = experiment.optim_cache
         observed = (f"cold start {cold.rebuild_graph_ms:.0f} ms rebuilding the graph, "
                     f"{cold.optimised_cache_ms:.0f} ms from the cache ({comparison.verdict})")
         if comparison.verdict != Effect.IMPROVED:

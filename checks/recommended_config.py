@@ -1,26 +1,29 @@
-"""Recommended configuration: did measuring find a configuration faster than the service's?
-
-Why: each fix is measured alone, but fixes interact; this check reports the configuration
-found by measuring setting after setting in context, and measured as a whole against the
-service's own configuration on the real predictor.
-Fix: use the recommended configuration (the ready-to-paste snippet is in the report).
-"""
+"""Recommended configuration: did measuring find a configuration faster than the service's?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.quoting import Code
 from paddle_doctor.reconcile import outcome
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.registry import Check, Need, verification_of
 from paddle_doctor.vocabulary import Effect
 
 RULE = "PD-CFG-001"
 
 
+@dataclass(frozen=True)
+class RecommendedEvidence(Evidence):
+    recommended_calls: Code
+    ratio: float
+    steps: list[str]
+
+
 def check(facts: Facts) -> list[Finding]:
-    verification = facts.verification
-    recommendation = verification.recommendation if verification else None
+    verification = verification_of(facts)
+    recommendation = verification.recommendation
     if recommendation is None:
         if verification.load_failure is not None:
             return [skipped(RULE, "the service's configuration does not load; see PD-CFG-002")]
@@ -37,7 +40,7 @@ def check(facts: Facts) -> list[Finding]:
     return [Finding(RULE, Status.FAIL,
                     f"the recommended configuration, measured as a whole: {outcome(comparison)}",
                     observed=_p50("service", comparison.baseline_p50), expected=_p50("recommended", comparison.candidate_p50),
-                    evidence={"recommended_calls": calls, "ratio": round(comparison.ratio, 3), "steps": recommendation.steps})]
+                    evidence=RecommendedEvidence(calls, round(comparison.ratio, 3), recommendation.steps))]
 
 
 def _p50(arm: str, ms: float | None) -> str | None:
@@ -45,4 +48,5 @@ def _p50(arm: str, ms: float | None) -> str | None:
     return f"{arm} p50 {ms:.2f} ms" if ms is not None else None
 
 
-CHECK = Check(name="recommended_config", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,))
+CHECK = Check(name="recommended_config", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,),
+              evidence={RULE: RecommendedEvidence})

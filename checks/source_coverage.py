@@ -1,10 +1,4 @@
-"""Source: did the doctor read all of the service's source it was given?
-
-Why: a setting made in a file the doctor left out (past the files it reads in one run, past the
-time it gives the source, too large, nested too deeply, not a regular file) is never judged, and
-the run would pass as if it were.
-Fix: give --source the service's own files or package folder.
-"""
+"""Source: did the doctor read all of the service's source it was given?"""
 
 from __future__ import annotations
 

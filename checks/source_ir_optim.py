@@ -1,9 +1,4 @@
-"""Source: does the service's code switch the graph optimisation off?
-
-Why: ``switch_ir_optim(False)`` skips every fusion pass (conv+bn, fc, attention), leaving the
-program as it was trained.
-Fix: remove the call at the line shown (ir_optim is on by default).
-"""
+"""Source: does the service's code switch the graph optimisation off?"""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Source: does the service's code turn oneDNN off on a CPU that has AVX2?
-
-Why: ``disable_mkldnn()`` sends convolutions and matmuls to reference kernels, measured 4-7x
-slower here; on an AVX2 CPU nothing forces it, so it is a leftover.
-Fix: delete the call at the line shown, or call ``enable_mkldnn()``.
-"""
+"""Source: does the service's code turn oneDNN off on a CPU that has AVX2?"""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Source: does the service's code create a predictor for every request?
-
-Why: creating a predictor loads the model, optimises the graph and builds kernels: hundreds of
-milliseconds to minutes, paid by every request when it happens in a handler or a request loop.
-Fix: create the predictor once at start, or a pool, and reuse it.
-"""
+"""Source: does the service's code create a predictor for every request?"""
 
 from __future__ import annotations
 

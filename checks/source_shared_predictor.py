@@ -1,10 +1,4 @@
-"""Source: does the service's code share one predictor among threads with no clone(), pool or lock?
-
-Why: a predictor is not thread-safe; concurrent run() calls on one predictor mix up outputs or
-crash. Threaded servers (Flask by default, FastAPI plain def endpoints, ThreadPoolExecutor) make
-them concurrent.
-Fix: ``predictor.clone()`` per worker thread, ``PredictorPool``, or a lock around the calls.
-"""
+"""Source: does the service's code share one predictor among threads with no clone(), pool or lock?"""
 
 from __future__ import annotations
 

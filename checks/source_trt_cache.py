@@ -1,9 +1,4 @@
-"""Source: when the service's code enables TensorRT, does it keep the engines it builds?
-
-Why: with ``use_static=False`` (the default) or no ``set_optim_cache_dir()``, every start builds
-the TensorRT engines again, for minutes.
-Fix: ``use_static=True`` and an optimisation cache folder on a persistent volume.
-"""
+"""Source: when the service's code enables TensorRT, does it keep the engines it builds?"""
 
 from __future__ import annotations
 

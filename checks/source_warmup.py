@@ -1,9 +1,4 @@
-"""Source: does the service's code run an inference before it starts answering requests?
-
-Why: the first inference pays for kernel selection, allocation and oneDNN primitive creation;
-without a warm-up, the first users pay it.
-Fix: run a few inferences on representative inputs before the service reports ready.
-"""
+"""Source: does the service's code run an inference before it starts answering requests?"""
 
 from __future__ import annotations
 

@@ -1,17 +1,12 @@
-"""OpenMP / MKL thread pools: are they sized for the container, or for the host?
-
-Why: OpenMP and MKL start one thread per CPU they can see (the host's CPUs, or the affinity
-mask) unless OMP_NUM_THREADS / MKL_NUM_THREADS say otherwise. A CPU quota hides nothing from
-them, so numpy and OpenCV pre-processing oversubscribe the container. (Paddle sets its own math
-threads inside Run(), so these variables do not size the predictor itself.)
-Fix: ``ENV OMP_NUM_THREADS=1 MKL_NUM_THREADS=1`` in the image (rules.yaml says why).
-"""
+"""OpenMP / MKL thread pools: are they sized for the container, or for the host?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-013"
@@ -21,11 +16,19 @@ VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 ADVISED_THREADS = 1
 
 
+@dataclass(frozen=True)
+class PoolsEvidence(Evidence):
+    budget_cpus: float
+    budget: int
+    visible_cpus: int | None
+
+
 def check(facts: Facts) -> list[Finding]:
     budget = cpu_budget(facts)
     if budget is None:
         return [skipped(RULE, "the CPU budget is unknown; see PD-CPU-010")]
-    problems, fine = [], []
+    problems: list[str] = []
+    fine: list[str] = []
     for name in VARIABLES:
         value = facts.env.get(name)
         if value is None:
@@ -42,9 +45,9 @@ def check(facts: Facts) -> list[Finding]:
         return [Finding(RULE, Status.FAIL, f"thread pools exceed the budget of {budget.describe()}: {'; '.join(problems)}",
                         observed="; ".join(problems), expected=f"OMP_NUM_THREADS={ADVISED_THREADS} and MKL_NUM_THREADS={ADVISED_THREADS} "
                                  f"(never above the budget of {budget.whole_cpus})",
-                        evidence={"budget_cpus": budget.cpus, "budget": budget.whole_cpus, "visible_cpus": budget.visible_cpus})]
+                        evidence=PoolsEvidence(budget.cpus, budget.whole_cpus, budget.visible_cpus))]
     detail = ", ".join(fine) if fine else f"OpenMP sees {budget.visible_cpus} CPUs"
     return [passed(RULE, f"thread pools fit the budget of {budget.describe()} ({detail})")]
 
 
-CHECK = Check(name="thread_pools", rules=(RULE,), run=check)
+CHECK = Check(name="thread_pools", rules=(RULE,), run=check, evidence={RULE: PoolsEvidence})

@@ -1,26 +1,42 @@
-"""The TensorRT engine cache: are engines serialized, into a folder that survives a restart and that the
-service can write?
-
-Paddle serializes engines with ``use_static=True`` (and for INT8 or dynamic shapes) into
-``set_optim_cache_dir(d)`` or ``<model_dir>/_opt_cache/``. The folder must sit on a volume, not
-on the container's overlay root or a tmpfs, and be writable: judged by the mount's ``ro`` flag
-and by the mode bits for the doctor's user (root writes past mode bits, so ``os.access`` alone
-would say yes). A folder that does not exist yet is judged by the folder Paddle creates it in.
-Why: building TensorRT engines takes seconds to minutes at every cold start; a read-only folder
-fails silently ("Save TRT Optimized Info" is logged, nothing is saved) and the engine is rebuilt
-at every start; an overlay or tmpfs cache is lost with the container.
-Fix: ``use_static=True`` with ``config.set_optim_cache_dir("/cache/paddle")`` on a writable volume.
-"""
+"""TensorRT engine cache: are engines serialized, into a folder that survives a restart and is writable?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.probes.mounts import lost_on_restart, mount_for
 from paddle_doctor.registry import Check
+from paddle_doctor.vocabulary import CacheStatus, Precision
 
 REBUILT, NOT_PERSISTED, NOT_WRITABLE = "PD-TRT-001", "PD-TRT-002", "PD-TRT-003"
+
+
+@dataclass(frozen=True)
+class CacheEvidence(Evidence):
+    directory: str | None
+
+
+@dataclass(frozen=True)
+class EnginesEvidence(Evidence):
+    engines: int
+
+
+@dataclass(frozen=True)
+class MountEvidence(Evidence):
+    directory: str
+    mountpoint: str
+    fstype: str
+    source: str
+
+
+@dataclass(frozen=True)
+class WritableEvidence(Evidence):
+    directory: str | None
+    checked_path: str | None
+    service_user: str
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -28,28 +44,28 @@ def check(facts: Facts) -> list[Finding]:
     rules = (REBUILT, NOT_PERSISTED, NOT_WRITABLE)
     if not trt.enabled:
         return [skipped(rule, "the service does not enable TensorRT") for rule in rules]
-    if cache.status != "probed":
+    if cache.status != CacheStatus.PROBED:
         return [skipped(rule, cache.reason or "the cache folder was not probed") for rule in rules]
-    if not (trt.use_static or trt.precision == "int8" or trt.dynamic_shape_file):
+    if not (trt.use_static or trt.precision == Precision.INT8 or trt.dynamic_shape_file):
         rebuilt = Finding(REBUILT, Status.FAIL, "use_static is off: TensorRT engines are built in memory at every start",
                           observed="enable_tensorrt_engine(use_static=False)", expected="use_static=True",
-                          evidence={"directory": cache.directory})
+                          evidence=CacheEvidence(cache.directory))
         return [rebuilt, *(skipped(rule, "engines are not serialized; see PD-TRT-001") for rule in rules[1:])]
     count = len(cache.engines)
     state = f"{count} serialized engine{'s' if count != 1 else ''}" if count else "no engines yet (the first start builds them)"
-    return [passed(REBUILT, f"engines are serialized to {cache.directory}: {state}", engines=count),
+    return [passed(REBUILT, f"engines are serialized to {cache.directory}: {state}", EnginesEvidence(count)),
             persisted_finding(facts), writable_finding(facts)]
 
 
 def persisted_finding(facts: Facts) -> Finding:
     directory = facts.trt_cache.directory
-    mount = mount_for(facts.mounts, directory)
-    if mount is None:
+    mount = mount_for(facts.mounts, directory) if directory else None
+    if directory is None or mount is None:
         return skipped(NOT_PERSISTED, "the mount table (/proc/self/mountinfo) was not read")
-    evidence = {"directory": directory, "mountpoint": mount.mountpoint, "fstype": mount.fstype, "source": mount.source}
+    evidence = MountEvidence(directory, mount.mountpoint, mount.fstype, mount.source)
     where = lost_on_restart(mount)
     if where is None:
-        return passed(NOT_PERSISTED, f"{directory} is on {mount.fstype} {mount.source} mounted at {mount.mountpoint}", **evidence)
+        return passed(NOT_PERSISTED, f"{directory} is on {mount.fstype} {mount.source} mounted at {mount.mountpoint}", evidence)
     return Finding(NOT_PERSISTED, Status.FAIL, f"the engine cache {directory} is on {where}",
                    observed=f"{mount.fstype} at {mount.mountpoint}", expected="a volume or bind mount", evidence=evidence)
 
@@ -57,7 +73,8 @@ def persisted_finding(facts: Facts) -> Finding:
 def writable_finding(facts: Facts) -> Finding:
     cache, euid = facts.trt_cache, facts.process.euid
     target = cache.directory if cache.exists else f"{cache.checked_path} (where Paddle would create {cache.directory})"
-    mount = mount_for(facts.mounts, cache.checked_path or cache.directory)
+    checked = cache.checked_path or cache.directory
+    mount = mount_for(facts.mounts, checked) if checked else None
     if mount is not None and "ro" in (*mount.options, *mount.super_options):
         return not_writable(facts, f"{target} is on a read-only mount ({mount.mountpoint}, {mount.fstype})", "ro mount")
     if cache.mode is None:
@@ -80,7 +97,8 @@ def not_writable(facts: Facts, message: str, observed: str) -> Finding:
     service_user = str(facts.process.euid) if facts.process.euid not in (None, 0) else "app"
     return Finding(NOT_WRITABLE, Status.FAIL, message + ": every start rebuilds the engines and the save fails silently",
                    observed=observed, expected="a writable folder",
-                   evidence={"directory": cache.directory, "checked_path": cache.checked_path, "service_user": service_user})
+                   evidence=WritableEvidence(cache.directory, cache.checked_path, service_user))
 
 
-CHECK = Check(name="trt_cache", rules=(REBUILT, NOT_PERSISTED, NOT_WRITABLE), run=each_predictor(check))
+CHECK = Check(name="trt_cache", rules=(REBUILT, NOT_PERSISTED, NOT_WRITABLE), run=each_predictor(check),
+              evidence={REBUILT: CacheEvidence, NOT_PERSISTED: MountEvidence, NOT_WRITABLE: WritableEvidence})

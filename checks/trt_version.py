@@ -1,23 +1,24 @@
-"""TensorRT at runtime against the TensorRT Paddle was built with, for a service that enables TensorRT.
-
-The build's version comes from ``paddle.inference.get_trt_compile_version()`` (or
-``paddle.version.tensorrt()``); the runtime's from ``get_trt_runtime_version()``, or else from the
-libnvinfer the loader finds. Paddle compares major.minor.
-Why: another major.minor makes Paddle warn "compiled with X version TensorRT, but the runtime
-TensorRT you are using is Y" and TensorRT subgraphs fail or mis-build; a wheel without TensorRT,
-or no libnvinfer at all, leaves the service without the engine it was configured for.
-Fix: install the TensorRT version the wheel was built with and put it first on the loader's path.
-"""
+"""TensorRT version: does the runtime's TensorRT match the one Paddle was built with?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import dotted, gpu_wheel, reported_version, trt_runtime, version_tuple, wheel_label
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 
 RULE = "PD-TRT-005"
+
+
+@dataclass(frozen=True)
+class TensorRTEvidence(Evidence):
+    compiled: str | None
+    runtime: str | None
+    runtime_source: str
+    trt_wanted: str
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -27,8 +28,8 @@ def check(facts: Facts) -> list[Finding]:
         return [skipped(RULE, f"TensorRT needs a GPU build of Paddle: {wheel_label(facts)}")]
     compiled = reported_version(facts.paddle.trt_compile_version) or version_tuple(facts.paddle.tensorrt_version)
     runtime, source = trt_runtime(facts)
-    evidence = {"compiled": dotted(compiled) if compiled else None, "runtime": dotted(runtime) if runtime else None,
-                "runtime_source": source, "trt_wanted": dotted(compiled[:2]) if compiled else "8.6"}
+    evidence = TensorRTEvidence(dotted(compiled) if compiled else None, dotted(runtime) if runtime else None, source,
+                                dotted(compiled[:2]) if compiled else "8.6")
     if compiled is None:
         return [Finding(RULE, Status.FAIL, f"the service enables TensorRT but {wheel_label(facts)} was built without it",
                         observed="get_trt_compile_version() = 0.0.0", expected="a Paddle GPU wheel built with TensorRT",
@@ -39,7 +40,7 @@ def check(facts: Facts) -> list[Finding]:
     if runtime[:2] != compiled[:2]:
         return [Finding(RULE, Status.FAIL, f"Paddle was built with TensorRT {dotted(compiled)} but TensorRT {dotted(runtime)} is loaded ({source})",
                         observed=f"TensorRT {dotted(runtime)}", expected=f"TensorRT {dotted(compiled[:2])}.x", evidence=evidence)]
-    return [passed(RULE, f"TensorRT {dotted(runtime)} at runtime matches the build's {dotted(compiled)}", **evidence)]
+    return [passed(RULE, f"TensorRT {dotted(runtime)} at runtime matches the build's {dotted(compiled)}", evidence)]
 
 
-CHECK = Check(name="trt_version", rules=(RULE,), run=each_predictor(check))
+CHECK = Check(name="trt_version", rules=(RULE,), run=each_predictor(check), evidence={RULE: TensorRTEvidence})

@@ -119,11 +119,16 @@ def service_gpu(facts: Facts) -> GpuDevice | None:
 
 def no_service_gpu(facts: Facts) -> str | None:
     """Why the service's GPU cannot be judged, or None when NVML describes it."""
+    judged = judged_gpu(facts)
+    return judged if isinstance(judged, str) else None
+
+
+def judged_gpu(facts: Facts) -> GpuDevice | str:
+    """The service's GPU as NVML describes it, or why it cannot be judged."""
     if facts.gpu.status != GpuStatus.OK:
         return f"NVML gave no GPU facts ({facts.gpu.reason or facts.gpu.status}); see the GPU visibility rules"
-    if service_gpu(facts) is None:
-        return f"GPU {facts.service.gpu_device_id}, the service's device, is not visible; see PD-GPU-003"
-    return None
+    device = service_gpu(facts)
+    return device if device is not None else f"GPU {facts.service.gpu_device_id}, the service's device, is not visible; see PD-GPU-003"
 
 
 def compute_capability(device: GpuDevice) -> tuple[int, int] | None:

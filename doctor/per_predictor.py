@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .facts import Facts, ServiceConfig
-from .findings import Finding
+from .findings import Finding, ForPredictors
 from .vocabulary import Origin, Status
 
 if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
@@ -87,4 +87,4 @@ def _folded(judged: list[tuple[RecordedPredictor, Finding]]) -> Finding:
     for location in (location for _, finding in alike for location in finding.locations):
         locations += [location] if location not in locations else []
     return replace(worst, message=f"{named(predictors)}: {worst.message}", locations=locations,
-                   evidence={**worst.evidence, "predictors": [predictor.id for predictor in predictors]})
+                   evidence=ForPredictors(worst.evidence, [predictor.id for predictor in predictors]))

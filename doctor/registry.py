@@ -8,12 +8,17 @@ party publishes its own under the entry-point group ``paddle_doctor.checks``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, TypeVar
 
 from .facts import Facts
-from .findings import Finding
+from .findings import Evidence, Finding
 from .vocabulary import Device, SourceStatus, Word
+
+if TYPE_CHECKING:
+    from .facts import GraphFacts, VerificationFacts
+    from .facts.baseline import BaselineFacts
 
 ENTRY_POINT_GROUP = "paddle_doctor.checks"
 
@@ -54,12 +59,41 @@ class Need(Word):
             if uses_gpu(facts):
                 return None
             return cpu_service(facts) if live_cpu(facts) else f"{cpu_service(facts)}; a GPU service says device: gpu in --config"
-        return None if facts.baseline is not None else \
-            "judged by 'paddle-doctor healthcheck --baseline PATH' in the running container, against what " \
-            "'paddle-doctor baseline --out PATH' recorded there; no baseline here"
+        return None if facts.baseline is not None else (
+            "judged by 'paddle-doctor healthcheck --baseline PATH' in the running container, against what "
+            "'paddle-doctor baseline --out PATH' recorded there; no baseline here")
 
 
 NOT_IN_HEALTHCHECK = frozenset({Need.MEASUREMENTS, Need.GRAPH, Need.SOURCE})
+
+
+class Unmet(LookupError):
+    """A check read a section of Facts that its ``requires=`` does not give it here. The runner skips
+    a check whose needs are missing, so this is a check called without them, or one declaring too little."""
+
+
+Section = TypeVar("Section")
+
+
+def _given(section: Section | None, need: Need, facts: Facts) -> Section:
+    if section is None:
+        raise Unmet(f"a check that requires {need.value} ran without it: {need.missing(facts)}")
+    return section
+
+
+def verification_of(facts: Facts) -> VerificationFacts:
+    """The measurements, typed as present, for a check that declares ``requires=(Need.MEASUREMENTS,)``."""
+    return _given(facts.verification, Need.MEASUREMENTS, facts)
+
+
+def graph_of(facts: Facts) -> GraphFacts:
+    """The model's graph, typed as present, for a check that declares ``requires=(Need.GRAPH,)``."""
+    return _given(facts.graph, Need.GRAPH, facts)
+
+
+def baseline_of(facts: Facts) -> BaselineFacts:
+    """The baseline, typed as present, for a check that declares ``requires=(Need.BASELINE,)``."""
+    return _given(facts.baseline, Need.BASELINE, facts)
 
 
 def applying_checks(checks: list[Check], facts: Facts, assume: frozenset[Need] = frozenset()) -> str:
@@ -81,7 +115,11 @@ class Check:
     ``fast``: the check judges only what the healthcheck can give it (cgroup, /proc, mounts, service
     config, cache folder, the baseline), so the healthcheck runs it. Derived from ``requires`` unless
     given: a check that needs measurements, the model's graph (``--model``) or the service's source
-    (``--source`` or ``--pid``) could only skip there."""
+    (``--source`` or ``--pid``) could only skip there.
+
+    ``evidence``: per rule, the type of the evidence its findings carry (or the types, where findings
+    of one rule say different things); the rule's fix may name their fields as ``{placeholders}``
+    (see :meth:`unfilled`)."""
 
     name: str
     rules: tuple[str, ...]
@@ -89,6 +127,7 @@ class Check:
     requires: tuple[Need, ...] = ()
     fast: bool | None = None
     timeout: float = 5.0
+    evidence: Mapping[str, type[Evidence] | tuple[type[Evidence], ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.fast is None:
@@ -103,6 +142,23 @@ class Check:
         """What the facts lack of what this check needs, and how to provide it; None when nothing."""
         reasons = [reason for reason in (need.missing(facts) for need in self.requires) if reason]
         return "; ".join(reasons) or None
+
+    def evidence_types(self, rule_id: str) -> tuple[type[Evidence], ...]:
+        declared = self.evidence.get(rule_id, ())
+        return declared if isinstance(declared, tuple) else (declared,)
+
+    def unfilled(self, placeholders: Mapping[str, frozenset[str]]) -> list[str]:
+        """Each ``{placeholder}`` a rule of this check names (``placeholders``: by rule id) that an evidence
+        type of the rule has no field for, said as "PD-CPU-010 {threads}: ThreadsEvidence has no field threads"."""
+        problems = []
+        for rule in self.rules:
+            wanted = placeholders.get(rule, frozenset())
+            kinds = self.evidence_types(rule)
+            if wanted and not kinds:
+                problems.append(f"{rule} names {', '.join(sorted(wanted))} but check {self.name} declares no evidence type for it")
+            problems += [f"{rule} {{{name}}}: {kind.__name__} has no field {name}"
+                         for kind in kinds for name in sorted(wanted - {f.name for f in fields(kind)})]
+        return problems
 
 
 class RegistryError(RuntimeError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -25,18 +25,17 @@ from .report_measured import (
     predictor_measurement,
     summarize_verification,
 )
-from .rules import AREAS, Change, Rule, Rulebook
+from .rules import AREAS, PLACEHOLDER, Change, Rule, Rulebook
 from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_metadata
 from .service_sources import source_predictors
 from .settings import Settings
-from .vocabulary import PaddleStatus, Severity
+from .vocabulary import Experiment, PaddleStatus, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms
 
 SCHEMA_VERSION = 2
-RECOMMEND = "recommend"  # the experiment of the rule that reports the recommended configuration
+RECOMMEND = Experiment.RECOMMEND  # the experiment of the rule that reports the recommended configuration
 EXIT_OK, EXIT_FINDINGS, EXIT_DOCTOR_FAILED = 0, 1, 2
-PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 SERVICE_ENVIRONMENT = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
                        "KMP_AFFINITY", "OMP_PROC_BIND", "LD_LIBRARY_PATH")
 HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
@@ -217,7 +216,7 @@ def _report_finding(judged: Judged, page: str, facts: Facts) -> ReportFinding:
         message=finding.message,
         observed=finding.observed,
         expected=finding.expected,
-        evidence=finding.evidence,
+        evidence=dict(finding.evidence),
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
         fix=_fix(rule, finding, facts) if rule else Fix("", []),
@@ -282,7 +281,7 @@ def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:
     return [predictor_measurement(plan, facts.verification if plan is first else plan.verification) for plan in record.measured]
 
 
-def fill_placeholders(code: str, values: dict[str, Any], kind: str) -> str:
+def fill_placeholders(code: str, values: Mapping[str, Any], kind: str) -> str:
     """``{name}`` in a rule's fix becomes the finding's evidence value, quoted for the change's kind
     (a shell word, a Python literal, ...), so the fix is concrete and pastes as that value."""
     return PLACEHOLDER.sub(lambda m: quoted(values[m.group(1)], kind) if m.group(1) in values else m.group(0), code)

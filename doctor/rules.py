@@ -14,27 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from .serde import load_yaml_file
-from .vocabulary import Severity
+from .vocabulary import Experiment, Lifecycle, Severity
 
 SCHEMA_VERSION = 1
 RULE_ID = re.compile(r"^PD-(?P<area>[A-Z]+)-\d{3}$")
 SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-LIFECYCLE = ("stable", "planned", "removed")
 CHANGE_KINDS = ("python", "env", "dockerfile", "shell", "kubernetes", "yaml", "text")
-EXPERIMENTS = (
-    "threads",
-    "onednn",
-    "ir_optim",
-    "feed_fetch",
-    "bf16",
-    "onednn_cache",
-    "optim_cache",
-    "warmup",
-    "trt_cache",
-    "fp16",
-    "layouts",
-    "recommend",
-)
 AREAS = {
     "PADDLE": "Paddle installation",
     "CPU": "CPU and threads",
@@ -50,6 +35,7 @@ AREAS = {
     "SRC": "Service source",
     "HEALTH": "Health since the baseline",
 }
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # in a fix's code: a field of the finding's evidence
 RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
 
 
@@ -73,13 +59,13 @@ class Rule:
     slug: str
     title: str
     severity: Severity
-    status: str
+    status: Lifecycle
     symptom: str
     cause: str
     fix_text: str
     fix_changes: tuple[Change, ...]
     docs: tuple[str, ...]
-    experiment: str | None
+    experiment: Experiment | None
 
     @property
     def area(self) -> str:
@@ -88,6 +74,11 @@ class Rule:
     @property
     def explain_command(self) -> str:
         return f"paddle-doctor explain {self.id}"
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        """The evidence fields the fix's code names as ``{name}``."""
+        return frozenset(name for change in self.fix_changes for name in PLACEHOLDER.findall(change.code))
 
 
 @dataclass(frozen=True)
@@ -171,8 +162,8 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
         raise fail("slug", "expected lowercase words joined by '-'")
     if entry["severity"] not in Severity.values():
         raise fail("severity", f"expected one of {Severity.listing()}")
-    if entry["status"] not in LIFECYCLE:
-        raise fail("status", f"expected one of {', '.join(LIFECYCLE)}")
+    if entry["status"] not in Lifecycle.values():
+        raise fail("status", f"expected one of {Lifecycle.listing()}")
     fix = entry["fix"]
     if not isinstance(fix, dict) or set(fix) - {"text", "changes"} or not isinstance(fix.get("text"), str):
         raise fail("fix", "expected a mapping with 'text' and 'changes'")
@@ -192,18 +183,18 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
     if not isinstance(docs, list) or not all(isinstance(d, str) and d.startswith("https://") for d in docs):
         raise fail("docs", "expected a list of https:// URLs")
     experiment = entry["experiment"]
-    if experiment is not None and experiment not in EXPERIMENTS:
-        raise fail("experiment", f"unknown experiment {experiment!r}; expected one of {', '.join(EXPERIMENTS)} or null")
+    if experiment is not None and experiment not in Experiment.values():
+        raise fail("experiment", f"unknown experiment {experiment!r}; expected one of {Experiment.listing()} or null")
     return Rule(
         id=entry["id"],
         slug=entry["slug"],
         title=entry["title"].strip(),
         severity=Severity(entry["severity"]),
-        status=entry["status"],
+        status=Lifecycle(entry["status"]),
         symptom=" ".join(entry["symptom"].split()),
         cause=" ".join(entry["cause"].split()),
         fix_text=" ".join(fix["text"].split()),
         fix_changes=tuple(parsed_changes),
         docs=tuple(docs),
-        experiment=experiment,
+        experiment=Experiment(experiment) if experiment is not None else None,
     )

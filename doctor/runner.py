@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .facts import Facts
-from .findings import Finding, Status, skipped
+from .findings import CheckFailed, Finding, Status, skipped
 from .registry import Check
 from .rules import Rulebook
 from .timebox import run_within
@@ -60,7 +60,7 @@ def _errored(check: Check, reason: str, seconds: float, rulebook: Rulebook) -> C
     message = f"check {check.name!r} {reason} (after {seconds:.3f} s)"
     rules = [rule for rule in check.rules if rule in rulebook] or list(check.rules)
     findings = [
-        Finding(rule, Status.ERROR, message, evidence={"check": check.name, "seconds": round(seconds, 3)})
+        Finding(rule, Status.ERROR, message, evidence=CheckFailed(check.name, round(seconds, 3)))
         for rule in rules
     ]
     return CheckResult(check, findings, seconds)

@@ -82,6 +82,32 @@ class Effect(Word):
     UNDECIDED = "undecided"
 
 
+class Experiment(Word):
+    """A measurement on the real predictor that confirms a rule's fix (rules.yaml's ``experiment``)."""
+
+    THREADS = "threads"
+    ONEDNN = "onednn"
+    IR_OPTIM = "ir_optim"
+    FEED_FETCH = "feed_fetch"
+    BF16 = "bf16"
+    ONEDNN_CACHE = "onednn_cache"
+    OPTIM_CACHE = "optim_cache"
+    WARMUP = "warmup"
+    TRT_CACHE = "trt_cache"
+    FP16 = "fp16"
+    LAYOUTS = "layouts"
+    RECOMMEND = "recommend"
+
+
+class Lifecycle(Word):
+    """A rule's place in its life (rules.yaml's ``status``): checked, in the checklist with no check yet,
+    or retired (its id is never reused)."""
+
+    STABLE = "stable"
+    PLANNED = "planned"
+    REMOVED = "removed"
+
+
 class Origin(Word):
     """Where the service's value of a setting came from."""
 

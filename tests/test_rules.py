@@ -1,13 +1,25 @@
 """rules.yaml: validation on load, conformance of checks to rules, and the generated README table."""
 
+import ast
 import copy
+import inspect
+import io
+import json
+import re
+import sys
+import tokenize
 
 import pytest
 import yaml
 from conftest import REPO
+from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.docs import README_END, README_START, rules_table_markdown
-from paddle_doctor.registry import discover_checks
+from paddle_doctor.facts import load_facts
+from paddle_doctor.findings import ForPredictors, Status
+from paddle_doctor.registry import Check, discover_checks
 from paddle_doctor.rules import RulesError, load_rules, parse_rules
+from paddle_doctor.runner import run_checks
+from paddle_doctor.vocabulary import Experiment, Lifecycle
 
 RAW = yaml.safe_load((REPO / "rules.yaml").read_text())
 
@@ -15,7 +27,7 @@ RAW = yaml.safe_load((REPO / "rules.yaml").read_text())
 def test_shipped_rules_load():
     rulebook = load_rules()
     assert len(rulebook.rules) >= 30
-    assert rulebook["PD-CPU-010"].experiment == "threads"
+    assert rulebook["PD-CPU-010"].experiment == Experiment.THREADS
 
 
 def test_every_check_declares_stable_rules_and_every_stable_rule_has_a_check():
@@ -25,16 +37,51 @@ def test_every_check_declares_stable_rules_and_every_stable_rule_has_a_check():
     declared = [rule for check in checks for rule in check.rules]
     assert len(declared) == len(set(declared)), "two checks declare the same rule"
     for rule_id in declared:
-        assert rulebook[rule_id].status == "stable", f"{rule_id} is checked but marked {rulebook[rule_id].status}"
-    stable = {rule.id for rule in rulebook.rules.values() if rule.status == "stable"}
+        assert rulebook[rule_id].status == Lifecycle.STABLE, f"{rule_id} is checked but marked {rulebook[rule_id].status}"
+    stable = {rule.id for rule in rulebook.rules.values() if rule.status == Lifecycle.STABLE}
     assert stable == set(declared), f"stable rules without a check: {sorted(stable - set(declared))}"
 
 
-def test_every_check_documents_what_why_and_fix():
+def test_every_check_says_in_one_line_what_it_checks():
     for check in discover_checks()[0]:
         doc = check.description
         assert doc, f"check {check.name} has no module docstring"
-        assert "Why:" in doc and "Fix:" in doc, f"check {check.name}: docstring needs 'Why:' and 'Fix:'"
+        assert "\n" not in doc, f"check {check.name}: the docstring says in one line what it checks, no more"
+        assert "Why:" not in doc and "Fix:" not in doc, f"check {check.name}: the why and the fix are rules.yaml's"
+
+
+RUN = 7  # words in a row: a phrase of the rule's cause or fix this long in a check's module restates it
+
+
+def word_runs(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9_]+", text.lower())
+    return {tuple(words[i:i + RUN]) for i in range(len(words) - RUN + 1)}
+
+
+def own_words(source: str) -> str:
+    """The docstrings and comments of a module's source: where a check would restate its rule."""
+    tree = ast.parse(source)
+    docs = [ast.get_docstring(node) or "" for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    comments = [token.string for token in tokenize.generate_tokens(io.StringIO(source).readline) if token.type == tokenize.COMMENT]
+    return "\n".join(docs + comments)
+
+
+def test_no_check_module_restates_its_rules_cause_or_fix():
+    rulebook = load_rules()
+    for check in discover_checks()[0]:
+        words = word_runs(own_words(inspect.getsource(sys.modules[check.run.__module__])))
+        for rule_id in check.rules:
+            rule = rulebook[rule_id]
+            restated = words & word_runs(f"{rule.cause} {rule.fix_text}")
+            assert not restated, f"check {check.name} restates {rule_id}: {' '.join(sorted(restated)[0])!r}"
+
+
+def test_the_conformance_catches_a_restated_rule():
+    cause = load_rules()["PD-CPU-010"].cause
+    assert word_runs(own_words(f'"""{cause}"""\nRULE = 1')) & word_runs(cause)
+    assert word_runs(own_words(f"RULE = 1  # {cause}")) & word_runs(cause)
+    assert not word_runs(own_words(f"MESSAGE = {cause!r}")) & word_runs(cause)
 
 
 def test_checklist_from_the_article_is_covered():
@@ -47,6 +94,78 @@ def test_checklist_from_the_article_is_covered():
         "bf16-available-unused", "fp16-available-unused", "feed-fetch-ops-on",
     }
     assert checklist <= slugs, sorted(checklist - slugs)
+
+
+def placeholders(rulebook):
+    return {rule.id: rule.placeholders for rule in rulebook.rules.values()}
+
+
+def test_every_placeholder_of_a_fix_is_a_field_of_its_rules_evidence():
+    rulebook = load_rules()
+    checks = discover_checks()[0]
+    assert sum(bool(names) for names in placeholders(rulebook).values()) >= 20
+    assert [problem for check in checks for problem in check.unfilled(placeholders(rulebook))] == []
+
+
+def test_a_fix_naming_a_field_its_evidence_lacks_fails_the_rules_test():
+    data = copy.deepcopy(RAW)
+    rule = next(rule for rule in data["rules"] if rule["id"] == "PD-CPU-010")
+    rule["fix"]["changes"].append({"kind": "python", "code": "config.set_cpu_math_library_num_threads({thread_count})"})
+    rulebook = parse_rules(data, "rules.yaml")
+    check = next(check for check in discover_checks()[0] if "PD-CPU-010" in check.rules)
+    assert check.unfilled(placeholders(rulebook)) == ["PD-CPU-010 {thread_count}: ThreadsEvidence has no field thread_count"]
+    undeclared = Check(name="undeclared", rules=("PD-CPU-010",), run=check.run)
+    assert undeclared.unfilled(placeholders(rulebook)) == [
+        "PD-CPU-010 names thread_count, threads_per_instance but check undeclared declares no evidence type for it"]
+
+
+def test_evidence_reads_and_serialises_as_the_mapping_of_its_fields():
+    from paddle_doctor.checks.cpu_throttling import ThrottlingEvidence
+
+    unsaid = ThrottlingEvidence(10, 2, 0.5)
+    assert dict(unsaid) == {"nr_periods": 10, "nr_throttled": 2, "throttled_seconds": 0.5}
+    assert "threads_per_instance" not in unsaid and unsaid.get("threads_per_instance") is None
+    with pytest.raises(KeyError):
+        unsaid["threads_per_instance"]
+    said = ThrottlingEvidence(10, 2, 0.5, threads_per_instance=2)
+    assert list(said) == ["nr_periods", "nr_throttled", "throttled_seconds", "threads_per_instance"] and said["threads_per_instance"] == 2
+    assert json.dumps(dict(said)) == '{"nr_periods": 10, "nr_throttled": 2, "throttled_seconds": 0.5, "threads_per_instance": 2}'
+
+
+def test_evidence_folded_over_predictors_reads_as_the_worst_findings_then_their_ids():
+    from paddle_doctor.checks.cpu_throttling import ThrottlingEvidence
+    from paddle_doctor.findings import ForPredictors
+
+    folded = ForPredictors(ThrottlingEvidence(10, 2, 0.5), [0, 2])
+    assert list(folded.items()) == [("nr_periods", 10), ("nr_throttled", 2), ("throttled_seconds", 0.5), ("predictors", [0, 2])]
+    assert dict(ForPredictors({"predictors": [1], "x": 1}, [0, 2])) == {"predictors": [0, 2], "x": 1}
+    assert list(ForPredictors({"predictors": [1], "x": 1}, [0, 2])) == ["predictors", "x"] and len(folded) == 4
+
+
+FACTS = [
+    make_facts(quota=2, throttled=(100, 40), threads=8, instances=2, concurrency=4, onednn=False, ir_optim=False),
+    make_facts(online=16, cpuset=range(4), threads=1, instances=1, concurrency=2, layout="shared",
+               env={"OMP_NUM_THREADS": "64"}),
+    make_facts(flags=[*AVX2_FLAGS, "avx512_bf16"], quota=0.5, threads=1, instances=4, concurrency=1, layout="processes",
+               onednn_cache_capacity=0, warmup_runs=0),
+    load_facts(REPO / "tests" / "fixtures" / "reports" / "measured-cnn-facts.json"),
+]
+
+
+@pytest.mark.parametrize("facts", FACTS)
+def test_a_failing_finding_carries_the_evidence_its_check_declares_for_its_rule(facts):
+    rulebook = load_rules()
+    checks = discover_checks()[0]
+    judged = [(result.check, finding) for result in run_checks(checks, facts, rulebook) for finding in result.findings
+              if finding.status in (Status.FAIL, Status.WARN)]
+    assert len(judged) >= 3
+    for check, finding in judged:
+        evidence = finding.evidence.evidence if isinstance(finding.evidence, ForPredictors) else finding.evidence
+        if rulebook[finding.rule_id].placeholders:
+            assert evidence, f"{finding.rule_id}: its fix names {sorted(rulebook[finding.rule_id].placeholders)}, its finding says nothing"
+        if evidence:
+            assert isinstance(evidence, check.evidence_types(finding.rule_id)), (
+                f"{finding.rule_id}: {type(evidence).__name__} is not the evidence check {check.name} declares")
 
 
 def mutate(path, value):
