@@ -14,7 +14,7 @@ import yaml
 from conftest import REPO
 from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.docs import README_END, README_START, rules_table_markdown
-from paddle_doctor.facts import load_facts
+from paddle_doctor.facts.document import load_facts
 from paddle_doctor.findings import ForPredictors, Status
 from paddle_doctor.registry import Check, discover_checks
 from paddle_doctor.rules import RulesError, load_rules, parse_rules
