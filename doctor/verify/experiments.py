@@ -31,7 +31,8 @@ from . import stats
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
 from .measure import Measurer
-from .session import WorkerDied
+from .protocol import Drift, DriftOf, Drop, Load, Rss, Shapes
+from .session import WorkerDied, WorkerSession
 
 COLD_START_ROUNDS = 6
 VARYING_SHAPES = 12
@@ -49,7 +50,7 @@ class Context:
     baseline: PredictorConfig
     inputs: dict[str, ModelInput]
     max_drift: float
-    new_session: Callable[[], object]
+    new_session: Callable[[], WorkerSession]
     notes: list[str] = field(default_factory=list)
     load: LoadPlan | None = None
 
@@ -63,7 +64,7 @@ def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: f
     base = base or ctx.baseline
     labelled = [(c.label(base), c) for c in candidates]
     comparisons = ctx.measurer.race(("baseline", base), labelled, budget_s, name)
-    arms = [ctx.measurer.arm_result("baseline", base)] + [ctx.measurer.arm_result(l, c) for l, c in labelled]
+    arms = [ctx.measurer.arm_result("baseline", base)] + [ctx.measurer.arm_result(label, c) for label, c in labelled]
     noisy = any(c.verdict == Effect.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
     return ExperimentResult(name=name, status=ExperimentStatus.MEASURED, arms=arms, comparisons=comparisons, noisy=noisy)
 
@@ -132,16 +133,16 @@ def bf16_unavailable(facts: Facts) -> str | None:
 def attach_drift(ctx: Context, result: ExperimentResult, reference: PredictorConfig, candidate: PredictorConfig) -> None:
     """Output drift of a precision change against FP32 on the same inputs."""
     reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {candidate.label()}",
-                                          cmd="drift", a=reference.key(), b=candidate.key())
+                                          DriftOf(reference.key(), candidate.key()))
     drift = drift_of(reply)
     for comparison in result.comparisons:
         comparison.drift = drift
         comparison.changes_outputs = changes_outputs(drift, ctx.max_drift)
 
 
-def drift_of(reply: dict) -> OutputDrift:
-    """The worker's answer to ``drift``."""
-    return OutputDrift(reply["max_abs_diff"], reply["cosine"], reply["top1_agreement"])
+def drift_of(reply: Drift) -> OutputDrift:
+    """The worker's answer to ``DriftOf``, as a fact."""
+    return OutputDrift(reply.max_abs_diff, reply.cosine, reply.top1_agreement)
 
 
 def changes_outputs(drift: OutputDrift, max_drift: float) -> bool:
@@ -154,7 +155,7 @@ def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
     The baseline is loaded (again, in a fresh worker after a crash) if no measurement of it is kept."""
     loaded = ctx.measurer.load(ctx.baseline)
     measured = ctx.measurer.arm_result("baseline", ctx.baseline)
-    steady, first = measured.p50 or loaded["warm_ms"], loaded["first_ms"]
+    steady, first = measured.p50 or loaded.warm_ms, loaded.first_ms
     return ExperimentResult(name="warmup", status=ExperimentStatus.MEASURED, arms=[measured],
                             warmup=WarmupResult(first, steady, first / steady if steady else None))
 
@@ -165,18 +166,17 @@ def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     session, deadline = ctx.measurer.session, ctx.measurer.deadline
     try:
         base = ctx.baseline.vary(ir_optim=True)
-        deadline.request(session, "saving the optimised model", creates=True, cmd="load", arm="save",
-                         calls=base.vary(optim_cache_dir=cache, save_optim_model=True).config_calls())
-        deadline.request(session, "dropping a predictor", cmd="drop", arm="save")
+        deadline.request(session, "saving the optimised model", Load("save", base.vary(optim_cache_dir=cache, save_optim_model=True)),
+                         creates=True)
+        deadline.request(session, "dropping a predictor", Drop("save"))
         arms = {"rebuild graph": base, "optimised model cache": base.vary(optim_cache_dir=cache, use_optimized_model=True)}
         samples: dict[str, list[list[float]]] = {name: [] for name in arms}
         for index in range(COLD_START_ROUNDS):
             order = list(arms.items()) if index % 2 == 0 else list(reversed(arms.items()))
             for name, arm in order:
-                reply = deadline.request(session, f"a cold start ({name})", creates=True, cmd="load", arm=f"cold-{name}",
-                                         calls=arm.config_calls())
-                samples[name].append([reply["create_ms"] + reply["first_ms"]])
-                deadline.request(session, "dropping a predictor", cmd="drop", arm=f"cold-{name}")
+                reply = deadline.request(session, f"a cold start ({name})", Load(f"cold-{name}", arm), creates=True)
+                samples[name].append([reply.create_ms + reply.first_ms])
+                deadline.request(session, "dropping a predictor", Drop(f"cold-{name}"))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     rebuild, cached = samples["rebuild graph"], samples["optimised model cache"]
@@ -199,12 +199,10 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     for name, arm in (("service", ctx.baseline), ("bounded", ctx.baseline.vary(onednn_cache_capacity=10))):
         session = ctx.new_session()
         try:
-            deadline.request(session, f"creating the predictor for {arm.label()}", creates=True, cmd="load", arm=name,
-                             calls=arm.config_calls())
-            before = deadline.request(session, "reading the memory in use", cmd="rss")["rss_mb"]
+            deadline.request(session, f"creating the predictor for {arm.label()}", Load(name, arm), creates=True)
+            before = deadline.request(session, "reading the memory in use", Rss()).rss_mb
             # every new shape creates oneDNN primitives: creation, with its grace
-            after = deadline.request(session, f"{len(shapes)} input shapes on {arm.label()}", creates=True, cmd="shapes",
-                                     arm=name, shapes=shapes)["rss_mb"]
+            after = deadline.request(session, f"{len(shapes)} input shapes on {arm.label()}", Shapes(name, shapes), creates=True).rss_mb
         finally:
             session.close()
         growth[name] = MemoryGrowth(before, after, after[-1] - before)

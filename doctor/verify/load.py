@@ -35,6 +35,7 @@ from ..vocabulary import Effect, ExperimentStatus, RaceEnd
 from . import stats
 from .deadline import Deadline
 from .layouts import Arrangement, LoadPlan
+from .protocol import LoadWindow, ServeLayout
 from .session import WorkerDied, WorkerError, WorkerSession
 
 SETTLE_S, LEAD_S = 0.22, 0.05
@@ -66,18 +67,19 @@ class LoadRunner:
     def setup(self, arms: list[Arrangement]) -> list[float]:
         """Creates every layout's predictors and client threads, the worker processes side by
         side; returns each layout's slowest creation in ms."""
-        pending: list[tuple[int, int]] = []
+        pending: list[tuple[int, int, ServeLayout]] = []
         for index, layout in enumerate(arms):
-            calls = self.config(layout).config_calls()
+            config = self.config(layout)
             for host, kind, instances, clients in layout.parts(self.plan.concurrency):
-                self.hosts[host].send(cmd="layout", name=str(index), kind=kind, instances=instances, calls=calls, clients=clients)
-                pending.append((host, index))
+                request = ServeLayout(str(index), kind, instances, config, clients)
+                self.hosts[host].send(request)
+                pending.append((host, index, request))
         created = [0.0] * len(arms)
         for host in range(len(self.hosts)):
-            for index in (i for h, i in pending if h == host):
+            for index, request in ((i, r) for h, i, r in pending if h == host):
                 self.current = index
-                reply = self.deadline.receive(self.hosts[host], f"setting up layout {index}", creates=True, command="layout")
-                created[index] = max(created[index], reply["create_ms"])
+                reply = self.deadline.receive(self.hosts[host], f"setting up layout {index}", request, creates=True)
+                created[index] = max(created[index], reply.create_ms)
         return created
 
     def window(self, index: int, layout: Arrangement, seconds: float, min_requests: int = 1) -> tuple[list[float], float]:
@@ -90,14 +92,16 @@ class LoadRunner:
         self.current, self.last = index, layout
         start_at = time.monotonic() + LEAD_S
         busy = [host for host, _, _, clients in layout.parts(self.plan.concurrency) if clients]
+        request = LoadWindow(str(index), start_at, seconds, min_requests)
         for host in busy:
-            self.hosts[host].send(cmd="window", name=str(index), start_at=start_at, seconds=seconds, min_requests=min_requests)
-        latencies, elapsed = [], 0.0
+            self.hosts[host].send(request)
+        latencies: list[float] = []
+        elapsed = 0.0
         for host in busy:
-            reply = self.deadline.receive(self.hosts[host], f"a {seconds:.2g} s window of layout {index}",
-                                          extra_s=seconds + LEAD_S, command="window")
-            latencies.extend(reply["ms"])
-            elapsed = max(elapsed, reply["seconds"])
+            reply = self.deadline.receive(self.hosts[host], f"a {seconds:.2g} s window of layout {index}", request,
+                                          extra_s=seconds + LEAD_S)
+            latencies.extend(reply.ms)
+            elapsed = max(elapsed, reply.seconds)
         return latencies, elapsed
 
 
