@@ -73,6 +73,24 @@ class ExperimentStatus(Word):
     ERROR = "error"
 
 
+class Experiment(Word):
+    """A fix measured on the predictor (``recommend``: the search for the configuration to run);
+    a rule's ``experiment:`` in rules.yaml names one."""
+
+    THREADS = "threads"
+    ONEDNN = "onednn"
+    IR_OPTIM = "ir_optim"
+    FEED_FETCH = "feed_fetch"
+    BF16 = "bf16"
+    ONEDNN_CACHE = "onednn_cache"
+    OPTIM_CACHE = "optim_cache"
+    WARMUP = "warmup"
+    TRT_CACHE = "trt_cache"
+    FP16 = "fp16"
+    LAYOUTS = "layouts"
+    RECOMMEND = "recommend"
+
+
 class Effect(Word):
     """What a comparison of a candidate with its baseline measured."""
 

@@ -31,7 +31,7 @@ from ..facts.predictor import PredictorConfig
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
-from ..vocabulary import Effect, ExperimentStatus, RaceEnd
+from ..vocabulary import Effect, Experiment, ExperimentStatus, RaceEnd
 from . import stats
 from .deadline import Deadline
 from .layouts import Arrangement, LoadPlan
@@ -179,7 +179,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
             run_round(runner, arms, tallies, window_s, reverse=round_index % 2 == 1)
             elapsed = time.monotonic() - started
             round_s = max(round_s, time.monotonic() - round_started)
-            progress("layouts", min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
+            progress(Experiment.LAYOUTS, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
             out_of_time = elapsed + round_s + CLOSE_RESERVE_S > budget_s
             confidence = 0.95 if out_of_time or round_index == MAX_ROUNDS - 1 else 0.99
             comparisons = compare_all(arms, tallies, plan, min_effect, confidence)
@@ -300,5 +300,5 @@ def result(runner: LoadRunner, arms, tallies, comparisons, race: Race) -> Experi
     noisy = race.stopped == RaceEnd.BUDGET and any(c.verdict == Effect.UNDECIDED for c in comparisons) and any(
         statistics.pstdev(b[0] for b in t.blocks) / statistics.fmean(b[0] for b in t.blocks) > stats.NOISY_CV
         for t in tallies if len(t.blocks) > 1)
-    return ExperimentResult(name="layouts", status=ExperimentStatus.MEASURED, arms=results, comparisons=comparisons, noisy=noisy,
+    return ExperimentResult(name=Experiment.LAYOUTS, status=ExperimentStatus.MEASURED, arms=results, comparisons=comparisons, noisy=noisy,
                             layouts=measured)

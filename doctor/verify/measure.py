@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..facts import ArmResult, ComparisonResult, MachineNoise
 from ..facts.predictor import PredictorConfig
+from ..facts.verification import BASELINE
 from ..vocabulary import Effect
 from . import stats
 from .deadline import Deadline
@@ -155,7 +156,7 @@ class Measurer:
     def aa(self) -> ComparisonResult | None:
         """Each race's baseline, its first half-blocks against its last, over every round raced so far."""
         first, last = self.aa_halves
-        return stats.compare(first, last, self.min_effect, names=("baseline", "baseline again")) if first else None
+        return stats.compare(first, last, self.min_effect, names=(BASELINE, f"{BASELINE} again")) if first else None
 
     def noise(self) -> MachineNoise:
         """How busy the machine was over the races so far, and the baseline against itself."""

@@ -13,7 +13,7 @@ from .. import children
 from ..children import Interrupted
 from ..facts import ExperimentResult, Facts, ModelFacts, ModelLoadFailure, VerificationFacts
 from ..facts.predictor import PredictorConfig
-from ..vocabulary import Device, ExperimentStatus, PaddleStatus
+from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
@@ -117,7 +117,7 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
     """Every experiment in its share of the budget; False when measuring had to stop (budget
     exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
     measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
-    shares = {name: 0.0 if name == "layouts" and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
+    shares = {name: 0.0 if name == Experiment.LAYOUTS and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
     shares_left = sum(shares.values())
     for name, (runner, _) in EXPERIMENTS.items():
         share = shares[name]
