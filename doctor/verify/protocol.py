@@ -201,6 +201,10 @@ class Create(Request[Created]):
     reply = Created
     calls: list[Call]
 
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Create:
+        return cls([(method, args) for method, args in data["calls"]])
+
 
 @dataclass(frozen=True)
 class Run(Request[Runs]):

@@ -49,13 +49,13 @@ exec(compile({worker!r}, {worker_path!r}, "exec"))
 R = TypeVar("R")
 
 
-def worker_program() -> str:
-    """The worker's text for ``python -c``: the doctor's modules it imports, then worker_child.py."""
+def worker_program(worker: Path = CHILD_SCRIPT) -> str:
+    """The text for ``python -c`` that runs ``worker`` (a module of this folder) after the doctor's modules it imports."""
     root = Path(__file__).resolve().parent.parent
     modules = [(f"{PACKAGE}.{name}", str(path), path.read_text(encoding="utf-8"))
                for name in WORKER_IMPORTS for path in [root.joinpath(*name.split(".")).with_suffix(".py")]]
-    return BOOT.format(modules=modules, package=f"{PACKAGE}.verify", worker=CHILD_SCRIPT.read_text(encoding="utf-8"),
-                       worker_path=str(CHILD_SCRIPT))
+    return BOOT.format(modules=modules, package=f"{PACKAGE}.verify", worker=worker.read_text(encoding="utf-8"),
+                       worker_path=str(worker))
 
 
 class WorkerDied(RuntimeError):
