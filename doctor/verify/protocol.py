@@ -307,7 +307,7 @@ def _data(value: Any) -> dict[str, Any]:
 
 def _line(payload: dict[str, Any]) -> str:
     """One JSON line; dataclasses inside become objects (enums their values, tuples lists)."""
-    return json.dumps(payload, default=lambda value: _data(value)) + "\n"
+    return json.dumps(payload, default=_data) + "\n"
 
 
 def _object(line: str | bytes, what: str) -> dict[str, Any]:

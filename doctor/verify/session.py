@@ -32,7 +32,8 @@ PACKAGE = __name__.split(".")[0]
 BOOT = """\
 import sys, types
 sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
-for name, path, text in {modules!r}:
+
+def install(name, path, text):
     parts = name.split(".")
     for depth in range(1, len(parts)):
         package = ".".join(parts[:depth])
@@ -42,6 +43,9 @@ for name, path, text in {modules!r}:
     module = sys.modules[name] = types.ModuleType(name)
     module.__file__, module.__package__ = path, name.rpartition(".")[0]
     exec(compile(text, path, "exec"), module.__dict__)
+
+for module in {modules!r}:
+    install(*module)
 __package__ = {package!r}
 exec(compile({worker!r}, {worker_path!r}, "exec"))
 """
