@@ -28,6 +28,7 @@ from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.program import read_program
 from paddle_doctor.verify.model import ModelRun
+from paddle_doctor.verify.protocol import Create
 
 TARGET = 3.0
 
@@ -43,8 +44,8 @@ def create_times(facts, model: str, repeat: int, optimised_dir: str) -> list[flo
     """Predictor creation in the worker; the first creation also writes the optimised program."""
     with ModelRun(model) as run:
         session = run.start_worker(sys.executable)
-        session.request(300, cmd="create", calls=service_calls(facts, optim_cache_dir=optimised_dir, save_optim_model=True))
-        return [session.request(300, cmd="create", calls=service_calls(facts))["create_ms"] for _ in range(repeat)]
+        session.request(300, Create(service_calls(facts, optim_cache_dir=optimised_dir, save_optim_model=True)))
+        return [session.request(300, Create(service_calls(facts))).create_ms for _ in range(repeat)]
 
 
 def read_and_diff_ms(program: str, optimised: str) -> float:

@@ -36,6 +36,7 @@ from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.layouts import KINDS, Arrangement, LoadPlan, service_layout
 from paddle_doctor.verify.load import LoadRunner, close_hosts, measure_layouts, start_hosts
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.protocol import Feeds, Model
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
 from paddle_doctor.vocabulary import Layout
@@ -83,9 +84,8 @@ def main() -> None:
             session = WorkerSession(sys.executable)
             sessions.append(session)
             model_facts = verification.model
-            session.request(60, cmd="model", files={"program": model_facts.program, "params": model_facts.params,
-                                                    "dir": str(Path(model_facts.program).parent)})
-            session.request(60, cmd="feeds", samples=worker_samples(model_facts.inputs))
+            session.request(60, Model(model_facts.program, model_facts.params, str(Path(model_facts.program).parent)))
+            session.request(60, Feeds(worker_samples(model_facts.inputs)))
             return session
 
         try:

@@ -35,6 +35,7 @@ from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.protocol import DriftOf, Feeds, Load, Run
 from paddle_doctor.vocabulary import Precision
 
 SPIN = "import os\nos.sched_setaffinity(0, {0})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
@@ -99,17 +100,17 @@ def sweep(model: Path, facts, configs: list[PredictorConfig]) -> dict[str, float
     verification = facts.verification
     with ModelRun(model) as run:
         session = run.start_worker(sys.executable)
-        session.request(60, cmd="feeds", samples=worker_samples(verification.model.inputs))
+        session.request(60, Feeds(worker_samples(verification.model.inputs)))
         for config in configs:
-            session.request(120, cmd="load", arm=config.key(), calls=config.config_calls())
-            session.request(60, cmd="run", arm=config.key(), n=WARMUP_RUNS)
+            session.request(120, Load(config.key(), config))
+            session.request(60, Run(config.key(), WARMUP_RUNS))
         kept = [c for c in configs if c.precision != Precision.BF16 or not changes_outputs(drift_of(session.request(
-            60, cmd="drift", a=c.vary(precision=Precision.FP32).key(), b=c.key())), verification.max_drift)]
+            60, DriftOf(c.vary(precision=Precision.FP32).key(), c.key()))), verification.max_drift)]
         medians: dict[str, list[float]] = collections.defaultdict(list)
         for index in range(SWEEP_ROUNDS):
             order = kept[index % len(kept):] + kept[:index % len(kept)]
             for config in (order if index % 2 == 0 else list(reversed(order))):
-                medians[config.key()].append(statistics.median(session.request(60, cmd="run", arm=config.key(), n=SWEEP_RUNS)["ms"]))
+                medians[config.key()].append(statistics.median(session.request(60, Run(config.key(), SWEEP_RUNS)).ms))
         session.close()
     return {key: statistics.median(values) for key, values in medians.items()}
 

@@ -35,6 +35,7 @@ from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.protocol import DriftOf, Feeds
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
 from paddle_doctor.vocabulary import Effect, Precision
@@ -52,7 +53,7 @@ MODELS = {
 def open_session(run: ModelRun, verification) -> WorkerSession:
     """A fresh worker of the run, given the inputs verification measured."""
     session = run.start_worker(sys.executable)
-    session.request(60, cmd="feeds", samples=worker_samples(verification.model.inputs))
+    session.request(60, Feeds(worker_samples(verification.model.inputs)))
     return session
 
 
@@ -70,7 +71,7 @@ def changes_outputs_of(session: WorkerSession, config: PredictorConfig, max_drif
     recommended (the doctor's own rule), so it is no candidate for "best" either."""
     if config.precision != Precision.BF16:
         return False
-    drift = session.request(60, cmd="drift", a=config.vary(precision=Precision.FP32).key(), b=config.key())
+    drift = session.request(60, DriftOf(config.vary(precision=Precision.FP32).key(), config.key()))
     return changes_outputs(drift_of(drift), max_drift)
 
 

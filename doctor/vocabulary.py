@@ -73,17 +73,9 @@ class ExperimentStatus(Word):
     ERROR = "error"
 
 
-class Effect(Word):
-    """What a comparison of a candidate with its baseline measured."""
-
-    IMPROVED = "improved"
-    REGRESSED = "regressed"
-    NO_EFFECT = "no measurable effect"
-    UNDECIDED = "undecided"
-
-
 class Experiment(Word):
-    """A measurement on the real predictor that confirms a rule's fix (rules.yaml's ``experiment``)."""
+    """A fix measured on the predictor (``recommend``: the search for the configuration to run);
+    a rule's ``experiment:`` in rules.yaml names one."""
 
     THREADS = "threads"
     ONEDNN = "onednn"
@@ -97,6 +89,15 @@ class Experiment(Word):
     FP16 = "fp16"
     LAYOUTS = "layouts"
     RECOMMEND = "recommend"
+
+
+class Effect(Word):
+    """What a comparison of a candidate with its baseline measured."""
+
+    IMPROVED = "improved"
+    REGRESSED = "regressed"
+    NO_EFFECT = "no measurable effect"
+    UNDECIDED = "undecided"
 
 
 class Lifecycle(Word):

@@ -45,7 +45,7 @@ def test_defaults_are_said_to_be_defaults(models):
 def test_a_shape_set_is_measured_in_turn(models):
     inputs, _ = plan_inputs(specs_of(models["recognizer-pir"]), ["x:1x3x48x320", "x:1x3x48x160", "x:1x3x48x640"], 1)
     assert inputs["x"].shapes == [[1, 3, 48, 320], [1, 3, 48, 160], [1, 3, 48, 640]] and inputs["x"].chosen_by == "--shape"
-    assert [sample["x"]["shape"] for sample in worker_samples(inputs)] == inputs["x"].shapes
+    assert [sample["x"].shape for sample in worker_samples(inputs)] == inputs["x"].shapes
 
 
 @pytest.mark.parametrize("shapes, message", [
@@ -66,7 +66,7 @@ def test_shape_sets_of_different_sizes_are_refused():
     with pytest.raises(ModelError, match=r"different numbers of shapes \(a 2, b 3\)"):
         plan_inputs(specs, ["a:1x8", "a:2x8", "b:1x8", "b:2x8", "b:3x8"], 1)
     inputs, _ = plan_inputs(specs, ["a:1x8", "a:2x8", "b:4x8"], 1)  # one shape goes with every sample
-    assert [(s["a"]["shape"], s["b"]["shape"]) for s in worker_samples(inputs)] == [([1, 8], [4, 8]), ([2, 8], [4, 8])]
+    assert [(s["a"].shape, s["b"].shape) for s in worker_samples(inputs)] == [([1, 8], [4, 8]), ([2, 8], [4, 8])]
 
 
 @pytest.fixture(scope="module")
@@ -171,12 +171,12 @@ def test_the_recommendation_fits_the_budget_the_doctor_enforces(recognizer_repor
 def test_run_to_run_variation_is_judged_within_each_shape():
     """Two widths 2x apart are the mix, not variation: cv compares each run with its own shape's median."""
     from paddle_doctor.facts.predictor import PredictorConfig
-    from paddle_doctor.verify.measure import Measurer
+    from paddle_doctor.verify.measure import Measurer, Warmed
 
     measurer = Measurer(None, 0.03, sample_count=2)
     config = PredictorConfig(threads=1, onednn=True)
     key = config.key()
-    measurer.loaded[key] = {"create_ms": 10.0, "first_ms": 20.0, "warm_ms": 3.0}
+    measurer.loaded[key] = Warmed(create_ms=10.0, first_ms=20.0, warm_ms=3.0)
     measurer.samples[key] = [4.0, 2.0, 4.1, 2.05, 3.9, 1.95] * 5
     measurer.sample_of_run[key] = [0, 1] * 15
     arm = measurer.arm_result("baseline", config)

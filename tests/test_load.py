@@ -18,6 +18,7 @@ from paddle_doctor.verify import experiments
 from paddle_doctor.verify.layouts import plan_load
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import input_specs, locate_model, plan_inputs, read_model_program, worker_samples
+from paddle_doctor.verify.protocol import Feeds, Model
 from paddle_doctor.verify.session import WorkerSession
 
 
@@ -43,8 +44,8 @@ def load_context(model_dir, sessions, **service):
     def new_session():
         session = WorkerSession(sys.executable)
         sessions.append(session)
-        session.request(60, cmd="model", files={"program": files.program, "params": files.params, "dir": files.directory})
-        session.request(60, cmd="feeds", samples=worker_samples(inputs))
+        session.request(60, Model(files.program, files.params, files.directory))
+        session.request(60, Feeds(worker_samples(inputs)))
         return session
 
     return experiments.Context(facts, Measurer(None, 0.03), PredictorConfig.of_service(facts), inputs, 0.01, new_session,

@@ -15,6 +15,7 @@ from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify import experiments
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import ModelRun
+from paddle_doctor.verify.protocol import Crash, Feeds, FeedSpec, Model
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerDied, WorkerSession
 from paddle_doctor.vocabulary import Effect
@@ -23,13 +24,12 @@ from paddle_doctor.vocabulary import Effect
 def open_worker(model_dir, feeds):
     program = next(model_dir.glob("*.json"), None) or next(model_dir.glob("*.pdmodel"))
     session = WorkerSession(sys.executable)
-    session.request(60, cmd="model", files={"program": str(program), "params": str(program.with_suffix(".pdiparams")),
-                                            "dir": str(model_dir)})
-    session.request(60, cmd="feeds", samples=[feeds])
+    session.request(60, Model(str(program), str(program.with_suffix(".pdiparams")), str(model_dir)))
+    session.request(60, Feeds([feeds]))
     return session
 
 
-CNN_FEEDS = {"image": {"dtype": "float32", "shape": [1, 3, 224, 224]}}
+CNN_FEEDS = {"image": FeedSpec("float32", [1, 3, 224, 224])}
 BASE = PredictorConfig(threads=1, onednn=True)
 
 
@@ -70,7 +70,7 @@ def test_a_fix_that_changes_nothing_has_no_measurable_effect(models):
 def test_a_worker_killed_by_a_signal_is_reported_and_leaves_no_process(models):
     session = open_worker(models["cnn-pir"], CNN_FEEDS)
     with pytest.raises(WorkerDied) as died:
-        session.request(30, cmd="crash", signal="SIGSEGV")
+        session.request(30, Crash("SIGSEGV"))
     assert died.value.signal_name == "SIGSEGV" and "SIGSEGV" in str(died.value)
     assert session.proc.poll() is not None
 
@@ -78,7 +78,7 @@ def test_a_worker_killed_by_a_signal_is_reported_and_leaves_no_process(models):
 def test_an_experiment_whose_worker_crashes_is_an_error_and_the_rest_still_run(models, monkeypatch):
     def crashing(ctx, budget_s):
         ctx.measurer.load(ctx.baseline.vary(threads=2))
-        ctx.measurer.session.request(30, cmd="crash", signal="SIGABRT")
+        ctx.measurer.session.request(30, Crash("SIGABRT"))
 
     monkeypatch.setitem(experiments.EXPERIMENTS, "ir_optim", (crashing, 1.0))
     facts = make_facts(flags=["avx", "avx2"], online=2, paddle=paddle_ok(python=sys.executable), threads=1)

@@ -2,15 +2,19 @@
 fix, or the one recommended; the ``paddle.inference.Config`` calls that build it, and its name
 for people.
 
-The same list of calls is sent to the predictor worker and printed as the recommended snippet,
+The configuration itself travels to the predictor worker (``verify/protocol.py``), which builds
+Paddle's Config from the same calls the recommended snippet prints (:meth:`PredictorConfig.config_calls`),
 so what is measured is exactly what is recommended. Graph coverage builds the service's program
-from the same calls (:func:`service_calls`, which adds the GPU's).
+from the same calls (:func:`service_calls`, which adds the GPU's). This module also runs in the
+worker, in the service's interpreter: it imports only the standard library, ``vocabulary`` and
+``quoting`` (``verify/session.py`` WORKER_IMPORTS).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +26,27 @@ if TYPE_CHECKING:
 
 MEASURED_PRECISIONS = (Precision.FP32, Precision.BF16)  # what a CPU predictor runs; other precisions are measured as fp32
 TENSORRT_PRECISIONS = {Precision.FP32: "Float32", Precision.FP16: "Half", Precision.INT8: "Int8", Precision.BF16: "Bfloat16"}
-SWITCHES = {"onednn": "oneDNN", "ir_optim": "IR optim", "feed_fetch": "feed/fetch ops", "memory_optim": "memory optim"}
-LABELLED = ("threads", "onednn", "precision", "ir_optim", "feed_fetch", "onednn_cache_capacity", "memory_optim")
 # calls the GPU configuration keeps from the CPU one (the rest are the CPU's math threads and oneDNN)
 DEVICE_NEUTRAL_CALLS = ("switch_ir_optim", "switch_use_feed_fetch_ops", "enable_memory_optim", "delete_pass",
                         "set_optim_cache_dir", "enable_save_optim_model", "use_optimized_model")
 
 Call = tuple[str, list[Any]]
+
+
+def _switch(name: str) -> Callable[[Any], str]:
+    return lambda on: f"{name} {'on' if on else 'off'}"
+
+
+# the settings a configuration's name for people shows, in order, each as it shows it
+LABELS: dict[str, Callable[[Any], str]] = {
+    "threads": lambda threads: f"threads={threads}",
+    "onednn": _switch("oneDNN"),
+    "precision": str,
+    "ir_optim": _switch("IR optim"),
+    "feed_fetch": _switch("feed/fetch ops"),
+    "onednn_cache_capacity": lambda capacity: f"oneDNN cache {capacity if capacity is not None else 'default'}",
+    "memory_optim": _switch("memory optim"),
+}
 
 
 @dataclass(frozen=True)
@@ -80,26 +98,13 @@ class PredictorConfig:
 
     def label(self, relative_to: PredictorConfig | None = None) -> str:
         """``threads=2, oneDNN on``: only what differs from ``relative_to`` when given."""
-        parts = []
-        for name in LABELLED:
-            value = getattr(self, name)
-            if relative_to is not None and value == getattr(relative_to, name):
-                continue
-            if name == "threads":
-                parts.append(f"threads={value}")
-            elif name == "precision":
-                parts.append(str(value))
-            elif name == "onednn_cache_capacity":
-                parts.append(f"oneDNN cache {value if value is not None else 'default'}")
-            else:
-                parts.append(f"{SWITCHES[name]} {'on' if value else 'off'}")
+        parts = [show(getattr(self, name)) for name, show in LABELS.items()
+                 if relative_to is None or getattr(self, name) != getattr(relative_to, name)]
         return ", ".join(parts) or "same as baseline"
 
     def key(self) -> str:
         """The same text for equal configurations: the name a worker keeps its predictor under."""
-        from ..serde import to_data
-
-        return json.dumps(to_data(self), sort_keys=True)
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     def config_calls(self) -> list[Call]:
         """The Config method calls, in order, that build this configuration on the CPU."""

@@ -9,6 +9,8 @@ from ..schema import Count, NonNegative, RuleId
 from ..vocabulary import Effect, ExperimentStatus, Layout, ModelFormat, RaceEnd
 from .predictor import PredictorConfig
 
+BASELINE = "baseline"  # the label of the arm every other arm of an experiment is compared with
+
 
 @dataclass
 class ArmResult:

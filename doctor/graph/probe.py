@@ -22,6 +22,7 @@ from ..facts.predictor import PredictorConfig, service_calls
 from ..program import Program, ProgramError, read_program
 from ..quoting import python_call
 from ..verify.model import ModelRun
+from ..verify.protocol import Create
 from ..verify.session import WorkerDied, WorkerError
 from ..vocabulary import Device, ModelFormat, PaddleStatus, ProgramStatus
 from .coverage import IR_OFF, analyse
@@ -78,8 +79,7 @@ def optimised_program(facts: Facts, run: ModelRun, original: Program) -> tuple[O
     version = f"{original.format} version {original.version}" if original.version is not None else original.format
     try:
         session = run.worker(paddle.python)
-        reply = session.request(CREATE_TIMEOUT, cmd="create",
-                                calls=service_calls(facts, optim_cache_dir=directory, save_optim_model=True))
+        reply = session.request(CREATE_TIMEOUT, Create(service_calls(facts, optim_cache_dir=directory, save_optim_model=True)))
         paddle_version = session.paddle_version
         written = next((Path(directory) / name for name in OPTIMISED_FILES if (Path(directory) / name).is_file()), None)
         if written is None:
@@ -96,7 +96,7 @@ def optimised_program(facts: Facts, run: ModelRun, original: Program) -> tuple[O
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     result.status = ProgramStatus.READ
-    result.passes = list(dict.fromkeys(reply.get("passes", [])))
-    result.rejections = [PassRejection(**r) for r in reply.get("rejections", [])]
-    result.create_ms = round(reply["create_ms"], 3)
+    result.passes = list(dict.fromkeys(reply.passes))
+    result.rejections = [PassRejection(r.pass_name, r.op, r.check) for r in reply.rejections]
+    result.create_ms = round(reply.create_ms, 3)
     return result, program

@@ -9,14 +9,17 @@ whole budget, the deadline records why, ``BudgetExceeded`` is raised, and measur
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TypeVar
 
+from .protocol import Request
 from .session import WorkerDied, WorkerSession, WorkerTimedOut
 
 CREATE_GRACE_S = 10.0
 RUN_GRACE_S = 2.0
 # a Measurer driven outside a verification run (benchmarks, tests) has no --budget
 NO_BUDGET_S = 3600.0
+
+R = TypeVar("R")
 
 
 class BudgetExceeded(WorkerDied):
@@ -39,19 +42,19 @@ class Deadline:
     def timeout(self, grace: float) -> float:
         return max(self.left(), 0.0) + grace
 
-    def request(self, session: WorkerSession, what: str, creates: bool = False, extra_s: float = 0.0,
-                **request: Any) -> dict[str, Any]:
+    def request(self, session: WorkerSession, what: str, request: Request[R], creates: bool = False,
+                extra_s: float = 0.0) -> R:
         """``session.request`` within what is left of the budget; ``what`` names it if it overruns."""
-        session.send(**request)
-        return self.receive(session, what, creates, extra_s, request.get("cmd"))
+        session.send(request)
+        return self.receive(session, what, request, creates, extra_s)
 
-    def receive(self, session: WorkerSession, what: str, creates: bool = False, extra_s: float = 0.0,
-                command: str | None = None) -> dict[str, Any]:
-        """The reply to a request sent earlier, within what is left of the budget (plus ``extra_s``)."""
+    def receive(self, session: WorkerSession, what: str, request: Request[R], creates: bool = False,
+                extra_s: float = 0.0) -> R:
+        """The reply to ``request``, sent earlier, within what is left of the budget (plus ``extra_s``)."""
         left, grace = max(self.left(), 0.0), (CREATE_GRACE_S if creates else RUN_GRACE_S) + extra_s
         began = time.monotonic()
         try:
-            return session.receive(left + grace, command)
+            return session.receive(left + grace, request)
         except WorkerTimedOut as exc:
             raise self.exceed(f"{what} did not finish in {left + grace:.1f} s ({left:.1f} s left of the {self.budget_s:g} s "
                               f"budget and {grace:.3g} s of grace), so the worker was stopped") from exc

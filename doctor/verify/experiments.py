@@ -18,6 +18,7 @@ from ..budget import cpu_budget
 from ..facts import Facts
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import (
+    BASELINE,
     ColdStartResult,
     ExperimentResult,
     MemoryGrowth,
@@ -26,12 +27,13 @@ from ..facts.verification import (
     ShapeCacheResult,
     WarmupResult,
 )
-from ..vocabulary import Effect, ExperimentStatus, Precision
+from ..vocabulary import Effect, Experiment, ExperimentStatus, Precision
 from . import stats
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts
 from .measure import Measurer
-from .session import WorkerDied
+from .protocol import Drift, DriftOf, Drop, Load, Rss, Shapes
+from .session import WorkerDied, WorkerSession
 
 COLD_START_ROUNDS = 6
 VARYING_SHAPES = 12
@@ -49,7 +51,7 @@ class Context:
     baseline: PredictorConfig
     inputs: dict[str, ModelInput]
     max_drift: float
-    new_session: Callable[[], object]
+    new_session: Callable[[], WorkerSession]
     notes: list[str] = field(default_factory=list)
     load: LoadPlan | None = None
 
@@ -62,8 +64,8 @@ def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: f
          base: PredictorConfig | None = None) -> ExperimentResult:
     base = base or ctx.baseline
     labelled = [(c.label(base), c) for c in candidates]
-    comparisons = ctx.measurer.race(("baseline", base), labelled, budget_s, name)
-    arms = [ctx.measurer.arm_result("baseline", base)] + [ctx.measurer.arm_result(l, c) for l, c in labelled]
+    comparisons = ctx.measurer.race((BASELINE, base), labelled, budget_s, name)
+    arms = [ctx.measurer.arm_result(BASELINE, base)] + [ctx.measurer.arm_result(label, c) for label, c in labelled]
     noisy = any(c.verdict == Effect.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
     return ExperimentResult(name=name, status=ExperimentStatus.MEASURED, arms=arms, comparisons=comparisons, noisy=noisy)
 
@@ -84,15 +86,15 @@ def thread_counts(facts: Facts, baseline: PredictorConfig) -> list[int]:
 def threads(ctx: Context, budget_s: float) -> ExperimentResult:
     candidates = [ctx.baseline.vary(threads=n) for n in thread_counts(ctx.facts, ctx.baseline) if n != ctx.baseline.threads]
     if not candidates:
-        return skipped("threads", "the CPU budget is 1 CPU and the service already uses 1 thread")
-    return race(ctx, "threads", candidates, budget_s)
+        return skipped(Experiment.THREADS, "the CPU budget is 1 CPU and the service already uses 1 thread")
+    return race(ctx, Experiment.THREADS, candidates, budget_s)
 
 
 def onednn(ctx: Context, budget_s: float) -> ExperimentResult:
     reason = onednn_unavailable(ctx.facts)
     if reason:
-        return skipped("onednn", reason)
-    return race(ctx, "onednn", [ctx.baseline.vary(onednn=not ctx.baseline.onednn, precision=Precision.FP32)], budget_s)
+        return skipped(Experiment.ONEDNN, reason)
+    return race(ctx, Experiment.ONEDNN, [ctx.baseline.vary(onednn=not ctx.baseline.onednn, precision=Precision.FP32)], budget_s)
 
 
 def onednn_unavailable(facts: Facts) -> str | None:
@@ -104,21 +106,21 @@ def onednn_unavailable(facts: Facts) -> str | None:
 
 
 def ir_optim(ctx: Context, budget_s: float) -> ExperimentResult:
-    return race(ctx, "ir_optim", [ctx.baseline.vary(ir_optim=not ctx.baseline.ir_optim)], budget_s)
+    return race(ctx, Experiment.IR_OPTIM, [ctx.baseline.vary(ir_optim=not ctx.baseline.ir_optim)], budget_s)
 
 
 def feed_fetch(ctx: Context, budget_s: float) -> ExperimentResult:
-    return race(ctx, "feed_fetch", [ctx.baseline.vary(feed_fetch=not ctx.baseline.feed_fetch)], budget_s)
+    return race(ctx, Experiment.FEED_FETCH, [ctx.baseline.vary(feed_fetch=not ctx.baseline.feed_fetch)], budget_s)
 
 
 def bf16(ctx: Context, budget_s: float) -> ExperimentResult:
     reason = bf16_unavailable(ctx.facts)
     if reason:
-        return skipped("bf16", reason)
+        return skipped(Experiment.BF16, reason)
     if ctx.baseline.precision == Precision.BF16:
-        return skipped("bf16", "the service already runs bf16")
+        return skipped(Experiment.BF16, "the service already runs bf16")
     candidate = ctx.baseline.vary(precision=Precision.BF16)
-    result = race(ctx, "bf16", [candidate], budget_s)
+    result = race(ctx, Experiment.BF16, [candidate], budget_s)
     attach_drift(ctx, result, ctx.baseline, candidate)
     return result
 
@@ -132,16 +134,16 @@ def bf16_unavailable(facts: Facts) -> str | None:
 def attach_drift(ctx: Context, result: ExperimentResult, reference: PredictorConfig, candidate: PredictorConfig) -> None:
     """Output drift of a precision change against FP32 on the same inputs."""
     reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {candidate.label()}",
-                                          cmd="drift", a=reference.key(), b=candidate.key())
+                                          DriftOf(reference.key(), candidate.key()))
     drift = drift_of(reply)
     for comparison in result.comparisons:
         comparison.drift = drift
         comparison.changes_outputs = changes_outputs(drift, ctx.max_drift)
 
 
-def drift_of(reply: dict) -> OutputDrift:
-    """The worker's answer to ``drift``."""
-    return OutputDrift(reply["max_abs_diff"], reply["cosine"], reply["top1_agreement"])
+def drift_of(reply: Drift) -> OutputDrift:
+    """The worker's answer to ``DriftOf``, as a fact."""
+    return OutputDrift(reply.max_abs_diff, reply.cosine, reply.top1_agreement)
 
 
 def changes_outputs(drift: OutputDrift, max_drift: float) -> bool:
@@ -153,9 +155,9 @@ def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
 
     The baseline is loaded (again, in a fresh worker after a crash) if no measurement of it is kept."""
     loaded = ctx.measurer.load(ctx.baseline)
-    measured = ctx.measurer.arm_result("baseline", ctx.baseline)
-    steady, first = measured.p50 or loaded["warm_ms"], loaded["first_ms"]
-    return ExperimentResult(name="warmup", status=ExperimentStatus.MEASURED, arms=[measured],
+    measured = ctx.measurer.arm_result(BASELINE, ctx.baseline)
+    steady, first = measured.p50 or loaded.warm_ms, loaded.first_ms
+    return ExperimentResult(name=Experiment.WARMUP, status=ExperimentStatus.MEASURED, arms=[measured],
                             warmup=WarmupResult(first, steady, first / steady if steady else None))
 
 
@@ -165,50 +167,47 @@ def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     session, deadline = ctx.measurer.session, ctx.measurer.deadline
     try:
         base = ctx.baseline.vary(ir_optim=True)
-        deadline.request(session, "saving the optimised model", creates=True, cmd="load", arm="save",
-                         calls=base.vary(optim_cache_dir=cache, save_optim_model=True).config_calls())
-        deadline.request(session, "dropping a predictor", cmd="drop", arm="save")
+        deadline.request(session, "saving the optimised model", Load("save", base.vary(optim_cache_dir=cache, save_optim_model=True)),
+                         creates=True)
+        deadline.request(session, "dropping a predictor", Drop("save"))
         arms = {"rebuild graph": base, "optimised model cache": base.vary(optim_cache_dir=cache, use_optimized_model=True)}
         samples: dict[str, list[list[float]]] = {name: [] for name in arms}
         for index in range(COLD_START_ROUNDS):
             order = list(arms.items()) if index % 2 == 0 else list(reversed(arms.items()))
             for name, arm in order:
-                reply = deadline.request(session, f"a cold start ({name})", creates=True, cmd="load", arm=f"cold-{name}",
-                                         calls=arm.config_calls())
-                samples[name].append([reply["create_ms"] + reply["first_ms"]])
-                deadline.request(session, "dropping a predictor", cmd="drop", arm=f"cold-{name}")
+                reply = deadline.request(session, f"a cold start ({name})", Load(f"cold-{name}", arm), creates=True)
+                samples[name].append([reply.create_ms + reply.first_ms])
+                deadline.request(session, "dropping a predictor", Drop(f"cold-{name}"))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     rebuild, cached = samples["rebuild graph"], samples["optimised model cache"]
     comparison = stats.compare(rebuild, cached, ctx.measurer.min_effect, names=("rebuild graph", "optimised model cache"))
     medians = ColdStartResult(*(statistics.median(block[0] for block in blocks) for blocks in (rebuild, cached)))
-    return ExperimentResult(name="optim_cache", status=ExperimentStatus.MEASURED, comparisons=[comparison], optim_cache=medians)
+    return ExperimentResult(name=Experiment.OPTIM_CACHE, status=ExperimentStatus.MEASURED, comparisons=[comparison], optim_cache=medians)
 
 
 def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     """Memory with varying input shapes: the service's unbounded oneDNN cache vs a bounded one."""
     capacity = ctx.facts.service.onednn_cache_capacity
     if capacity is None or capacity > 0:
-        return skipped("onednn_cache", "the service keeps oneDNN's shape cache bounded (default 10)")
+        return skipped(Experiment.ONEDNN_CACHE, "the service keeps oneDNN's shape cache bounded (default 10)")
     if not ctx.baseline.onednn:
-        return skipped("onednn_cache", "oneDNN is off, so it keeps no shape cache")
+        return skipped(Experiment.ONEDNN_CACHE, "oneDNN is off, so it keeps no shape cache")
     shapes = varying_shapes(ctx.inputs)
     if not shapes:
-        return skipped("onednn_cache", "the model's inputs have no dynamic dimension to vary")
+        return skipped(Experiment.ONEDNN_CACHE, "the model's inputs have no dynamic dimension to vary")
     growth, deadline = {}, ctx.measurer.deadline
     for name, arm in (("service", ctx.baseline), ("bounded", ctx.baseline.vary(onednn_cache_capacity=10))):
         session = ctx.new_session()
         try:
-            deadline.request(session, f"creating the predictor for {arm.label()}", creates=True, cmd="load", arm=name,
-                             calls=arm.config_calls())
-            before = deadline.request(session, "reading the memory in use", cmd="rss")["rss_mb"]
+            deadline.request(session, f"creating the predictor for {arm.label()}", Load(name, arm), creates=True)
+            before = deadline.request(session, "reading the memory in use", Rss()).rss_mb
             # every new shape creates oneDNN primitives: creation, with its grace
-            after = deadline.request(session, f"{len(shapes)} input shapes on {arm.label()}", creates=True, cmd="shapes",
-                                     arm=name, shapes=shapes)["rss_mb"]
+            after = deadline.request(session, f"{len(shapes)} input shapes on {arm.label()}", Shapes(name, shapes), creates=True).rss_mb
         finally:
             session.close()
         growth[name] = MemoryGrowth(before, after, after[-1] - before)
-    return ExperimentResult(name="onednn_cache", status=ExperimentStatus.MEASURED,
+    return ExperimentResult(name=Experiment.ONEDNN_CACHE, status=ExperimentStatus.MEASURED,
                             onednn_cache=ShapeCacheResult(len(shapes), growth["service"], growth["bounded"]))
 
 
@@ -249,38 +248,38 @@ def _grown(model_input: ModelInput, shape: list[int], step: int, beyond_batch: b
 def layouts(ctx: Context, budget_s: float) -> ExperimentResult:
     """Serving layouts and splits of the CPU budget under the service's concurrency."""
     if ctx.load is None:
-        return skipped("layouts", skip_reason(ctx.facts) or "no load plan was made")
+        return skipped(Experiment.LAYOUTS, skip_reason(ctx.facts) or "no load plan was made")
     started = time.monotonic()
     try:
         hosts = start_hosts(ctx.new_session, ctx.load.hosts)
     except WorkerDied as exc:
-        return ExperimentResult(name="layouts", status=ExperimentStatus.ERROR, reason=f"the load workers could not start: {exc}")
+        return ExperimentResult(name=Experiment.LAYOUTS, status=ExperimentStatus.ERROR, reason=f"the load workers could not start: {exc}")
     try:
         return measure_layouts(LoadRunner(hosts, ctx.load, ctx.baseline, ctx.measurer.deadline), started, budget_s,
                                ctx.measurer.min_effect, ctx.measurer.progress)
     except LayoutFailed as exc:
-        return ExperimentResult(name="layouts", status=ExperimentStatus.ERROR, reason=str(exc))
+        return ExperimentResult(name=Experiment.LAYOUTS, status=ExperimentStatus.ERROR, reason=str(exc))
     finally:
         close_hosts(hosts)
 
 
-def gpu_only(name: str) -> Callable[[Context, float], ExperimentResult]:
+def gpu_only(name: Experiment) -> Callable[[Context, float], ExperimentResult]:
     def run(ctx: Context, budget_s: float) -> ExperimentResult:
         return skipped(name, "needs a GPU with paddlepaddle-gpu; this verification runs on the CPU")
     return run
 
 
 # name -> (runner, share of the measuring budget)
-EXPERIMENTS: dict[str, tuple[Callable[[Context, float], ExperimentResult], float]] = {
-    "onednn": (onednn, 1.0),
-    "threads": (threads, 2.0),
-    "ir_optim": (ir_optim, 1.0),
-    "feed_fetch": (feed_fetch, 0.7),
-    "bf16": (bf16, 1.0),
-    "warmup": (warmup, 0.0),
-    "optim_cache": (optim_cache, 0.0),
-    "onednn_cache": (onednn_cache, 0.0),
-    "trt_cache": (gpu_only("trt_cache"), 0.0),
-    "fp16": (gpu_only("fp16"), 0.0),
-    "layouts": (layouts, LAYOUTS_SHARE),
+EXPERIMENTS: dict[Experiment, tuple[Callable[[Context, float], ExperimentResult], float]] = {
+    Experiment.ONEDNN: (onednn, 1.0),
+    Experiment.THREADS: (threads, 2.0),
+    Experiment.IR_OPTIM: (ir_optim, 1.0),
+    Experiment.FEED_FETCH: (feed_fetch, 0.7),
+    Experiment.BF16: (bf16, 1.0),
+    Experiment.WARMUP: (warmup, 0.0),
+    Experiment.OPTIM_CACHE: (optim_cache, 0.0),
+    Experiment.ONEDNN_CACHE: (onednn_cache, 0.0),
+    Experiment.TRT_CACHE: (gpu_only(Experiment.TRT_CACHE), 0.0),
+    Experiment.FP16: (gpu_only(Experiment.FP16), 0.0),
+    Experiment.LAYOUTS: (layouts, LAYOUTS_SHARE),
 }

@@ -28,8 +28,8 @@ KINDS = (Layout.LOCK, Layout.CLONE, Layout.POOL, Layout.PROCESSES)
 RUNTIME_BYTES = 320 << 20  # a worker process after `import paddle.inference` (measured about 300 MB RSS)
 PREDICTOR_FACTOR = 2.5  # a predictor holds about 2.5x the model files (weights, optimised copy, activations)
 SHARED_EXCLUDED = ("one predictor shared by concurrent threads without a lock",
-                   "never a candidate: a Paddle predictor is not thread-safe, so concurrent run() calls race "
-                   "on its input and output tensors")
+                   ("never a candidate: a Paddle predictor is not thread-safe, so concurrent run() calls race "
+                    "on its input and output tensors"))
 
 
 class LoadError(ValueError):
@@ -128,7 +128,7 @@ def budget_splits(whole_cpus: int, concurrency: int) -> list[tuple[int, int]]:
 
 
 def candidate_layouts(whole_cpus: int, concurrency: int) -> list[Arrangement]:
-    layouts = []
+    layouts: list[Arrangement] = []
     for instances, threads in budget_splits(whole_cpus, concurrency):
         kinds = (Layout.LOCK,) if instances == 1 else (Layout.CLONE, Layout.POOL, Layout.PROCESSES)
         layouts.extend(Arrangement(kind, instances, threads) for kind in kinds)
@@ -170,9 +170,9 @@ def plan_load(facts: Facts, files: ModelFiles) -> LoadPlan | None:
     concurrency = facts.service.concurrency
     if concurrency is not None and concurrency < 1:
         raise LoadError(f"concurrency is {concurrency}; expected a whole number of concurrent requests of at least 1")
-    if skip_reason(facts):
-        return None
     budget = cpu_budget(facts)
+    if skip_reason(facts) or budget is None or concurrency is None:
+        return None
     service, service_label = service_layout(facts)
     size = model_bytes(files)
     limit = facts.memory.limit_bytes
@@ -188,8 +188,8 @@ def plan_load(facts: Facts, files: ModelFiles) -> LoadPlan | None:
     while limit is not None and plan.candidates and plan.memory_bytes(size) > limit:
         largest = max(plan.candidates, key=lambda layout: layout.memory_bytes(size))
         plan.candidates.remove(largest)
-        plan.excluded.append((largest.label(), f"left out: every layout stays loaded while they are measured in turn, "
-                                               f"and with it they would need more than the memory limit of {_mib(limit)}"))
+        plan.excluded.append((largest.label(), (f"left out: every layout stays loaded while they are measured in turn, "
+                                                f"and with it they would need more than the memory limit of {_mib(limit)}")))
     return plan
 
 

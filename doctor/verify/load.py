@@ -39,10 +39,11 @@ from ..facts.verification import (
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
 from ..probes.mounts import probe_mounts
-from ..vocabulary import Effect, ExperimentStatus, RaceEnd
+from ..vocabulary import Effect, Experiment, ExperimentStatus, RaceEnd
 from . import stats
 from .deadline import Deadline
 from .layouts import Arrangement, LoadPlan
+from .protocol import LoadWindow, ServeLayout
 from .session import WorkerDied, WorkerError, WorkerSession
 
 SETTLE_S, LEAD_S = 0.22, 0.05
@@ -74,18 +75,19 @@ class LoadRunner:
     def setup(self, arms: list[Arrangement]) -> list[float]:
         """Creates every layout's predictors and client threads, the worker processes side by
         side; returns each layout's slowest creation in ms."""
-        pending: list[tuple[int, int]] = []
+        pending: list[tuple[int, int, ServeLayout]] = []
         for index, layout in enumerate(arms):
-            calls = self.config(layout).config_calls()
+            config = self.config(layout)
             for host, kind, instances, clients in layout.parts(self.plan.concurrency):
-                self.hosts[host].send(cmd="layout", name=str(index), kind=kind, instances=instances, calls=calls, clients=clients)
-                pending.append((host, index))
+                request = ServeLayout(str(index), kind, instances, config, clients)
+                self.hosts[host].send(request)
+                pending.append((host, index, request))
         created = [0.0] * len(arms)
         for host in range(len(self.hosts)):
-            for index in (i for h, i in pending if h == host):
+            for index, request in ((i, r) for h, i, r in pending if h == host):
                 self.current = index
-                reply = self.deadline.receive(self.hosts[host], f"setting up layout {index}", creates=True, command="layout")
-                created[index] = max(created[index], reply["create_ms"])
+                reply = self.deadline.receive(self.hosts[host], f"setting up layout {index}", request, creates=True)
+                created[index] = max(created[index], reply.create_ms)
         return created
 
     def window(self, index: int, layout: Arrangement, seconds: float, min_requests: int = 1) -> tuple[list[float], float]:
@@ -98,14 +100,16 @@ class LoadRunner:
         self.current, self.last = index, layout
         start_at = time.monotonic() + LEAD_S
         busy = [host for host, _, _, clients in layout.parts(self.plan.concurrency) if clients]
+        request = LoadWindow(str(index), start_at, seconds, min_requests)
         for host in busy:
-            self.hosts[host].send(cmd="window", name=str(index), start_at=start_at, seconds=seconds, min_requests=min_requests)
-        latencies, elapsed = [], 0.0
+            self.hosts[host].send(request)
+        latencies: list[float] = []
+        elapsed = 0.0
         for host in busy:
-            reply = self.deadline.receive(self.hosts[host], f"a {seconds:.2g} s window of layout {index}",
-                                          extra_s=seconds + LEAD_S, command="window")
-            latencies.extend(reply["ms"])
-            elapsed = max(elapsed, reply["seconds"])
+            reply = self.deadline.receive(self.hosts[host], f"a {seconds:.2g} s window of layout {index}", request,
+                                          extra_s=seconds + LEAD_S)
+            latencies.extend(reply.ms)
+            elapsed = max(elapsed, reply.seconds)
         return latencies, elapsed
 
 
@@ -183,7 +187,7 @@ def measure_layouts(runner: LoadRunner, started: float, budget_s: float, min_eff
             run_round(runner, arms, tallies, window_s, reverse=round_index % 2 == 1)
             elapsed = time.monotonic() - started
             round_s = max(round_s, time.monotonic() - round_started)
-            progress("layouts", min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
+            progress(Experiment.LAYOUTS, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
             out_of_time = elapsed + round_s + CLOSE_RESERVE_S > budget_s
             confidence = 0.95 if out_of_time or round_index == MAX_ROUNDS - 1 else 0.99
             comparisons = compare_all(arms, tallies, plan, min_effect, confidence)
@@ -304,5 +308,5 @@ def result(runner: LoadRunner, arms, tallies, comparisons, race: Race) -> Experi
     noisy = race.stopped == RaceEnd.BUDGET and any(c.verdict == Effect.UNDECIDED for c in comparisons) and any(
         statistics.pstdev(b[0] for b in t.blocks) / statistics.fmean(b[0] for b in t.blocks) > stats.NOISY_CV
         for t in tallies if len(t.blocks) > 1)
-    return ExperimentResult(name="layouts", status=ExperimentStatus.MEASURED, arms=results, comparisons=comparisons, noisy=noisy,
+    return ExperimentResult(name=Experiment.LAYOUTS, status=ExperimentStatus.MEASURED, arms=results, comparisons=comparisons, noisy=noisy,
                             layouts=measured)

@@ -17,13 +17,15 @@ import math
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..facts.predictor import PredictorConfig
-from ..facts.verification import ArmResult, ComparisonResult, MachineNoise
+from ..facts.verification import BASELINE, ArmResult, ComparisonResult, MachineNoise
 from ..vocabulary import Effect
 from . import stats
 from .deadline import Deadline
 from .noise import CpuMeter, CpuShare, machine_noise, noise_floor
+from .protocol import Load, Run
 from .session import WorkerSession
 
 BLOCK_TARGET_MS = 80.0
@@ -32,6 +34,15 @@ WARMUP_RUNS, MAX_WARMUP_RUNS, WARMUP_MS = 3, 30, 300.0
 MAX_ROUNDS = 60
 
 Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """A configuration loaded and warmed up: its creation, its first run, and the median warm run, in ms."""
+
+    create_ms: float
+    first_ms: float
+    warm_ms: float
 
 
 class Measurer:
@@ -44,7 +55,7 @@ class Measurer:
         self.min_effect = min_effect
         self.progress = progress or (lambda label, fraction: None)
         self.sample_count = sample_count
-        self.loaded: dict[str, dict[str, float]] = {}
+        self.loaded: dict[str, Warmed] = {}
         self.last_config: PredictorConfig | None = None
         self.samples: dict[str, list[float]] = {}
         self.sample_of_run: dict[str, list[int]] = {}
@@ -52,7 +63,7 @@ class Measurer:
         self.cpu = CpuShare()
         self.meter: CpuMeter | None = None  # made at the first race, for the worker's process
 
-    def load(self, config: PredictorConfig) -> dict[str, float]:
+    def load(self, config: PredictorConfig) -> Warmed:
         """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
 
         Raises BudgetExceeded when its first run alone takes longer than the whole budget."""
@@ -61,24 +72,23 @@ class Measurer:
         if key not in self.loaded:
             name = config.label()
             reply = self.deadline.request(self.session, f"creating the predictor for {name} and its first run",
-                                          creates=True, cmd="load", arm=key, calls=config.config_calls())
-            if reply["first_ms"] > self.deadline.budget_s * 1000.0:
+                                          Load(key, config), creates=True)
+            if reply.first_ms > self.deadline.budget_s * 1000.0:
                 raise self.deadline.exceed(f"one run takes longer than the budget: the first run of {name} took "
-                                           f"{reply['first_ms'] / 1000.0:.1f} s, the budget is {self.deadline.budget_s:g} s")
+                                           f"{reply.first_ms / 1000.0:.1f} s, the budget is {self.deadline.budget_s:g} s")
             # every sample at least once: oneDNN builds its kernels for each new shape on first sight
             warm, _ = self._run(key, max(WARMUP_RUNS, self.sample_count), name)
             more = min(MAX_WARMUP_RUNS, math.ceil(WARMUP_MS / max(statistics.median(warm), 1e-3))) - WARMUP_RUNS
             if more > 0:
                 warm, _ = self._run(key, more, name)
-            self.loaded[key] = {"create_ms": reply["create_ms"], "first_ms": reply["first_ms"],
-                                "warm_ms": statistics.median(warm)}
+            self.loaded[key] = Warmed(reply.create_ms, reply.first_ms, statistics.median(warm))
             self.samples[key], self.sample_of_run[key] = [], []
         return self.loaded[key]
 
     def arm_result(self, label: str, config: PredictorConfig) -> ArmResult:
         key = config.key()
-        loaded, values = self.loaded.get(key, {}), self.samples.get(key, [])
-        result = ArmResult(label, config, loaded.get("create_ms"), loaded.get("first_ms"))
+        loaded, values = self.loaded.get(key), self.samples.get(key, [])
+        result = ArmResult(label, config, loaded.create_ms if loaded else None, loaded.first_ms if loaded else None)
         if values:
             summary = stats.summarize(values)
             result.runs, result.p50, result.p90, result.p99 = summary.runs, summary.p50, summary.p90, summary.p99
@@ -107,7 +117,7 @@ class Measurer:
         arms = [baseline, *candidates]
         for _, config in arms:
             self.load(config)
-        slowest = max(self.loaded[c.key()]["warm_ms"] for _, c in arms)
+        slowest = max(self.loaded[c.key()].warm_ms for _, c in arms)
         half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
@@ -145,7 +155,7 @@ class Measurer:
     def aa(self) -> ComparisonResult | None:
         """Each race's baseline, its first half-blocks against its last, over every round raced so far."""
         first, last = self.aa_halves
-        return stats.compare(first, last, self.min_effect, names=("baseline", "baseline again")) if first else None
+        return stats.compare(first, last, self.min_effect, names=(BASELINE, f"{BASELINE} again")) if first else None
 
     def noise(self) -> MachineNoise:
         """How busy the machine was over the races so far, and the baseline against itself."""
@@ -154,8 +164,8 @@ class Measurer:
     def _run(self, key: str, runs: int, name: str, first_sample: int = 0) -> tuple[list[float], list[int]]:
         """Milliseconds of ``runs`` runs of a loaded configuration, and the input sample of each run."""
         what = f"{runs} run{'s' if runs > 1 else ''} of {name}"
-        reply = self.deadline.request(self.session, what, cmd="run", arm=key, n=runs, start=first_sample)
-        return reply["ms"], reply["samples"]
+        reply = self.deadline.request(self.session, what, Run(key, runs, first_sample))
+        return reply.ms, reply.samples
 
     def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
         return stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence, names=(baseline[0], candidate[0]),

@@ -24,6 +24,7 @@ from ..facts.verification import ModelInput
 from ..program import Program, ProgramError, read_program
 from ..vocabulary import ModelFormat
 from .npz import NpzError, read_samples
+from .protocol import FeedSpec, Model
 from .session import WorkerSession
 from .shape_range import read_opt_shapes
 
@@ -56,11 +57,11 @@ class InputSpec:
 
 def locate_model(path: str | Path) -> ModelFiles:
     path = Path(path)
-    candidates: list[tuple[str, Path, Path | None]] = []
+    candidates: list[tuple[ModelFormat, Path, Path | None]] = []
     if path.is_dir():
         if (path / "__model__").is_file():
-            params = path / "__params__"
-            candidates.append((ModelFormat.LEGACY, path / "__model__", params if params.is_file() else None))
+            combined = path / "__params__"
+            candidates.append((ModelFormat.LEGACY, path / "__model__", combined if combined.is_file() else None))
         for program in sorted(path.glob("*.json")) + sorted(path.glob("*.pdmodel")):
             candidates.append((ModelFormat.PIR if program.suffix == ".json" else ModelFormat.PDMODEL, program, program.with_suffix(".pdiparams")))
         _refuse_several(path, candidates)
@@ -84,7 +85,7 @@ def locate_model(path: str | Path) -> ModelFiles:
     return ModelFiles(fmt, str(program.parent), str(program), str(params) if params else None)
 
 
-def _refuse_several(directory: Path, candidates: list[tuple[str, Path, Path | None]]) -> None:
+def _refuse_several(directory: Path, candidates: list[tuple[ModelFormat, Path, Path | None]]) -> None:
     """ModelError when a folder holds more than one complete model: measuring the wrong one would
     mislead, so the user names it. Programs without parameters beside them (a config.json) are no
     models; one prefix in both formats is one model (PIR is taken)."""
@@ -142,8 +143,7 @@ class ModelRun:
         session = WorkerSession(python, start_timeout, env)
         self.workers.append(session)
         files = self.files
-        session.request(MODEL_REQUEST_TIMEOUT, cmd="model", files={"program": files.program, "params": files.params,
-                                                                   "dir": files.directory})
+        session.request(MODEL_REQUEST_TIMEOUT, Model(files.program, files.params, files.directory))
         return session
 
     def worker(self, python: str, start_timeout: float = WORKER_START_TIMEOUT) -> WorkerSession:
@@ -186,7 +186,8 @@ def _embedding_rows_by_input(program: Program) -> dict[str, int]:
         names = op.input_names()
         table = next((n for n in names if program.vars.get(n) and program.vars[n].persistable), None)
         ids = next((n for n in names if n != table), None)
-        rows = program.vars[table].shape[0] if table and program.vars[table].shape else None
+        shape = program.vars[table].shape if table else None
+        rows = shape[0] if shape else None
         source = _trace_to_input(program, ids, inputs)
         if source and rows:
             found[source] = min(rows, found.get(source, rows))
@@ -276,21 +277,14 @@ def plan_inputs(specs: list[InputSpec], shape_options: list[str], batch_size: in
 DEFAULT_CHOICE = "defaults (the batch size first, then 224 for floats, 128 for integers)"
 
 
-def worker_samples(inputs: dict[str, ModelInput]) -> list[dict[str, dict]]:
+def worker_samples(inputs: dict[str, ModelInput]) -> list[dict[str, FeedSpec]]:
     """What the worker feeds, sample by sample: dtype, shape, id range and LoD of each input."""
     count = max(len(model_input.shapes) for model_input in inputs.values())
-    samples = []
-    for index in range(count):
-        sample = {}
-        for name, model_input in inputs.items():
-            entry: dict = {"dtype": model_input.dtype, "shape": model_input.shapes[index % len(model_input.shapes)]}
-            if model_input.high is not None:
-                entry["low"], entry["high"] = model_input.low, model_input.high
-            if model_input.lod:
-                entry["lod"] = model_input.lod[index % len(model_input.lod)]
-            sample[name] = entry
-        samples.append(sample)
-    return samples
+    return [{name: FeedSpec(model_input.dtype, model_input.shapes[index % len(model_input.shapes)],
+                            model_input.low if model_input.high is not None else None, model_input.high,
+                            model_input.lod[index % len(model_input.lod)] if model_input.lod else None)
+             for name, model_input in inputs.items()}
+            for index in range(count)]
 
 
 def _sample_count(counts: dict[str, int]) -> int:
@@ -303,7 +297,9 @@ def _sample_count(counts: dict[str, int]) -> int:
 
 
 def _fits(spec: InputSpec, shape: list[int] | None) -> bool:
-    return bool(shape) and len(shape) == len(spec.shape) and all(want in (-1, got) and got > 0 for want, got in zip(spec.shape, shape))
+    if not shape:
+        return False
+    return len(shape) == len(spec.shape) and all(want in (-1, got) and got > 0 for want, got in zip(spec.shape, shape))
 
 
 def _inputs_from_npz(specs: list[InputSpec], inputs_path: str) -> tuple[dict[str, ModelInput], list[str]]:

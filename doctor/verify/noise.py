@@ -73,8 +73,8 @@ class CpuMeter:
         from .load import read_throttling
 
         stat = self.reader.text("noise", "/proc/stat", required=False)
-        processes = [self.reader.text("noise", f"/proc/{pid}/stat", required=False) for pid in self.pids]
-        if not stat or not all(processes):
+        processes = [text for pid in self.pids if (text := self.reader.text("noise", f"/proc/{pid}/stat", required=False))]
+        if not stat or len(processes) < len(self.pids):
             return None
         total, idle, steal = cpu_ticks(stat, self.cpus)
         throttling = read_throttling(self.root)

@@ -15,29 +15,30 @@ from __future__ import annotations
 import time
 
 from ..facts.predictor import PredictorConfig
-from ..facts.verification import ComparisonResult, ExperimentResult, Recommendation
-from ..vocabulary import Effect, Precision
+from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
+from ..vocabulary import Effect, Experiment, Precision
 from . import stats
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
 from .words import describe
 
-SEARCH_ORDER = ("onednn", "threads", "ir_optim", "feed_fetch", "bf16")
+SEARCH_ORDER = (Experiment.ONEDNN, Experiment.THREADS, Experiment.IR_OPTIM, Experiment.FEED_FETCH, Experiment.BF16)
 FINAL_SHARE = 0.5
 UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
 ADOPT_CONFIDENCE = 0.99
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
-def candidates_for(name: str, ctx: Context, current: PredictorConfig) -> list[PredictorConfig]:
-    """Variations of ``current`` in one setting, each within the rules the doctor enforces."""
-    if name == "threads":
+def candidates_for(name: Experiment, ctx: Context, current: PredictorConfig) -> list[PredictorConfig]:
+    """Variations of ``current`` in one setting, each within the rules the doctor enforces; a switch
+    experiment is named as the setting it switches."""
+    if name == Experiment.THREADS:
         limit = thread_limit(ctx.facts) or UNBOUNDED
         return [current.vary(threads=n) for n in thread_counts(ctx.facts, current) if n != current.threads and n <= limit]
-    if name == "onednn":
+    if name == Experiment.ONEDNN:
         return [current.vary(onednn=not current.onednn, precision=Precision.FP32)]
-    if name == "bf16":
+    if name == Experiment.BF16:
         return [current.vary(precision=Precision.BF16)] if current.precision != Precision.BF16 else []
-    return [current.vary(**{name: not getattr(current, name)})]
+    return [current.vary(**{name.value: not getattr(current, name.value)})]
 
 
 def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
@@ -51,7 +52,7 @@ def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
 def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
     """The fastest candidate decisively faster (``decisive``) and not moving threads above the limit."""
     configs = {arm.label: arm.config for arm in result.arms}
-    base_threads = configs["baseline"].threads
+    base_threads = configs[BASELINE].threads
     winners = [c for c in result.comparisons if decisive(c, min_effect)
                and (configs[c.candidate].threads <= limit or configs[c.candidate].threads == base_threads)]
     if not winners:
@@ -60,16 +61,16 @@ def best_improvement(result: ExperimentResult, limit: int, min_effect: float) ->
     return best, configs[best.candidate]
 
 
-def decisive_at_service(name: str, result: ExperimentResult, current: PredictorConfig, limit: int,
+def decisive_at_service(name: Experiment, result: ExperimentResult, current: PredictorConfig, limit: int,
                         min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
     """What the experiment at the service's configuration decided for the same change: a switch
     decisively faster there that changes no more than it does here (bf16 at a service with oneDNN off
     turns oneDNN on too: that is no evidence for bf16 where oneDNN is on already); a thread count
     whose whole interval (against the service's) lies at least ``min_effect`` above that of the
     current count, measured in the same race."""
-    if name != "threads":
+    if name != Experiment.THREADS:
         found = best_improvement(result, limit, min_effect)
-        base = next(arm.config for arm in result.arms if arm.label == "baseline")
+        base = next(arm.config for arm in result.arms if arm.label == BASELINE)
         changes = found[1].changes_from(base) if found else {}
         return found if found and set(current.vary(**changes).changes_from(current)) == set(changes) else None
     configs = {arm.label: arm.config for arm in result.arms}
@@ -91,7 +92,7 @@ def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit:
     if baseline.threads <= limit:
         return baseline, None
     start = baseline.vary(threads=limit)
-    experiment = measured.get("threads")
+    experiment = measured.get(Experiment.THREADS)
     measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
     found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
     return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
@@ -132,7 +133,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                     continue
                 slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
-                if name == "bf16" and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
+                if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
             found = best_improvement(result, limit, ctx.measurer.min_effect)
             where = ""
@@ -146,7 +147,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 steps.append(kept(name, current, result))
                 continue
             comparison, winner = found
-            config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == "baseline"))
+            config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == BASELINE))
             if config == current:
                 continue
             if not where and current != baseline and result is measured[name]:
@@ -158,14 +159,14 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     comparison = None
     if current != baseline:
         remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
-        (comparison,) = ctx.measurer.race(("baseline", baseline), [("recommended", current)], remaining, "recommended")
+        (comparison,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], remaining, "recommended")
     else:
         steps.append("no change measured decisively faster than the service's configuration")
     return Recommendation(
         config=current,
         snippet=current.snippet(program, params),
         steps=steps,
-        baseline=ctx.measurer.arm_result("baseline", baseline),
+        baseline=ctx.measurer.arm_result(BASELINE, baseline),
         recommended=ctx.measurer.arm_result("recommended", current),
         comparison=comparison,
         enforced=["PD-CPU-010"] if forced else [],

@@ -14,12 +14,13 @@ from ..children import Interrupted
 from ..facts import Facts
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
-from ..vocabulary import ExperimentStatus
+from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
 from .measure import Measurer, Progress
 from .model import ModelError, ModelRun, input_specs, plan_inputs, worker_samples
+from .protocol import Feeds
 from .recommend import recommend
 from .session import WorkerDied, WorkerError, WorkerSession
 from .shape_range import find_shape_range_file
@@ -44,7 +45,7 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
     Nothing that happens to a worker loses what was measured: the service's configuration failing
     to load becomes ``load_failure``; an experiment whose worker crashes, overruns the budget or
     is interrupted (SIGTERM, SIGINT) is an ``error`` result, and the ones before it stay."""
-    if facts.service.device != "cpu":
+    if facts.service.device != Device.CPU:
         return None
     if run.program is None:
         raise ModelError(run.unreadable)
@@ -53,13 +54,13 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
     inputs, npz = plan_inputs(input_specs(program), options.shapes, facts.service.batch_size, shape_file, options.inputs)
     samples = worker_samples(inputs)
     load_plan = plan_load(facts, files)
+    baseline = PredictorConfig.of_service(facts)
     verification = VerificationFacts(
         model=ModelFacts(run.path, files.format, files.program, files.params, inputs, npz),
-        budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift,
-        baseline=PredictorConfig.of_service(facts),
+        budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift, baseline=baseline,
     )
     python = facts.paddle.python
-    if facts.paddle.status != "ok" or not python:
+    if facts.paddle.status != PaddleStatus.OK or not python:
         verification.error = f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
         return verification
     deadline = Deadline(options.budget_s)
@@ -71,14 +72,15 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
         start = run.worker if shared else run.start_worker
         session = start(python, start_timeout=deadline.timeout(CREATE_GRACE_S))
         deadline.creating_s += time.monotonic() - began
-        deadline.request(session, "preparing the inputs", creates=True, cmd="feeds", samples=samples, npz=npz, seed=options.seed)
+        deadline.request(session, "preparing the inputs", Feeds(samples, npz, options.seed), creates=True)
         return session
 
     version = f" ({files.format} version {program.version})" if program.version is not None else ""
     model = f"{files.program}{version}: Paddle {facts.paddle.version}"
-    measurer = _load_baseline(verification, model, lambda: new_session(shared=True), options.min_effect, progress, deadline, len(samples))
+    measurer = _load_baseline(verification, baseline, model, lambda: new_session(shared=True), options.min_effect, progress,
+                              deadline, len(samples))
     if measurer is not None:
-        ctx = Context(facts, measurer, verification.baseline, inputs, options.max_drift, new_session, load=load_plan)
+        ctx = Context(facts, measurer, baseline, inputs, options.max_drift, new_session, load=load_plan)
         if _run_experiments(verification, ctx, options, deadline):
             measured = {e.name: e for e in verification.experiments}
             try:
@@ -92,14 +94,14 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
     return verification
 
 
-def _load_baseline(verification: VerificationFacts, model: str, new_session: Callable[[], WorkerSession], min_effect: float,
-                   progress: Progress | None, deadline: Deadline, sample_count: int) -> Measurer | None:
+def _load_baseline(verification: VerificationFacts, baseline: PredictorConfig, model: str, new_session: Callable[[], WorkerSession],
+                   min_effect: float, progress: Progress | None, deadline: Deadline, sample_count: int) -> Measurer | None:
     """A Measurer with the service's configuration loaded; None (and why, in ``verification``) when it cannot be.
     ``model`` names the program and the Paddle that failed to load it."""
     try:
         with children.phase("loading the service's configuration to measure it"):
             measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count)
-            measurer.load(verification.baseline)
+            measurer.load(baseline)
         return measurer
     except Interrupted as exc:
         verification.error = f"interrupted by {exc.signal_name} while the service's configuration was loaded; nothing was measured"
@@ -107,7 +109,7 @@ def _load_baseline(verification: VerificationFacts, model: str, new_session: Cal
         verification.error = f"{exc}; nothing was measured (raise --budget)"
     except (WorkerError, WorkerDied) as exc:
         verification.load_failure = ModelLoadFailure(
-            verification.baseline.label(), f"{model} cannot load or run this model with the service's settings: {exc}",
+            baseline.label(), f"{model} cannot load or run this model with the service's settings: {exc}",
             getattr(exc, "signal_name", None))
     return None
 
@@ -116,7 +118,7 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
     """Every experiment in its share of the budget; False when measuring had to stop (budget
     exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
     measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
-    shares = {name: 0.0 if name == "layouts" and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
+    shares = {name: 0.0 if name == Experiment.LAYOUTS and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
     shares_left = sum(shares.values())
     for name, (runner, _) in EXPERIMENTS.items():
         share = shares[name]
