@@ -13,7 +13,7 @@ from paddle_doctor.verify.layouts import layout_snippet
 from paddle_doctor.vocabulary import Effect, Experiment, ExperimentStatus
 
 if TYPE_CHECKING:
-    from paddle_doctor.facts import ArmResult, Throttling
+    from paddle_doctor.facts.verification import ArmResult, Throttling
 
 RULE = "PD-LOAD-002"
 

@@ -5,16 +5,13 @@ and the healthcheck judge findings alike, through these."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .findings import Finding
 from .rules import AREAS, Rule, Rulebook
 from .runner import CheckResult
 from .settings import Settings
 from .vocabulary import Severity, Status
-
-if TYPE_CHECKING:  # the report judges its findings with this module
-    from .report import ReportFinding
 
 
 @dataclass(frozen=True)
@@ -62,6 +59,16 @@ def judge(results: list[CheckResult], rulebook: Rulebook, settings: Settings) ->
     return kept, sorted(ignored)
 
 
-def counts_against(finding: Judged | ReportFinding, fail_on: str) -> bool:
+class Judgeable(Protocol):
+    """What the exit code reads of a finding: a judged one, the report's, or a fleet pod's."""
+
+    @property
+    def status(self) -> Status | str: ...
+
+    @property
+    def severity(self) -> Severity | str: ...
+
+
+def counts_against(finding: Judgeable, fail_on: str) -> bool:
     """Whether the finding makes the exit code 1: a problem status at or above the --fail-on severity."""
     return Status(finding.status).is_problem and Severity(finding.severity).rank >= Severity(fail_on).rank

@@ -17,8 +17,9 @@ from .findings import Evidence, Finding
 from .vocabulary import Device, SourceStatus, Word
 
 if TYPE_CHECKING:
-    from .facts import GraphFacts, VerificationFacts
     from .facts.baseline import BaselineFacts
+    from .facts.graph import GraphFacts
+    from .facts.verification import VerificationFacts
 
 ENTRY_POINT_GROUP = "paddle_doctor.checks"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -82,12 +82,14 @@ class ReportFinding:
     @property
     def recommendation(self) -> Recommendation | None:
         """The recommendation, for the finding whose experiment is the search for it (``recommend``)."""
-        return self.verification if self.experiment == RECOMMEND else None
+        found = self.verification
+        return found if self.experiment == RECOMMEND and isinstance(found, Recommendation) else None
 
     @property
     def experiment_result(self) -> ExperimentResult | None:
         """What the finding's own experiment measured, for every other finding."""
-        return self.verification if self.experiment != RECOMMEND else None
+        found = self.verification
+        return found if self.experiment != RECOMMEND and isinstance(found, ExperimentResult) else None
 
 
 @dataclass
@@ -179,7 +181,7 @@ def build_report(
     results: list[CheckResult],
     rulebook: Rulebook,
     settings: Settings,
-    load_failures: list[LoadFailure] = (),
+    load_failures: Sequence[LoadFailure] = (),
 ) -> Report:
     judged, ignored = judge(results, rulebook, settings)
     page = docs_page(settings.docs_url)

@@ -34,7 +34,7 @@ class VerificationSummary:
     seconds: float
     min_effect: float
     max_drift: float
-    baseline: PredictorConfig
+    baseline: PredictorConfig | None
     error: str | None
     over_budget: str | None
     experiments: list[ExperimentOutline]

@@ -96,9 +96,10 @@ class Measurer:
         if values and self.sample_count > 1:
             by_sample = [[ms for ms, sample in zip(values, self.sample_of_run[key]) if sample == index]
                          for index in range(self.sample_count)]
-            result.sample_p50 = [statistics.median(times) if times else None for times in by_sample]
+            medians = {index: statistics.median(times) for index, times in enumerate(by_sample) if times}
+            result.sample_p50 = [medians.get(index) for index in range(self.sample_count)]
             # run-to-run variation is that of the same request: each run against its own sample's median
-            relative = [ms / result.sample_p50[sample] for ms, sample in zip(values, self.sample_of_run[key])]
+            relative = [ms / medians[sample] for ms, sample in zip(values, self.sample_of_run[key])]
             result.cv = stats.summarize(relative).cv
         return result
 

@@ -156,7 +156,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             current, changed = config, True
         if not changed:
             break
-    comparison = None
+    comparison: ComparisonResult | None = None
     if current != baseline:
         remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
         (comparison,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], remaining, "recommended")
