@@ -31,7 +31,8 @@ from .probes.trt_cache import absolute
 from .quoting import shell_word
 from .registry import Check, LoadFailure, Need, applying_checks, discover_registered
 from .rules import Rule, Rulebook
-from .serde import decode_document, load_json_file, to_data, write_text_atomically
+from .output import write_text_atomically
+from .serde import decode_document, load_json_file, to_data
 from .settings import Settings
 
 SCHEMA_VERSION = 3  # 3: the comparisons with the running container are pinned checks (PD-HEALTH-*)

@@ -17,7 +17,7 @@ from .context import ProbeContext
 from .facts import Facts
 from .gpu import engine_target, stamp_differences
 from .probes.trt_cache import STAMP_FILE
-from .serde import write_text_atomically
+from .output import write_text_atomically
 
 
 class StampError(ValueError):

@@ -46,7 +46,7 @@ class FixBlock:
 def machine_values(instances: int = 1, root: str = "/") -> MachineValues:
     """The CPU budget's placeholders, probed here (no Paddle, no NVML)."""
     from .context import ProbeContext
-    from .facts.service import ServiceConfig
+    from .service import ServiceConfig
     from .probes import collect_facts
 
     budget = cpu_budget(collect_facts(ProbeContext(root), ServiceConfig(instances=instances), None, 1.0))

@@ -23,9 +23,10 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from .service.options import ServiceOptions
 
 HEALTHY, UNHEALTHY = 0, 1
 DEFAULT_BUDGET = 2.0
@@ -100,7 +101,18 @@ SUMMARY_RULES = ("PD-HEALTH-001", "PD-HEALTH-002")  # what a healthy line says: 
 BASELINE_AREA = "HEALTH"
 
 
-def parse_args(argv: list[str]) -> SimpleNamespace:
+@dataclass(frozen=True)
+class HealthcheckOptions:
+    """The healthcheck's options; the service's part (--config, --threads, --instances) typed as ``check``'s."""
+
+    baseline: str | None = None
+    budget: float = DEFAULT_BUDGET
+    root: str | None = None
+    json: bool = False
+    service: ServiceOptions = field(default_factory=ServiceOptions)
+
+
+def parse_args(argv: list[str]) -> HealthcheckOptions:
     """The options, by hand: argparse and the help formatter it builds cost this command's start-up."""
     values: dict[str, Any] = {name[2:]: None for name in OPTIONS}
     values.update(budget=DEFAULT_BUDGET, json=False)
@@ -124,7 +136,8 @@ def parse_args(argv: list[str]) -> SimpleNamespace:
             values[name[2:]] = OPTIONS[name](value)
         except ValueError:
             raise Usage(f"{name}: invalid value {value!r}") from None
-    return SimpleNamespace(**values)
+    return HealthcheckOptions(values["baseline"], values["budget"], values["root"], values["json"],
+                              ServiceOptions(config=values["config"], threads=values["threads"], instances=values["instances"]))
 
 
 def main(argv: list[str]) -> None:
@@ -146,7 +159,7 @@ def main(argv: list[str]) -> None:
             _finish(outcome, args.json, hard=stuck)
 
 
-def _evaluate_within_budget(args: SimpleNamespace, progress: Progress) -> tuple[Outcome, bool]:
+def _evaluate_within_budget(args: HealthcheckOptions, progress: Progress) -> tuple[Outcome, bool]:
     """The outcome, and whether the evaluation is still running (stuck in a read)."""
     from .timebox import run_within
 
@@ -167,7 +180,7 @@ def _stopped(stop, progress: Progress) -> Outcome:
                       {"stopped_by": stop.signal_name, "unfinished": [progress.current], "finished": progress.finished})
 
 
-def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
+def evaluate(args: HealthcheckOptions, progress: Progress) -> Outcome:
     from .baseline import BaselineError, load_baseline, record_command
     from .checks.baseline_cpu_budget import cpu_summary
     from .context import ProbeContext
@@ -175,7 +188,7 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
     from .registry import RegistryError, applying_checks
     from .report import build_report, counts_against
     from .runner import run_one
-    from .service_sources import service_from_options
+    from .service.resolve import resolve_service
 
     baseline = None
     if args.baseline:
@@ -186,16 +199,14 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
             return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
     progress.step("reading the service settings")
     # a --config describes the whole service; without one the service is the baseline's
-    base = baseline.service if baseline and not args.config else None
-    options = {"service_config": args.config, "threads": args.threads, "instances": args.instances}
-    service, origins = service_from_options(options, base)
+    base = baseline.service if baseline and not args.service.config else None
+    service, origins = resolve_service(args.service, base=base)
     root = args.root or (baseline.root if baseline else "/")
     ctx = ProbeContext(root)
     progress.step("probing the container")
-    facts = collect_facts(ctx, service, None, 0)
-    facts.service_origins = origins
-    if baseline is not None:
-        facts.baseline = baseline.as_facts(args.baseline, ctx)
+    probed = collect_facts(ctx, service, None, 0)
+    facts = replace(probed, service_origins=origins,
+                    baseline=baseline.as_facts(args.baseline, ctx) if baseline is not None and args.baseline else None)
     progress.step("loading the checks")
     try:
         checks, rulebook, settings, load_failures = _checks(baseline)
@@ -256,7 +267,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     """Bad input the user can fix: the message names the file and what is wrong."""
     from .context import RootError
     from .rules import RulesError
-    from .service import ServiceConfigError
+    from .service.config import ServiceConfigError
 
     return RulesError, ServiceConfigError, RootError
 

@@ -31,7 +31,7 @@ def judged_predictors(facts: Facts) -> list[tuple[RecordedPredictor, Facts]]:
     """Each recorded predictor whose configuration is known, busiest first, with the facts as it sees
     them; empty when the service's record was not read."""
     from .record.reading import predictor_settings
-    from .service_sources import with_settings
+    from .service.resolve import with_settings
 
     record = facts.service_record
     if record is None or not record.read:

@@ -19,7 +19,7 @@ from .registry import LoadFailure
 from .rules import AREAS, Change, Rule, Rulebook
 from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_field
-from .service_sources import source_predictors
+from .service.sources import source_predictors
 from .settings import Settings
 from .vocabulary import PaddleStatus, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms

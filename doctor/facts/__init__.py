@@ -33,7 +33,7 @@ from ..vocabulary import (
     SourceStop,
 )
 from .baseline import BaselineFacts
-from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
+from ..service.config import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 
 if TYPE_CHECKING:  # at run time these load on first use, through __getattr__ below
     from .graph import GraphFacts

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ..output import check_output, check_writable, write_output, write_rendered
 from ..vocabulary import Severity
 from .reports import FleetError
 
@@ -51,12 +52,11 @@ def fleet(**params: Any) -> None:
     REPORTS are `paddle-doctor --json` files, or folders of them (one file per pod, named after it).
     """
     from .. import children
-    from ..cli import _check_output
     from ..report import EXIT_DOCTOR_FAILED
     from .grouping import build_fleet
     from .reports import read_reports
 
-    _check_output(params["output_file"], "fleet report")
+    check_output(params["output_file"], "fleet report")
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")
     if params["as_json"] and output_format != "json":
         raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
@@ -90,8 +90,6 @@ def _collect(params: dict[str, Any]):
     except ValueError as exc:
         raise click.BadParameter(f"{exc}: {params['exec_command']!r}", param_hint="--command") from None
     if params["save_dir"] is not None:  # checked before any pod is reached: a write error later would lose the collection
-        from ..serde import check_writable
-
         check_writable(os.path.join(params["save_dir"], "pod.json"), FleetError, "collected reports")
     collection = PodCollection(namespace=params["namespace"], selector=params["selector"], container=params["container"],
                                command=command, parallel=params["parallel"], timeout_s=params["pod_timeout"],
@@ -101,12 +99,11 @@ def _collect(params: dict[str, Any]):
 
 def _write(report, output_format: str, output_file: str | None) -> None:
     """Onto stdout, or into ``output_file`` with a line on stderr saying so and what the fleet found (as ``check`` does)."""
-    from ..cli import _write_output, write_rendered
     from .render import render_fleet, render_fleet_text, verdict
 
     if output_format == "text":
         write_rendered(lambda console: render_fleet_text(report, console), output_file, "fleet report")
     else:
-        _write_output(render_fleet(output_format, report), output_file, "fleet report")
+        write_output(render_fleet(output_format, report), output_file, "fleet report")
     if output_file:
         click.echo(f"paddle-doctor: wrote the {output_format} fleet report to {output_file} ({verdict(report)})", err=True)

@@ -10,7 +10,7 @@ import json
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts
 from ..facts.record import PredictorMeasured, ServiceRecord
-from ..facts.service import SettingOrigin
+from ..service.config import SettingOrigin
 from ..inputs import Refused, parse_json
 from ..redact import redact_recorded
 from ..serde import DecodeError, from_data, json_error_text
