@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -434,12 +434,13 @@ def main(argv: list[str] | None = None) -> None:
         except children.Interrupted:
             code = None
     stop = children.stopped()
+    assert stop is not None  # a run that ends here was stopped by a signal
     exit_code = code if stop.deferred and code is not None else EXIT_DOCTOR_FAILED
     click.echo(f"paddle-doctor: {stop.line(reported=code is not None, exit_code=exit_code)}", err=True)
     _exit(exit_code)
 
 
-def _exit(code: int) -> None:
+def _exit(code: int) -> NoReturn:
     """sys.exit; or, where a thread is left in a wait that never ends (timebox), the exit without the
     interpreter's shutdown, which that thread, waking during it, would abort."""
     from .timebox import left_behind
@@ -474,7 +475,7 @@ def _run(args: list[str]) -> None:
     sys.exit(0)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     """One line on stderr and exit 2: the doctor itself failed or was used wrongly."""
     click.echo(terminal_line(f"paddle-doctor: {message}"), err=True)
     sys.exit(EXIT_DOCTOR_FAILED)

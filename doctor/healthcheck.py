@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -96,7 +97,7 @@ def _positive(text: str) -> int:
     return value
 
 
-OPTIONS = {"--baseline": str, "--budget": _seconds, "--root": str, "--config": str, "--threads": _positive, "--instances": _positive}
+OPTIONS: dict[str, Callable[[str], object]] = {"--baseline": str, "--budget": _seconds, "--root": str, "--config": str, "--threads": _positive, "--instances": _positive}
 SUMMARY_RULES = ("PD-HEALTH-001", "PD-HEALTH-002")  # what a healthy line says: the CPU budget and throttling
 BASELINE_AREA = "HEALTH"
 
@@ -171,6 +172,7 @@ def _evaluate_within_budget(args: HealthcheckOptions, progress: Progress) -> tup
         exc = bounded.error
         reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
         return _unhealthy(reason, {"error": reason}), False
+    assert bounded.value is not None  # finished without an error: evaluate returned its Outcome
     return bounded.value, False
 
 
@@ -211,7 +213,7 @@ def evaluate(args: HealthcheckOptions, progress: Progress) -> Outcome:
     try:
         checks, rulebook, settings, load_failures = _checks(baseline)
     except RegistryError as exc:
-        message = f"{exc}; re-create the baseline with '{record_command(args.baseline)}'"
+        message = f"{exc}; re-create the baseline with '{record_command(str(args.baseline))}'"
         return _unhealthy(message, {"baseline": args.baseline, "error": message})
     results = []
     for check in checks:

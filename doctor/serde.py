@@ -115,10 +115,14 @@ class _ModuleNames(dict):
             raise KeyError(name) from None
 
 
-@functools.cache
-def field_types(cls: Any, extras: bool = False) -> dict[str, Any]:
+def field_types(cls: type, extras: bool = False) -> dict[str, Any]:
     """Resolved field types, once per class (resolving them dominates decoding a baseline);
     ``extras`` keeps ``Annotated`` metadata (the schema's constraints)."""
+    return _field_types(cls, extras)
+
+
+@functools.cache
+def _field_types(cls: type, extras: bool) -> dict[str, Any]:
     return typing.get_type_hints(cls, localns=_ModuleNames(sys.modules[cls.__module__]), include_extras=extras)
 
 

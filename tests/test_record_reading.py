@@ -23,8 +23,8 @@ from paddle_doctor.facts.record import ServiceRecord
 from paddle_doctor.record.document import BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor, RunStats
 from paddle_doctor.record.reading import against_paddle, read_record, recorded_settings
 from paddle_doctor.serde import to_data
-from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.service import ServiceOptions
+from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, RecordStatus
 
 PID, TICKS = 4242, 777

@@ -162,7 +162,8 @@ class Mount:
 
 @dataclass
 class ProcessFacts:
-    """This process: its CPU affinity, effective user and groups."""
+    """The CPU affinity the checks judge, the service's where its process was read (``affinity_source``
+    names /proc/PID/status), else the doctor's own; and the doctor's effective user and groups."""
 
     affinity: list[int] | None = None
     affinity_source: str | None = None

@@ -15,13 +15,21 @@ from ..facts import SourceFacts
 from ..redact import redact_text
 from ..serde import DecodeError, decode_as, field_types, load_yaml_file
 from ..vocabulary import Origin
-from .config import KEYS_HINT, ServiceConfig, ServiceConfigError, SettingOrigin, service_from_data, validate_service
+from .config import (
+    KEYS_HINT,
+    ServiceConfig,
+    ServiceConfigError,
+    SettingOrigin,
+    TensorRTSettings,
+    service_from_data,
+    validate_service,
+)
 from .options import ServiceOptions
 from .sources import source_origins
 
 FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
 NO_OPTIONS = ServiceOptions()
-D = TypeVar("D")
+D = TypeVar("D", ServiceConfig, TensorRTSettings)
 
 
 def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | None = None, *,
@@ -77,8 +85,8 @@ def with_setting(settings: D, name: str, value: Any) -> D:
     if head not in types:
         raise DecodeError(f"service: unknown field {name!r}")
     if rest:
-        return dataclasses.replace(settings, **{head: with_setting(getattr(settings, head), rest, value)})  # type: ignore[type-var]  # D is a dataclass
-    return dataclasses.replace(settings, **{head: decode_as(types[head], value, f"service.{name}")})  # type: ignore[type-var]  # D is a dataclass
+        return dataclasses.replace(settings, **{head: with_setting(getattr(settings, head), rest, value)})
+    return dataclasses.replace(settings, **{head: decode_as(types[head], value, f"service.{name}")})
 
 
 def with_settings(service: ServiceConfig, values: Mapping[str, Any]) -> ServiceConfig:
