@@ -26,7 +26,8 @@ from .context import RootError, checked_root
 from .demo import DemoFolderError
 from .docs import DocsUrlError
 from .facts import FactsError
-from .fleet.command import fleet
+from .fleet.command import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
+from .fleet.reports import FleetError
 from .output import OutputError, check_output, check_writable, write_output, write_rendered
 from .pipeline import (
     DEFAULT_BUDGET_S,
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 
 WRITING = "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError)
+               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError, FleetError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -418,7 +419,50 @@ def record(args: tuple[str, ...]) -> None:
     record_main(list(args))
 
 
-cli.add_command(fleet)
+@cli.command("fleet")
+@click.argument("reports", nargs=-1, type=click.Path())
+@click.option("--kubernetes", "use_kubernetes", is_flag=True,
+              help="Collect the reports by exec'ing the doctor in each pod matching -n/-l (needs paddle-doctor[k8s]).")
+@click.option("--namespace", "-n", default=None, help="With --kubernetes: the pods' namespace [default: the context's, else 'default'].")
+@click.option("--selector", "-l", default=None, help="With --kubernetes: label selector of the pods, e.g. app=ocr.")
+@click.option("--container", "-c", default=None, help="With --kubernetes: the container to exec in [default: each pod's first].")
+@click.option("--command", "exec_command", default=DEFAULT_COMMAND, show_default=True,
+              help="With --kubernetes: what to run in each pod; it must print a --json report (add --config FILE for the service).")
+@click.option("--parallel", type=click.IntRange(min=1, max=64), default=DEFAULT_PARALLEL, show_default=True,
+              help="With --kubernetes: pods diagnosed at the same time.")
+@click.option("--pod-timeout", type=click.FloatRange(min=1), default=DEFAULT_POD_TIMEOUT, show_default=True,
+              help="With --kubernetes: seconds one pod's doctor may take.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="With --kubernetes: kubeconfig file [default: in-cluster service account, else $KUBECONFIG or ~/.kube/config].")
+@click.option("--context", "kube_context", default=None, help="With --kubernetes: kubeconfig context.")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
+              help="With --kubernetes: also write each collected report to DIR/<pod>.json (read them again with `fleet DIR`).")
+@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as one JSON object (same as --format json).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "html"]), default=None,
+              help="text for people, json for machines, markdown (tables) or html (one self-contained page) [default: text].")
+@click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the fleet report to this file instead of stdout (missing folders are created).")
+@click.option("--fail-on", type=click.Choice(Severity.values()), default="error", show_default=True,
+              help="Exit 1 when a pod has a finding of at least this severity.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+def fleet(**params: Any) -> None:
+    """Group the doctor's reports of many pods by findings and facts, and name the pods that differ.
+
+    REPORTS are `paddle-doctor --json` files, or folders of them (one file per pod, named after it).
+    """
+    from .fleet.command import FleetOptions, gather, report_and_write
+
+    check_output(params["output_file"], "fleet report")
+    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
+    if params["as_json"] and output_format != "json":
+        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
+    options = FleetOptions(
+        reports=tuple(params["reports"]), kubernetes=params["use_kubernetes"], namespace=params["namespace"],
+        selector=params["selector"], container=params["container"], exec_command=params["exec_command"],
+        parallel=params["parallel"], pod_timeout=params["pod_timeout"], kubeconfig=params["kubeconfig"],
+        kube_context=params["kube_context"], save_dir=params["save_dir"], fail_on=Severity(params["fail_on"]))
+    gathered = gather(options)
+    sys.exit(report_and_write(gathered, options.fail_on, output_format, params["output_file"], Terminal().say))
 
 
 def main(argv: list[str] | None = None) -> None:

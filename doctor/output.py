@@ -126,9 +126,14 @@ def write_output(text: str, path: str | None, kind: str) -> None:
     if path:
         write_text_atomically(path, text, OutputError, kind)
     else:
-        import click
+        write_stdout(lambda: _write_bytes(text.encode("utf-8")), kind)
 
-        write_stdout(lambda: click.echo(text.encode("utf-8"), nl=False), kind)
+
+def _write_bytes(data: bytes) -> None:
+    """``data`` onto stdout's bytes, after whatever its text layer holds."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 def write_stdout(write: Callable[[], None], kind: str) -> None:
