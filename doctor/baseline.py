@@ -26,12 +26,13 @@ from .context import ProbeContext
 from .facts import Facts, ServiceConfig, paddle_status_words
 from .facts.baseline import BaselineFacts, CacheRecord, CpuRecord, GpuRecord, MemoryRecord, PaddleRecord, ThrottlingRecord
 from .gpu import uses_gpu
+from .output import write_text_atomically
 from .probes.mounts import lost_on_restart, mount_for
 from .probes.trt_cache import absolute
 from .quoting import shell_word
 from .registry import Check, LoadFailure, Need, applying_checks, discover_registered
 from .rules import Rule, Rulebook
-from .serde import decode_document, load_json_file, to_data, write_text_atomically
+from .serde import decode_document, load_json_file, to_data
 from .settings import Settings
 
 SCHEMA_VERSION = 3  # 3: the comparisons with the running container are pinned checks (PD-HEALTH-*)
@@ -225,7 +226,11 @@ def size_text(value: int | None) -> str:
     """A byte count for people: ``2.0 GiB``; None is no limit."""
     if value is None:
         return "unlimited"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:g} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
+    if value < 1024:
+        return f"{value:g} B"
+    size = value / 1024
+    for unit in ("KiB", "MiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"

@@ -16,8 +16,8 @@ import posixpath
 from .context import ProbeContext
 from .facts import Facts
 from .gpu import engine_target, stamp_differences
+from .output import write_text_atomically
 from .probes.trt_cache import STAMP_FILE
-from .serde import write_text_atomically
 from .vocabulary import CacheStatus
 
 

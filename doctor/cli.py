@@ -10,12 +10,12 @@ finish first; the line says so, and the exit code is the report's.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -26,26 +26,39 @@ from .context import RootError, checked_root
 from .demo import DemoFolderError
 from .docs import DocsUrlError
 from .facts import FactsError
-from .fleet.command import fleet
+from .fleet.command import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
+from .fleet.reports import FleetError
+from .output import OutputError, check_output, check_writable, write_output, write_rendered
+from .pipeline import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_GPU_TIMEOUT,
+    DEFAULT_LOAD_BUDGET_S,
+    DEFAULT_PADDLE_TIMEOUT,
+    MeasureError,
+    ProbeOptions,
+    collect,
+    from_file,
+    report_of,
+    settings_for,
+)
 from .render import FORMATS
 from .render.escape import terminal_line
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
-from .serde import OutputError, check_writable, write_text_atomically
-from .service import ServiceConfigError, SourceInputError
+from .service import ServiceConfigError, ServiceOptions, SourceInputError
+from .service.options import PidChoice, pid_choice
 from .settings import SettingsError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
 from .vocabulary import Layout, Precision, Severity
 from .wrappers import WrappersError
 
-DEFAULT_PADDLE_TIMEOUT = 60.0
-DEFAULT_GPU_TIMEOUT = 30.0
-DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
-PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
-CHECKING, WRITING = "running the checks", "writing the report"
+if TYPE_CHECKING:
+    from .verify.measure import Progress
+
+WRITING = "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError)
+               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError, FleetError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -85,7 +98,7 @@ def probe_options(function):
         click.option("--gpu-timeout", type=click.FloatRange(min=1), default=DEFAULT_GPU_TIMEOUT, show_default=True,
                      help="Seconds NVML may take (a wedged driver hangs it)."),
         click.option("--config", "service_config", type=click.Path(dir_okay=False), default=None,
-                     help="YAML file describing the service's Paddle Config (see doctor/service.py); flags override it."),
+                     help="YAML file describing the service's Paddle Config (see doctor/service/config.py); flags override it."),
         click.option("--pid", "pid", default=None, envvar="PADDLE_DOCTOR_PID", metavar="PID|auto|none",
                      help="The service's process: read its interpreter, environment, libraries, threads and source from "
                           "/proc/PID [default: auto, the one process with Paddle loaded; none with --root or --facts]."),
@@ -99,7 +112,7 @@ def probe_options(function):
         click.option("--concurrency", type=click.IntRange(min=1), default=None,
                      help="Concurrent requests the service serves: with --model, measure serving layouts under this load."),
         click.option("--layout", type=click.Choice(Layout.values()), default=None,
-                     help="How concurrent requests reach predictors (see doctor/service.py) "
+                     help="How concurrent requests reach predictors (see doctor/service/config.py) "
                           "[default: processes with --instances > 1, else lock]."),
         click.option("--onednn/--no-onednn", default=None, help="Whether the service enables oneDNN [default: Paddle's default]."),
         click.option("--precision", type=click.Choice(Precision.values()), default=None,
@@ -129,238 +142,64 @@ def probe_options(function):
     return function
 
 
-def _patient(params: dict[str, Any], ctx):
-    """The service's process (--pid, or the one found) and its source (--source, or the process's script)."""
-    from .facts import ServiceProcessFacts, SourceFacts
-    from .probes.process import open_service_process
-    from .source import read_source
-
-    choice = (params.get("pid") or ("auto" if ctx.is_live else "none")).strip().lower()
-    sample = None
-    if choice == "none":
-        process = ServiceProcessFacts(reason="not asked for (--pid none, or --root without --pid)")
-    elif choice == "auto":
-        process, sample = open_service_process(ctx, None)
-    elif choice.isdigit() and int(choice) > 0:
-        process, sample = open_service_process(ctx, int(choice))
-    else:
-        raise click.BadParameter(f"{params['pid']!r} is not a process id; expected a number, auto or none", param_hint="--pid")
-    environ = process.environ if process.environ_source else None
-    paths = list(params.get("source_paths") or ())
-    search = None
-    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
-        from .source.imports import search_path
-
-        paths = [str(ctx.path(process.script))]  # and the modules it imports, where its interpreter finds them
-        search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
-    source = read_source(paths, environ, search) if paths else SourceFacts(reason="no --source, and no script from --pid")
-    for error in source.errors:
-        click.echo(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"),
-                   err=True)
-    return process, sample, source
 
 
-def _service_record(ctx, process):
-    """The picked process's record of its predictors, and where it was read from (or why not), in one line."""
-    from .record.reading import read_record
-
-    record = read_record(ctx, process)
-    if record.read:
-        count = len(record.predictors)
-        click.echo(f"paddle-doctor: read the record of process {process.pid} from {record.source}: "
-                   f"{count} predictor{'s' if count != 1 else ''}", err=True)
-    elif record.reason and record.status != "not_asked":
-        click.echo(f"paddle-doctor: {record.reason}; the rest of the report follows", err=True)
-    return record
+def _probe_options(params: dict[str, Any]) -> ProbeOptions:
+    """The probing options click parsed, typed."""
+    return ProbeOptions(
+        root=params["root"], python=params["python"], no_paddle=params["no_paddle"], paddle_timeout=params["paddle_timeout"],
+        gpu=params["gpu"], gpu_timeout=params["gpu_timeout"], pid=_pid(params["pid"]), source_paths=tuple(params["source_paths"]),
+        service=_service_options(params), model=params["model"], shapes=tuple(params["shapes"]), measure=params["measure"],
+        inputs=params["inputs"], budget=params["budget"], min_effect=params["min_effect"], max_drift=params["max_drift"])
 
 
-def _recorded_measurements(record, budget_s: float):
-    """``--measure``: what the service's record gives to measure of each predictor, the first to measure
-    first (it becomes the report's verification), or a usage error when it gives nothing."""
-    from .record.reading import measurements_of
-
-    planned = measurements_of(record, budget_s) if record.read else []
-    first = next((plan for plan in planned if plan.not_measured is None), None)
-    if first is None:
-        why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
-        raise click.UsageError(f"--measure needs the service's record of a predictor and its model ({why}); "
-                               "start the service with `paddle-doctor record -- CMD`, or give --model")
-    measured = sum(1 for plan in planned if plan.not_measured is None)
-    click.echo(f"paddle-doctor: measuring {measured} of the record's {len(planned)} predictors, {first.budget_s:g} s each, "
-               "the busiest first", err=True)
-    for plan in planned:
-        if plan.not_measured:
-            click.echo(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"), err=True)
-    record.measured = planned
-    return first
+def _service_options(params: dict[str, Any]) -> ServiceOptions:
+    """--config and the service flags, typed."""
+    return ServiceOptions(
+        config=params["service_config"], threads=params["threads"], instances=params["instances"], onednn=params["onednn"],
+        precision=Precision(params["precision"]) if params["precision"] else None, concurrency=params["concurrency"],
+        layout=Layout(params["layout"]) if params["layout"] else None)
 
 
-def _measuring(plan) -> None:
-    from .render.words import shape_options
-
-    click.echo(terminal_line(f"paddle-doctor: measuring predictor {plan.predictor}: {plan.model} at {shape_options(plan.shapes)}"),
-               err=True)
-
-
-def _measure_other_predictors(facts, record, first, params: dict[str, Any]) -> None:
-    """``--measure``: each recorded predictor after the first, its model at its recorded shapes, its
-    recorded configuration the baseline, within its share of the budget."""
-    from .per_predictor import judged_predictors
-    from .verify.model import ModelRun
-
-    views = {predictor.id: view for predictor, view in judged_predictors(facts)}
-    waiting = [plan for plan in record.measured if plan.not_measured is None and plan is not first]
-    for number, plan in enumerate(waiting):
-        _measuring(plan)
-        try:
-            with ModelRun(plan.model) as run:
-                if run.program is None:
-                    plan.not_measured = f"not measured: {run.unreadable}"
-                    continue
-                plan.verification = _verify(views[plan.predictor], run, {**params, "shapes": plan.shapes, "budget": plan.budget_s})
-                if plan.verification is None:
-                    plan.not_measured = "not measured: it runs on the GPU; the doctor measures predictors on the CPU"
-        except ModelError as exc:
-            plan.not_measured = f"not measured: {exc}"
-        except children.Interrupted as stop:
-            for left in waiting[number:]:
-                left.not_measured = f"not measured: the doctor was stopped by {stop.signal_name}"
-            raise
+def _pid(text: str | None) -> PidChoice | None:
+    if not text:
+        return None
+    try:
+        return pid_choice(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--pid") from None
 
 
-@contextlib.contextmanager
-def _service_load(ctx, process, record, measured: bool):
-    """With --measure: how busy the service was while its model was measured beside it, in the report and one line."""
-    import time
+class Terminal:
+    """The pipeline's lines on stderr, and a progress bar while measuring when stderr is a terminal and ``progress``."""
 
-    from .probes.process import cpu_seconds
+    def __init__(self, progress: bool = True):
+        self.progress = progress
 
-    before = cpu_seconds(ctx, process.pid) if measured and process.pid and record.read else None
-    started = time.monotonic()
-    yield
-    after = cpu_seconds(ctx, process.pid) if before is not None else None
-    if after is not None:
-        record.busy_cpus_while_measured = round((after - before) / max(time.monotonic() - started, 1e-3), 2)
-        click.echo(f"paddle-doctor: the service used {record.busy_cpus_while_measured:g} CPUs while it was measured "
-                   "beside it", err=True)
+    def say(self, line: str) -> None:
+        click.echo(line, err=True)
 
+    @contextmanager
+    def measuring(self, budget_s: float) -> Iterator[Progress | None]:
+        if not self.progress or not sys.stderr.isatty():
+            yield None
+            return
+        from rich.progress import BarColumn, TextColumn
+        from rich.progress import Progress as Bar
 
-def _finish_process(process, sample) -> None:
-    """The busy-thread sample, waited out after the other probes; then what went wrong with the process, in one line."""
-    if sample is not None:
-        sample.finish(process)
-    if process.reason and process.status != "not_probed":
-        click.echo(terminal_line(f"paddle-doctor: {process.reason}"), err=True)
+        from .render.terminal import terminal_console
 
+        started = time.monotonic()
+        with Bar(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[left]}"),
+                 transient=True, console=terminal_console(stderr=True)) as bar:
+            task = bar.add_task("measuring", total=budget_s, left=budget_left(0.0, budget_s))
 
-def _collect(params: dict[str, Any], measure: bool = True):
-    """Probe the container; with --model (and ``measure``), also measure the model on the real predictor.
+            def show(what: str, done: float) -> None:
+                spent = time.monotonic() - started
+                bar.update(task, description=f"measuring {what} ({done:.0%})", completed=min(spent, budget_s),
+                           left=budget_left(spent, budget_s))
 
-    A ``model:`` in --config only describes the service (its TensorRT cache, say); measuring,
-    which takes the --budget, happens when --model is asked for.
-    """
-    from .context import ProbeContext
-    from .probes import collect_facts
-    from .probes.process import service_interpreter
-    from .record.reading import against_paddle, recorded_settings
-    from .service_sources import attach_patient, service_from_options
-    from .vocabulary import RecordStatus
-
-    run = None
-    if measure and params["model"]:  # a model path that names no model, or several, is refused before any work
-        from .verify.model import ModelRun
-
-        run = ModelRun(params["model"])
-    with children.phase(PROBING):  # a stop signal here leaves nothing to report
-        ctx = ProbeContext(params["root"])
-        process, sample, source = _patient(params, ctx)
-        python = params["python"]
-        if python is None and ctx.is_live:
-            python = service_interpreter(process) or sys.executable
-        if params["no_paddle"]:
-            python = None
-        record = _service_record(ctx, process)
-        service, origins = service_from_options(params, source=source, environ_source=process.environ_source,
-                                                recorded=recorded_settings(record))
-        first = None
-        if measure and params.get("measure") and not params["model"]:
-            from .verify.model import ModelRun
-
-            first = _recorded_measurements(record, _budget(service, params))
-            _measuring(first)
-            params["model"], params["shapes"], params["budget"] = first.model, first.shapes, first.budget_s
-            run = ModelRun(params["model"])
-        if params["model"]:
-            service.model = params["model"]
-        probe_gpu = ctx.is_live if params["gpu"] is None else params["gpu"]
-        facts = collect_facts(ctx, service, python, params["paddle_timeout"],
-                              environ=process.environ if process.environ_source else None,
-                              gpu_python=sys.executable if probe_gpu else None, gpu_timeout=params["gpu_timeout"])
-        _finish_process(process, sample)
-        attach_patient(facts, process, source, origins)
-        facts.service_record = record if record.status != RecordStatus.NOT_ASKED else None
-        against_paddle(record, facts.paddle.version)
-        if record.reason and record.read:
-            click.echo(f"paddle-doctor: warning: {record.reason}", err=True)
-    if run is not None:
-        from .graph.probe import probe_graph
-
-        try:
-            with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
-                with children.phase(GRAPH):  # an unreadable program is a finding; the rest of the report still comes out
-                    facts.graph = probe_graph(facts, run)
-                if run.program is not None:
-                    with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
-                        with _service_load(ctx, process, record, params.get("measure")):
-                            facts.verification = _verify(facts, run, params)
-                            if first is not None:
-                                _measure_other_predictors(facts, record, first, params)
-        except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
-            _not_finished(facts, stop.signal_name, params["model"])
-    return facts
-
-
-def _not_finished(facts, signal_name: str, model: str) -> None:
-    """Graph coverage or measuring, cut by a stop signal, as what the checks that need them are told."""
-    from .facts import ProbeIssue
-
-    if facts.graph is None:
-        facts.issues.append(ProbeIssue("graph", model, f"not read: the doctor was stopped by {signal_name} before {GRAPH} finished"))
-    if facts.verification is None:
-        facts.issues.append(ProbeIssue("verification", model, f"not measured: the doctor was stopped by {signal_name} "
-                                                              "before measuring finished"))
-
-
-def _budget(service, params: dict[str, Any]) -> float:
-    """The seconds --budget gives measuring, or its default (longer under concurrency, for the serving layouts)."""
-    return params["budget"] or (DEFAULT_LOAD_BUDGET_S if (service.concurrency or 1) > 1 else DEFAULT_BUDGET_S)
-
-
-def _verify(facts, run, params: dict[str, Any]):
-    from .verify.run import VerifyOptions, run_verification
-
-    budget = _budget(facts.service, params)
-    options = VerifyOptions(
-        shapes=list(params["shapes"]), inputs=params["inputs"],
-        budget_s=budget, min_effect=params["min_effect"], max_drift=params["max_drift"],
-    )
-    if not params.get("progress", True) or not sys.stderr.isatty():
-        return run_verification(facts, run, options)
-    import time
-
-    from rich.progress import BarColumn, Progress, TextColumn
-
-    started = time.monotonic()
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[left]}"),
-                  transient=True, console=_stderr_console()) as bar:
-        task = bar.add_task("measuring", total=budget, left=budget_left(0.0, budget))
-
-        def show(what: str, done: float) -> None:
-            spent = time.monotonic() - started
-            bar.update(task, description=f"measuring {what} ({done:.0%})", completed=min(spent, budget),
-                       left=budget_left(spent, budget))
-
-        return run_verification(facts, run, options, show)
+            yield show
 
 
 def budget_left(spent: float, budget: float) -> str:
@@ -368,11 +207,6 @@ def budget_left(spent: float, budget: float) -> str:
     left = budget - spent
     return f"{left:.0f} s of the {budget:g} s budget left" if left >= 0 else f"{-left:.0f} s over the {budget:g} s budget"
 
-
-def _stderr_console():
-    from .render.terminal import terminal_console
-
-    return terminal_console(stderr=True)
 
 
 @click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -406,35 +240,23 @@ def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
 
-    from .facts.document import load_facts
-    from .registry import discover_checks
-    from .report import build_report
     from .rules import load_rules
-    from .runner import run_checks
-    from .service_sources import merge_origins, service_from_options
 
-    _check_output(params["output_file"], "report")
+    check_output(params["output_file"], "report")
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")
     if params["as_json"] and output_format != "json":
         raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
     if params["verbose"]:
         children.announce_phases()
     rulebook = load_rules(params["rules_file"])
-    settings = _settings(params, rulebook)
+    settings = settings_for(params["settings_file"], params["ignore"], rulebook)
     if params["fail_on"]:
         settings = replace(settings, fail_on=params["fail_on"])
     if params["facts_file"]:
-        facts = load_facts(params["facts_file"])
-        facts.service, origins = service_from_options(params, facts.service)
-        facts.service_origins = merge_origins(facts.service_origins, origins)
+        facts = from_file(params["facts_file"], _service_options(params))
     else:
-        params["progress"] = not params["as_json"] and params["output_format"] != "json"
-        facts = _collect(params)
-    with children.phase(CHECKING, deferred=True):
-        checks, load_failures = discover_checks()
-        report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
-    if children.received():  # stopped by a signal: the partial report says the exit code the doctor ends with
-        report.exit_code = EXIT_DOCTOR_FAILED
+        facts = collect(_probe_options(params), Terminal(progress=output_format != "json"))
+    report = report_of(facts, rulebook, settings)
     with children.phase(WRITING, deferred=True):
         if output_format == "text":
             from .render.text import render_text
@@ -445,8 +267,8 @@ def check(**params: Any) -> None:
             from .docs import docs_page
             from .render import render_document
 
-            _write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)),
-                          params["output_file"], "report")
+            write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)),
+                         params["output_file"], "report")
     if params["output_file"]:
         counts = report.summary.counts
         click.echo(f"paddle-doctor: wrote the {output_format} report to {params['output_file']} "
@@ -455,68 +277,16 @@ def check(**params: Any) -> None:
     sys.exit(report.exit_code)
 
 
-def _settings(params: dict[str, Any], rulebook):
-    """--settings, then --ignore; an ignored id or prefix, or a severity override, that names no rule is a usage error."""
-    from .settings import Settings, load_settings
-
-    path = params["settings_file"]
-    settings = load_settings(path) if path else Settings()
-    settings.check_rule_ids(rulebook.rules, path)
-    flags = Settings().ignoring(params.get("ignore", ()))
-    flags.check_rule_ids(rulebook.rules, None)
-    return settings.ignoring(flags.ignore)
-
-
-def _check_output(path: str | None, kind: str) -> None:
-    """Before any work: the file to write the ``kind`` to can be written (its missing folders are created)."""
-    if path is not None:
-        check_writable(path, OutputError, kind)
-
-
-def write_rendered(render: Callable[[Any], None], path: str | None, kind: str) -> None:
-    """Text for people, drawn by ``render`` on a rich Console: into ``path`` (atomically, 100
-    columns, no colour) or onto the terminal."""
-    if path:
-        from rich.console import Console
-
-        from .render.terminal import strip_trailing_spaces
-
-        console = Console(file=io.StringIO(), width=100, color_system=None)
-        render(console)
-        _write_output(strip_trailing_spaces(console.file.getvalue()), path, kind)
-    else:
-        from .render.terminal import terminal_console
-
-        _write_stdout(lambda: render(terminal_console()), kind)
-
-
-def _write_output(text: str, path: str | None, kind: str) -> None:
-    if path:
-        write_text_atomically(path, text, OutputError, kind)
-    else:
-        _write_stdout(lambda: click.echo(text.encode("utf-8"), nl=False), kind)  # machine formats: UTF-8 whatever the locale
-
-
-def _write_stdout(write: Callable[[], None], kind: str) -> None:
-    """Run ``write``; a stdout that cannot take it (a full disk, a closed pipe) is an OutputError."""
-    try:
-        write()
-        sys.stdout.flush()
-    except OSError as exc:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered goes nowhere at exit
-        raise OutputError(f"stdout: cannot write the {kind} ({exc.strerror or exc})") from None
-
-
 @cli.command()
 @probe_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the facts to this file instead of stdout (missing folders are created).")
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
-    _check_output(params["output"], "facts")
-    facts = _collect(params)
+    check_output(params["output"], "facts")
+    facts = collect(_probe_options(params), Terminal())
     with children.phase("writing the facts", deferred=True):
-        _write_output(facts.to_json(), params["output"], "facts")
+        write_output(facts.to_json(), params["output"], "facts")
 
 
 @cli.command("rules")
@@ -574,8 +344,8 @@ def baseline(**params: Any) -> None:
 
     check_writable(params["out"], BaselineError, "baseline")
     rulebook = load_rules(params["rules_file"])
-    settings = _settings(params, rulebook)
-    facts = _collect(params, measure=False)
+    settings = settings_for(params["settings_file"], (), rulebook)
+    facts = collect(_probe_options(params), Terminal(), measure=False)
     with children.phase("recording the baseline"):  # written atomically: cut, the old one stays
         record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
         write_baseline(record, params["out"])
@@ -596,7 +366,7 @@ def stamp_cache(**params: Any) -> None:
     from .cache_stamp import write_stamp
     from .context import ProbeContext
 
-    facts = _collect(params, measure=False)
+    facts = collect(_probe_options(params), Terminal(), measure=False)
     with children.phase("stamping the cache"):
         path, stamp, written = write_stamp(ProbeContext(params["root"]), facts, params["force"])
     described = ", ".join(f"{key} {value}" for key, value in sorted(stamp.items()))
@@ -649,7 +419,50 @@ def record(args: tuple[str, ...]) -> None:
     record_main(list(args))
 
 
-cli.add_command(fleet)
+@cli.command("fleet")
+@click.argument("reports", nargs=-1, type=click.Path())
+@click.option("--kubernetes", "use_kubernetes", is_flag=True,
+              help="Collect the reports by exec'ing the doctor in each pod matching -n/-l (needs paddle-doctor[k8s]).")
+@click.option("--namespace", "-n", default=None, help="With --kubernetes: the pods' namespace [default: the context's, else 'default'].")
+@click.option("--selector", "-l", default=None, help="With --kubernetes: label selector of the pods, e.g. app=ocr.")
+@click.option("--container", "-c", default=None, help="With --kubernetes: the container to exec in [default: each pod's first].")
+@click.option("--command", "exec_command", default=DEFAULT_COMMAND, show_default=True,
+              help="With --kubernetes: what to run in each pod; it must print a --json report (add --config FILE for the service).")
+@click.option("--parallel", type=click.IntRange(min=1, max=64), default=DEFAULT_PARALLEL, show_default=True,
+              help="With --kubernetes: pods diagnosed at the same time.")
+@click.option("--pod-timeout", type=click.FloatRange(min=1), default=DEFAULT_POD_TIMEOUT, show_default=True,
+              help="With --kubernetes: seconds one pod's doctor may take.")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="With --kubernetes: kubeconfig file [default: in-cluster service account, else $KUBECONFIG or ~/.kube/config].")
+@click.option("--context", "kube_context", default=None, help="With --kubernetes: kubeconfig context.")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), default=None,
+              help="With --kubernetes: also write each collected report to DIR/<pod>.json (read them again with `fleet DIR`).")
+@click.option("--json", "as_json", is_flag=True, help="Print the fleet report as one JSON object (same as --format json).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "markdown", "html"]), default=None,
+              help="text for people, json for machines, markdown (tables) or html (one self-contained page) [default: text].")
+@click.option("--output", "-o", "output_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the fleet report to this file instead of stdout (missing folders are created).")
+@click.option("--fail-on", type=click.Choice(Severity.values()), default="error", show_default=True,
+              help="Exit 1 when a pod has a finding of at least this severity.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+def fleet(**params: Any) -> None:
+    """Group the doctor's reports of many pods by findings and facts, and name the pods that differ.
+
+    REPORTS are `paddle-doctor --json` files, or folders of them (one file per pod, named after it).
+    """
+    from .fleet.command import FleetOptions, gather, report_and_write
+
+    check_output(params["output_file"], "fleet report")
+    output_format = params["output_format"] or ("json" if params["as_json"] else "text")
+    if params["as_json"] and output_format != "json":
+        raise click.UsageError(f"--json means --format json; it cannot be combined with --format {output_format}")
+    options = FleetOptions(
+        reports=tuple(params["reports"]), kubernetes=params["use_kubernetes"], namespace=params["namespace"],
+        selector=params["selector"], container=params["container"], exec_command=params["exec_command"],
+        parallel=params["parallel"], pod_timeout=params["pod_timeout"], kubeconfig=params["kubeconfig"],
+        kube_context=params["kube_context"], save_dir=params["save_dir"], fail_on=Severity(params["fail_on"]))
+    gathered = gather(options)
+    sys.exit(report_and_write(gathered, options.fail_on, output_format, params["output_file"], Terminal().say))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -665,12 +478,13 @@ def main(argv: list[str] | None = None) -> None:
         except children.Interrupted:
             code = None
     stop = children.stopped()
+    assert stop is not None  # a run that ends here was stopped by a signal
     exit_code = code if stop.deferred and code is not None else EXIT_DOCTOR_FAILED
     click.echo(f"paddle-doctor: {stop.line(reported=code is not None, exit_code=exit_code)}", err=True)
     _exit(exit_code)
 
 
-def _exit(code: int) -> None:
+def _exit(code: int) -> NoReturn:
     """sys.exit; or, where a thread is left in a wait that never ends (timebox), the exit without the
     interpreter's shutdown, which that thread, waking during it, would abort."""
     from .timebox import left_behind
@@ -705,7 +519,7 @@ def _run(args: list[str]) -> None:
     sys.exit(0)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     """One line on stderr and exit 2: the doctor itself failed or was used wrongly."""
     click.echo(terminal_line(f"paddle-doctor: {message}"), err=True)
     sys.exit(EXIT_DOCTOR_FAILED)

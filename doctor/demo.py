@@ -31,12 +31,12 @@ def demo_folder(out: str | None) -> Path:
                                   f"{', ...' if len(others) > 3 else ''}); name an empty or new folder")
         folder.mkdir(parents=True, exist_ok=True)
         return folder
-    folder = default_folder()
+    cache = default_folder()
     try:
-        if folder is not None:
-            folder.mkdir(parents=True, exist_ok=True)
-            if os.access(folder, os.W_OK):
-                return folder
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+            if os.access(cache, os.W_OK):
+                return cache
     except OSError:
         pass
     import tempfile

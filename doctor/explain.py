@@ -46,8 +46,8 @@ class FixBlock:
 def machine_values(instances: int = 1, root: str = "/") -> MachineValues:
     """The CPU budget's placeholders, probed here (no Paddle, no NVML)."""
     from .context import ProbeContext
-    from .facts.service import ServiceConfig
     from .probes import collect_facts
+    from .service import ServiceConfig
 
     budget = cpu_budget(collect_facts(ProbeContext(root), ServiceConfig(instances=instances), None, 1.0))
     if budget is None:

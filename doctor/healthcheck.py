@@ -23,8 +23,8 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import children
@@ -38,8 +38,9 @@ from .registry import RegistryError, applying_checks, discover_checks
 from .render.escape import terminal_line
 from .rules import RulesError, load_rules
 from .runner import run_one
-from .service import ServiceConfigError
-from .service_sources import service_from_options
+from .service.config import ServiceConfigError
+from .service.options import ServiceOptions
+from .service.resolve import resolve_service
 from .settings import Settings
 from .timebox import run_within
 
@@ -111,12 +112,23 @@ def _positive(text: str) -> int:
     return value
 
 
-OPTIONS = {"--baseline": str, "--budget": _seconds, "--root": str, "--config": str, "--threads": _positive, "--instances": _positive}
+OPTIONS: dict[str, Callable[[str], object]] = {"--baseline": str, "--budget": _seconds, "--root": str, "--config": str, "--threads": _positive, "--instances": _positive}
 SUMMARY_RULES = ("PD-HEALTH-001", "PD-HEALTH-002")  # what a healthy line says: the CPU budget and throttling
 BASELINE_AREA = "HEALTH"
 
 
-def parse_args(argv: list[str]) -> SimpleNamespace:
+@dataclass(frozen=True)
+class HealthcheckOptions:
+    """The healthcheck's options; the service's part (--config, --threads, --instances) typed as ``check``'s."""
+
+    baseline: str | None = None
+    budget: float = DEFAULT_BUDGET
+    root: str | None = None
+    json: bool = False
+    service: ServiceOptions = field(default_factory=ServiceOptions)
+
+
+def parse_args(argv: list[str]) -> HealthcheckOptions:
     """The options, by hand: argparse and the help formatter it builds cost this command's start-up."""
     values: dict[str, Any] = {name[2:]: None for name in OPTIONS}
     values.update(budget=DEFAULT_BUDGET, json=False)
@@ -140,7 +152,8 @@ def parse_args(argv: list[str]) -> SimpleNamespace:
             values[name[2:]] = OPTIONS[name](value)
         except ValueError:
             raise Usage(f"{name}: invalid value {value!r}") from None
-    return SimpleNamespace(**values)
+    return HealthcheckOptions(values["baseline"], values["budget"], values["root"], values["json"],
+                              ServiceOptions(config=values["config"], threads=values["threads"], instances=values["instances"]))
 
 
 def main(argv: list[str]) -> None:
@@ -160,7 +173,7 @@ def main(argv: list[str]) -> None:
             _finish(outcome, args.json, hard=stuck)
 
 
-def _evaluate_within_budget(args: SimpleNamespace, progress: Progress) -> tuple[Outcome, bool]:
+def _evaluate_within_budget(args: HealthcheckOptions, progress: Progress) -> tuple[Outcome, bool]:
     """The outcome, and whether the evaluation is still running (stuck in a read)."""
     bounded = run_within(lambda: evaluate(args, progress), args.budget, "healthcheck")
     if not bounded.finished:
@@ -170,6 +183,7 @@ def _evaluate_within_budget(args: SimpleNamespace, progress: Progress) -> tuple[
         exc = bounded.error
         reason = str(exc) if isinstance(exc, _user_errors()) else _reason(exc)
         return _unhealthy(reason, {"error": reason}), False
+    assert bounded.value is not None  # finished without an error: evaluate returned its Outcome
     return bounded.value, False
 
 
@@ -179,7 +193,7 @@ def _stopped(stop, progress: Progress) -> Outcome:
                       {"stopped_by": stop.signal_name, "unfinished": [progress.current], "finished": progress.finished})
 
 
-def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
+def evaluate(args: HealthcheckOptions, progress: Progress) -> Outcome:
     baseline = None
     if args.baseline:
         progress.step(f"reading the baseline {args.baseline}")
@@ -189,21 +203,19 @@ def evaluate(args: SimpleNamespace, progress: Progress) -> Outcome:
             return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
     progress.step("reading the service settings")
     # a --config describes the whole service; without one the service is the baseline's
-    base = baseline.service if baseline and not args.config else None
-    options = {"service_config": args.config, "threads": args.threads, "instances": args.instances}
-    service, origins = service_from_options(options, base)
+    base = baseline.service if baseline and not args.service.config else None
+    service, origins = resolve_service(args.service, base=base)
     root = args.root or (baseline.root if baseline else "/")
     ctx = ProbeContext(root)
     progress.step("probing the container")
-    facts = collect_facts(ctx, service, None, 0)
-    facts.service_origins = origins
-    if baseline is not None:
-        facts.baseline = baseline.as_facts(args.baseline, ctx)
+    probed = collect_facts(ctx, service, None, 0)
+    facts = replace(probed, service_origins=origins,
+                    baseline=baseline.as_facts(args.baseline, ctx) if baseline is not None and args.baseline else None)
     progress.step("loading the checks")
     try:
         checks, rulebook, settings, load_failures = _checks(baseline)
     except RegistryError as exc:
-        message = f"{exc}; re-create the baseline with '{record_command(args.baseline)}'"
+        message = f"{exc}; re-create the baseline with '{record_command(str(args.baseline))}'"
         return _unhealthy(message, {"baseline": args.baseline, "error": message})
     results = []
     for check in checks:

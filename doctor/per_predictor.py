@@ -37,7 +37,7 @@ def judged_predictors(facts: Facts) -> list[tuple[RecordedPredictor, Facts]]:
     if record is None or not record.read:
         return []
     from .record.reading import predictor_settings
-    from .service_sources import with_settings
+    from .service.resolve import with_settings
 
     winning = {origin.name: origin for origin in facts.service_origins}
     defaults = ServiceConfig()

@@ -17,20 +17,17 @@ from dataclasses import replace
 from .facts.verification import ComparisonResult, ExperimentResult, VerificationFacts
 from .findings import Finding, Status, Verdict
 from .rules import Rulebook
-from .runner import CheckResult
 from .verify.words import describe
 from .vocabulary import Effect
 
 
-def reconcile_results(results: list[CheckResult], verification: VerificationFacts, rulebook: Rulebook) -> list[CheckResult]:
+def reconcile_findings(findings: list[Finding], verification: VerificationFacts, rulebook: Rulebook) -> list[Finding]:
+    """Each finding made consistent with the experiment its rule names."""
     reconciled = []
-    for result in results:
-        findings = []
-        for finding in result.findings:
-            rule = rulebook.rules.get(finding.rule_id)
-            experiment = verification.experiment(rule.experiment) if rule and rule.experiment else None
-            findings.append(reconcile(finding, experiment))
-        reconciled.append(replace(result, findings=findings))
+    for finding in findings:
+        rule = rulebook.rules.get(finding.rule_id)
+        experiment = verification.experiment(rule.experiment) if rule and rule.experiment else None
+        reconciled.append(reconcile(finding, experiment))
     return reconciled
 
 

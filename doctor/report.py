@@ -28,7 +28,7 @@ from .report_measured import (
 from .rules import AREAS, PLACEHOLDER, Change, Rule, Rulebook
 from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_metadata
-from .service_sources import source_predictors
+from .service.sources import source_predictors
 from .settings import Settings
 from .vocabulary import Experiment, PaddleStatus, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms

@@ -5,7 +5,7 @@ finding for each of its rules; the other checks still run. Each check runs under
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .facts import Facts
 from .findings import CheckFailed, Finding, Status, skipped
@@ -28,9 +28,9 @@ def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook) -> list[Ch
     results = [run_one(check, facts, rulebook) for check in checks]
     if facts.verification is None:
         return results
-    from .reconcile import reconcile_results
+    from .reconcile import reconcile_findings
 
-    return reconcile_results(results, facts.verification, rulebook)
+    return [replace(result, findings=reconcile_findings(result.findings, facts.verification, rulebook)) for result in results]
 
 
 def run_one(check: Check, facts: Facts, rulebook: Rulebook) -> CheckResult:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import enum
-import errno
 import functools
 import json
-import os
 import sys
 import types
 import typing
@@ -39,6 +36,11 @@ def to_data(obj: Any) -> Any:
 
 def from_data(cls: type[T], data: Any, where: str = "") -> T:
     return _decode(cls, data, where or cls.__name__)
+
+
+def decode_as(tp: Any, data: Any, where: str) -> Any:
+    """``data`` decoded as the type ``tp`` (a field's annotation, such as ``int | None``), strictly."""
+    return _decode(tp, data, where)
 
 
 def _decode(tp: Any, data: Any, where: str) -> Any:
@@ -113,10 +115,14 @@ class _ModuleNames(dict):
             raise KeyError(name) from None
 
 
-@functools.cache
-def field_types(cls: Any, extras: bool = False) -> dict[str, Any]:
+def field_types(cls: type, extras: bool = False) -> dict[str, Any]:
     """Resolved field types, once per class (resolving them dominates decoding a baseline);
     ``extras`` keeps ``Annotated`` metadata (the schema's constraints)."""
+    return _field_types(cls, extras)
+
+
+@functools.cache
+def _field_types(cls: type, extras: bool) -> dict[str, Any]:
     return typing.get_type_hints(cls, localns=_ModuleNames(sys.modules[cls.__module__]), include_extras=extras)
 
 
@@ -150,86 +156,6 @@ def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: s
         raise error(refusal(path, kind, exc, hint)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {kind} file ({exc})") from None
-
-
-# Devices and pipes check_writable opened before the work, by path, for write_text_atomically to write.
-_OPENED: dict[str, int] = {}
-
-
-class OutputError(ValueError):
-    """A report or facts file that cannot be written; the message names the file and why."""
-
-
-def check_writable(path: str | Path, error: type[ValueError], kind: str) -> None:
-    """``error`` unless :func:`write_text_atomically` can write ``path``: checked before any work.
-
-    Missing folders are created when written, so the nearest folder that exists must be writable.
-    """
-    if not str(path).strip():
-        raise error(f"the file to write the {kind} to is an empty name; give a path (or, where it may, leave the option out for stdout)")
-    target = Path(path)
-    try:
-        if target.is_dir():
-            raise error(f"{path}: is a folder; expected the file to write the {kind} to")
-        if target.exists() and not target.is_file():  # a device or pipe (/dev/stdout) is written in place
-            fd = _open_in_place(target)
-            try:
-                os.write(fd, b"")  # what the device answers to a write, without writing: /dev/full refuses it
-            except OSError:
-                os.close(fd)
-                raise
-            with contextlib.suppress(KeyError, OSError):
-                os.close(_OPENED.pop(str(path)))
-            _OPENED[str(path)] = fd  # held until written: closing it would end a FIFO's reader
-            return
-        folder = target.absolute().parent
-        while not folder.exists():
-            folder = folder.parent
-    except OSError as exc:
-        raise error(_cannot_write(path, kind, exc)) from None
-    if not folder.is_dir():
-        raise error(f"{path}: cannot write the {kind}: {folder} is a file, not a folder")
-    import tempfile
-
-    try:  # a real file, at once removed: permissions, a read-only mount and /proc all answer truly
-        tempfile.TemporaryFile(dir=folder).close()
-    except OSError as exc:
-        raise error(f"{path}: cannot write the {kind}: the folder {folder} is not writable ({exc.strerror or exc})") from None
-
-
-def write_text_atomically(path: str | Path, text: str, error: type[ValueError], kind: str) -> None:
-    """Written to a temporary file beside ``path`` and renamed, so a reader never sees half a file;
-    missing folders are created. A device or pipe (``/dev/stdout``) is written in place.
-    ``error`` names the file and why it could not be written."""
-    target = Path(path)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        if target.exists() and not target.is_file() and not target.is_dir():
-            fd = _OPENED.pop(str(path), None)
-            with open(_open_in_place(target) if fd is None else fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            return
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
-        raise error(_cannot_write(path, kind, exc)) from None
-
-
-def _open_in_place(target: Path) -> int:
-    """A device or pipe opened to write without waiting (a FIFO that nothing reads is an error, not
-    a wait for ever); the writes then wait for a slow reader, as a pipe's writer does."""
-    fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    os.set_blocking(fd, True)
-    return fd
-
-
-def _cannot_write(path: str | Path, kind: str, exc: OSError) -> str:
-    if exc.errno == errno.ENXIO and Path(path).is_fifo():
-        return f"{path}: cannot write the {kind}: it is a FIFO (named pipe) that nothing reads; expected a file, or a pipe being read"
-    return f"{path}: cannot write the {kind} ({exc.strerror or exc})"
 
 
 def load_yaml_file(path: str | Path, error: type[ValueError], kind: str, hint: str) -> Any:

@@ -555,7 +555,7 @@ def test_bad_arguments_are_unhealthy_not_exit_2(args, expected):
 
 def test_a_missing_service_config_is_unhealthy(tmp_path):
     line = unhealthy(run_doctor("healthcheck", "--config", str(tmp_path / "service.yaml")))
-    assert line == f"unhealthy: {tmp_path / 'service.yaml'}: service config file not found; see doctor/service.py for the keys"
+    assert line == f"unhealthy: {tmp_path / 'service.yaml'}: service config file not found; see doctor/service/config.py for the keys"
 
 
 def test_help_exits_0_with_usage():

@@ -108,7 +108,7 @@ def test_a_regular_file_past_its_bound_is_refused_unread(tmp_path):
 
 READERS = {
     "--facts": (lambda path: ["check", "--facts", path], "facts", "expected the output of 'paddle-doctor facts'"),
-    "--config": (lambda path: ["check", "--root", ROOT, "--config", path], "service config", "see doctor/service.py for the keys"),
+    "--config": (lambda path: ["check", "--root", ROOT, "--config", path], "service config", "see doctor/service/config.py for the keys"),
     "--settings": (lambda path: ["check", "--root", ROOT, "--settings", path], "settings", "expected keys"),
     "--rules": (lambda path: ["check", "--root", ROOT, "--rules", path], "rules", "expected a rules.yaml"),
     "rules --rules": (lambda path: ["rules", "--rules", path], "rules", "expected a rules.yaml"),

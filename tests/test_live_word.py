@@ -17,7 +17,7 @@ from paddle_doctor.gpu import uses_gpu
 from paddle_doctor.live_word import live_cpu, live_threads
 from paddle_doctor.probes.process import probe_service_process
 from paddle_doctor.registry import Need
-from paddle_doctor.service_sources import resolve_service
+from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.vocabulary import Device
 
 PROCESSES = FIXTURES / "processes"
@@ -34,7 +34,7 @@ def service_facts(tree: str, pid: int, settings=(), busy: int | None = None, **m
     facts.service_process = probe_service_process(ProbeContext(PROCESSES / tree), pid, sample_s=0)
     if busy is not None:
         facts.service_process = dataclasses.replace(facts.service_process, busy_threads=busy, sample_s=1.0)
-    facts.service, facts.service_origins = resolve_service(None, None, {}, SourceFacts(settings=list(settings)))
+    facts.service, facts.service_origins = resolve_service(source=SourceFacts(settings=list(settings)))
     return facts
 
 

@@ -18,7 +18,8 @@ from paddle_doctor.per_predictor import judged_predictors
 from paddle_doctor.record.document import Record
 from paddle_doctor.record.reading import recorded_settings
 from paddle_doctor.serde import from_data
-from paddle_doctor.service_sources import resolve_service
+from paddle_doctor.service import ServiceOptions
+from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.vocabulary import Origin, RecordStatus
 
 HERE = Path(__file__).parent
@@ -37,7 +38,7 @@ def recorded(name: str) -> ServiceRecord:
 def facts_of(name: str, flags: dict | None = None, source: SourceFacts | None = None, cpu_flags=AVX2_FLAGS):
     read = recorded(name)
     facts = make_facts(flags=cpu_flags)
-    facts.service, facts.service_origins = resolve_service(None, None, flags or {}, source or SourceFacts(),
+    facts.service, facts.service_origins = resolve_service(ServiceOptions(**(flags or {})), source,
                                                            recorded=recorded_settings(read))
     facts.service_record = read
     return facts
@@ -109,9 +110,9 @@ def test_without_a_record_a_check_judges_the_service_as_said():
 
 
 def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_report():
-    from paddle_doctor.facts.service import SettingOrigin
     from paddle_doctor.render.service_lines import service_lines
     from paddle_doctor.report import service_summary
+    from paddle_doctor.service import SettingOrigin
     from paddle_doctor.vocabulary import Device, Precision
 
     facts = make_facts(flags=AVX2_FLAGS)

@@ -23,7 +23,8 @@ from paddle_doctor.facts.record import ServiceRecord
 from paddle_doctor.record.document import BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor, RunStats
 from paddle_doctor.record.reading import against_paddle, read_record, recorded_settings
 from paddle_doctor.serde import to_data
-from paddle_doctor.service_sources import resolve_service
+from paddle_doctor.service import ServiceOptions
+from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, RecordStatus
 
 PID, TICKS = 4242, 777
@@ -106,15 +107,15 @@ def _recorded_ocr() -> ServiceRecord:
 def test_the_record_stands_between_config_and_source(tmp_path):
     source = SourceFacts(settings=[SourceSetting(name="threads", value=4, evaluated=True, location=SourceLocation("app.py", 3), code="set(4)")])
     recorded = recorded_settings(_recorded_ocr())
-    service, origins = resolve_service(None, None, {}, source, recorded=recorded)
+    service, origins = resolve_service(source=source, recorded=recorded)
     threads = next(o for o in origins if o.name == "threads")
     assert service.threads == 10 and threads.origin == Origin.RECORD
     assert "threads set at ocrkit 2.7.3 ocrkit/utility.py:263" in threads.detail
     config = tmp_path / "service.yaml"
     config.write_text("threads: 3\n")
-    service, origins = resolve_service(None, str(config), {}, source, recorded=recorded)
+    service, origins = resolve_service(ServiceOptions(config=str(config)), source, recorded=recorded)
     assert service.threads == 3 and next(o for o in origins if o.name == "threads").origin == Origin.CONFIG
-    service, origins = resolve_service(None, None, {"threads": 8}, source, recorded=recorded)
+    service, origins = resolve_service(ServiceOptions(threads=8), source, recorded=recorded)
     flag = next(o for o in origins if o.name == "threads")
     assert service.threads == 8 and flag.origin == Origin.FLAG
     assert flag.detail.startswith("--threads: judged as 8; the service runs 10 (record: /tmp/r.json: predictor 0")
@@ -122,7 +123,7 @@ def test_the_record_stands_between_config_and_source(tmp_path):
 
 def _facts_with(read: ServiceRecord, flags: dict | None = None, **machine):
     facts = make_facts(**machine)
-    facts.service, facts.service_origins = resolve_service(None, None, flags or {}, SourceFacts(), recorded=recorded_settings(read))
+    facts.service, facts.service_origins = resolve_service(ServiceOptions(**(flags or {})), recorded=recorded_settings(read))
     facts.service_record = read
     return facts
 

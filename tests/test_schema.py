@@ -112,12 +112,14 @@ def test_probed_facts_hold_enum_members_not_strings(root):
 
 
 def test_the_service_resolved_from_flags_config_and_source_holds_enum_members(tmp_path):
-    from paddle_doctor.service_sources import resolve_service
+    from paddle_doctor.service import ServiceOptions
+    from paddle_doctor.service.resolve import resolve_service
     from paddle_doctor.source import read_source
+    from paddle_doctor.vocabulary import Layout
 
     config = tmp_path / "service.yaml"
     config.write_text("layout: pool\ninstances: 2\nprecision: bf16\ntensorrt:\n  precision: fp16\n")
-    service, origins = resolve_service(None, str(config), {"device": "cpu", "threads": 2},
+    service, origins = resolve_service(ServiceOptions(config=str(config), threads=2, layout=Layout.POOL),
                                        read_source([str(FIXTURES / "services" / "env_helper.py")]))
     assert enum_fields_holding_strings(service, "service") == [] and enum_fields_holding_strings(origins, "origins") == []
 

@@ -14,8 +14,8 @@ from machine import has_avx2
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.findings import Status
 from paddle_doctor.registry import load_check
-from paddle_doctor.service import ServiceConfigError
-from paddle_doctor.service_sources import resolve_service
+from paddle_doctor.service import ServiceConfigError, ServiceOptions
+from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.source import SourceInputError, read_source
 from paddle_doctor.vocabulary import SourceStop
 
@@ -192,7 +192,7 @@ def test_flags_beat_config_which_beats_source(tmp_path):
     source = read_source([str(SERVICES / "env_helper.py")])
     config = tmp_path / "service.yaml"
     config.write_text("threads: 4\n")
-    service, origins = resolve_service(None, str(config), {"onednn": True}, source)
+    service, origins = resolve_service(ServiceOptions(config=str(config), onednn=True), source)
     assert (service.threads, service.onednn, service.memory_optim) == (4, True, True)
     by_name = {origin.name: origin for origin in origins}
     assert (by_name["threads"].origin, by_name["threads"].detail) == ("config", str(config))
@@ -203,13 +203,13 @@ def test_flags_beat_config_which_beats_source(tmp_path):
 
 def test_the_verification_baseline_is_the_configuration_the_source_builds():
     facts = make_facts()
-    facts.service, _ = resolve_service(None, None, {}, read_source([str(SERVICES / "env_helper.py")], {"INFER_THREADS": "4"}))
+    facts.service, _ = resolve_service(source=read_source([str(SERVICES / "env_helper.py")], {"INFER_THREADS": "4"}))
     baseline = PredictorConfig.of_service(facts)
     assert (baseline.threads, baseline.onednn) == (4, False)
 
 
 def test_a_setting_the_source_cannot_evaluate_keeps_the_default_and_says_where():
-    service, origins = resolve_service(None, None, {}, read_source([str(SERVICES / "factory.py")]))
+    service, origins = resolve_service(source=read_source([str(SERVICES / "factory.py")]))
     assert service.threads is None
     (threads,) = [origin for origin in origins if origin.name == "threads"]
     assert threads.value is None
@@ -222,7 +222,7 @@ def test_a_source_value_that_does_not_fit_is_left_out(tmp_path):
         config = inference.Config()
         config.set_cpu_math_library_num_threads(0)
     """)
-    service, origins = resolve_service(None, None, {}, read_source([path]))
+    service, origins = resolve_service(source=read_source([path]))
     assert service.threads is None
     assert origins[0].detail.endswith("the value 0 does not fit, not used")
 
@@ -231,7 +231,7 @@ def test_a_bad_config_file_is_still_an_error_naming_it(tmp_path):
     config = tmp_path / "service.yaml"
     config.write_text("threads: 0\n")
     with pytest.raises(ServiceConfigError, match="service.yaml: field 'threads'"):
-        resolve_service(None, str(config), {}, read_source([str(SERVICES / "env_helper.py")]))
+        resolve_service(ServiceOptions(config=str(config)), read_source([str(SERVICES / "env_helper.py")]))
 
 
 # ------------------------------------------------------------------ lint rules: fires / stays silent

@@ -8,7 +8,7 @@ import pytest
 from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.findings import Status
 from paddle_doctor.registry import load_check
-from paddle_doctor.service_sources import resolve_service
+from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.source import read_source
 from test_source import LINT
 
@@ -53,7 +53,7 @@ def test_an_argparse_default_decides_the_branch_and_the_other_is_left_out(tmp_pa
     source = read(tmp_path, ARGPARSE_SERVICE.format(use_gpu=use_gpu))
     assert [(value, condition) for value, condition, _ in made(source, "device")] == [(device, None)]
     assert made(source, "threads") == threads
-    service, _ = resolve_service(None, None, {}, source)
+    service, _ = resolve_service(source=source)
     assert service.device == device
 
 
@@ -76,7 +76,7 @@ def test_a_branch_whose_condition_is_not_known_is_conditional_and_never_merged(t
         """)
     assert made(source, "device") == [("gpu", "args.use_gpu", 6), ("cpu", "not (args.use_gpu) and not (args.use_xpu)", 10)]
     assert made(source, "onednn") == [(True, "not (args.use_gpu) and not (args.use_xpu) and args.enable_mkldnn", 12)]
-    service, origins = resolve_service(None, None, {}, source)
+    service, origins = resolve_service(source=source)
     assert service.device == "cpu"  # Paddle's default stands: the source alone does not say which branch runs
     (device,) = [origin for origin in origins if origin.name == "device"]
     assert device.value is None
@@ -311,7 +311,7 @@ def test_a_yaml_configured_engine_with_a_guarded_thread_call(tmp_path, threads, 
     assert made(source, "device") == [("cpu", None, 16)]           # use_cuda: false, the else branch
     assert made(source, "gpu_memory_pool_mb") == []
     assert made(source, "threads") == made_threads
-    service, _ = resolve_service(None, None, {}, source)
+    service, _ = resolve_service(source=source)
     assert service.device == "cpu" and service.threads is None
 
 

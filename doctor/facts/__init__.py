@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..schema import Count, version_field
 from ..serde import to_data
+from ..service.config import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 from ..vocabulary import (
     CacheStatus,
     GpuStatus,
@@ -30,7 +31,6 @@ from ..vocabulary import (
     SourceStop,
 )
 from .baseline import BaselineFacts
-from .service import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 
 if TYPE_CHECKING:  # the measured sections: loaded by whoever fills or decodes them (.document)
     from . import graph, record, verification
@@ -146,7 +146,8 @@ class Mount:
 
 @dataclass
 class ProcessFacts:
-    """This process: its CPU affinity, effective user and groups."""
+    """The CPU affinity the checks judge, the service's where its process was read (``affinity_source``
+    names /proc/PID/status), else the doctor's own; and the doctor's effective user and groups."""
 
     affinity: list[int] | None = None
     affinity_source: str | None = None

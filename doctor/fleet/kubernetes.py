@@ -25,8 +25,8 @@ from typing import Any
 
 from .. import children
 from ..inputs import DOCUMENT_BYTES, SYSTEM_BYTES, YAML_BYTES, Refused, parse_json, read_bytes, read_text, size_words
+from ..output import write_text_atomically
 from ..redact import redact_text
-from ..serde import write_text_atomically
 from ..timebox import run_within
 from .reports import FleetError, PodReport, Unreachable, Unreached, pod_report
 

@@ -10,10 +10,10 @@ import json
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts
 from ..facts.record import PredictorMeasured, ServiceRecord
-from ..facts.service import SettingOrigin
 from ..inputs import Refused, parse_json
 from ..redact import redact_recorded
 from ..serde import DecodeError, from_data, json_error_text
+from ..service.config import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
 from .document import SCHEMA_VERSION, Record, RecordedPredictor
 from .location import record_folder, record_name, start_ticks

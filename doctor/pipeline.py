@@ -1,0 +1,303 @@
+"""From a command's typed options to finished Facts and the Report: the probes, the service, the
+graph coverage, the measurements, the checks and their reconciling with the measurements, in
+that order and in one place. What it says along the way goes through a :class:`Reporter` (lines on
+stderr, the measuring progress), so nothing here knows the command line.
+
+A stop signal while probing leaves nothing to report; while the graph is read or the model is
+measured, the Facts say which of them did not finish and the rest of the report still comes out.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
+
+from . import children
+from .context import ProbeContext
+from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
+from .facts.record import PredictorMeasured, ServiceRecord
+from .service import ServiceOptions
+from .service.options import PidChoice
+from .service.reading import Say, ServiceReading, read_service
+from .service.resolve import merge_origins, resolve_service
+
+if TYPE_CHECKING:
+    from .facts import GraphFacts, VerificationFacts
+    from .report import Report
+    from .rules import Rulebook
+    from .settings import Settings
+    from .verify.measure import Progress
+    from .verify.model import ModelRun
+
+DEFAULT_PADDLE_TIMEOUT = 60.0
+DEFAULT_GPU_TIMEOUT = 30.0
+DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
+PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
+CHECKING = "running the checks"
+
+
+class MeasureError(ValueError):
+    """``--measure`` with nothing in the service's record to measure; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """What the probing commands (``check``, ``facts``, ``baseline``, ``stamp-cache``) are asked:
+    where to look, the service (its flags and --config in ``service``, its process and source),
+    and what to measure. ``None`` where the option was not given."""
+
+    root: str = "/"
+    python: str | None = None
+    no_paddle: bool = False
+    paddle_timeout: float = DEFAULT_PADDLE_TIMEOUT
+    gpu: bool | None = None
+    gpu_timeout: float = DEFAULT_GPU_TIMEOUT
+    pid: PidChoice | None = None
+    source_paths: tuple[str, ...] = ()
+    service: ServiceOptions = field(default_factory=ServiceOptions)
+    model: str | None = None
+    shapes: tuple[str, ...] = ()
+    measure: bool = False
+    inputs: str | None = None
+    budget: float | None = None
+    min_effect: float = 0.03
+    max_drift: float = 0.01
+
+
+class Reporter(Protocol):
+    """Where the pipeline says what it does: one line at a time, and the progress of each measurement."""
+
+    def say(self, line: str) -> None: ...
+
+    def measuring(self, budget_s: float) -> AbstractContextManager[Progress | None]:
+        """Around one measurement of ``budget_s`` seconds: the callback its progress goes to, or None."""
+        ...
+
+
+def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> Facts:
+    """Probe the container; with --model or --measure (and ``measure``), also measure the model on the real predictor.
+
+    A ``model:`` in --config only describes the service (its TensorRT cache, say); measuring,
+    which takes the --budget, happens when --model is asked for.
+    """
+    from .probes import collect_facts
+    from .probes.process import service_interpreter
+    from .record.reading import against_paddle, recorded_settings
+
+    run = _model_run(options.model) if measure and options.model else None  # a path that names no model is refused first
+    with children.phase(PROBING):  # a stop signal here leaves nothing to report
+        ctx = ProbeContext(options.root)
+        reading = read_service(ctx, options.pid, options.source_paths, reporter.say)
+        python = options.python
+        if python is None and ctx.is_live:
+            python = service_interpreter(reading.process) or sys.executable
+        if options.no_paddle:
+            python = None
+        service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
+                                           recorded=recorded_settings(reading.record), model=options.model)
+        first = None
+        if measure and options.measure and not options.model:
+            first = _recorded_measurements(reading.record, measuring_budget(options, service.concurrency), reporter.say)
+            _say_measuring(first, reporter.say)
+            service = replace(service, model=first.model)  # the record names the model to measure
+            run = _model_run(first.model)
+        probe_gpu = ctx.is_live if options.gpu is None else options.gpu
+        probed = collect_facts(ctx, service, python, options.paddle_timeout, environ=reading.environ,
+                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=options.gpu_timeout)
+        reading.finish(reporter.say)
+        against_paddle(reading.record, probed.paddle.version)
+        facts = replace(probed, service_process=reading.process, service_source=reading.source, service_origins=origins,
+                        service_record=reading.kept_record(), process=judged_process(probed.process, reading.process))
+        if reading.record.reason and reading.record.read:
+            reporter.say(f"paddle-doctor: warning: {reading.record.reason}")
+    if run is None:
+        return facts
+    if first is not None:
+        options = replace(options, model=first.model, shapes=tuple(first.shapes), budget=first.budget_s)
+    return _measured(facts, run, options, ctx, reading, first, reporter)
+
+
+def judged_process(doctor: ProcessFacts, service: ServiceProcessFacts) -> ProcessFacts:
+    """The process whose CPU affinity the checks judge: the service's where /proc/PID gave it, else the doctor's own."""
+    if not service.affinity_source:
+        return doctor
+    return replace(doctor, affinity=service.affinity, affinity_source=service.affinity_source)
+
+
+def from_file(path: str, service: ServiceOptions) -> Facts:
+    """Recorded facts (``check --facts``), with the service as the flags and --config given now say it."""
+    from .facts.document import load_facts
+
+    facts = load_facts(path)
+    declared, origins = resolve_service(service, base=facts.service)
+    return replace(facts, service=declared, service_origins=merge_origins(facts.service_origins, origins))
+
+
+def settings_for(path: str | None, ignore: tuple[str, ...], rulebook: Rulebook) -> Settings:
+    """--settings, then --ignore; an ignored id or prefix, or a severity override, that names no rule is a SettingsError."""
+    from .settings import Settings, load_settings
+
+    settings = load_settings(path) if path else Settings()
+    settings.check_rule_ids(rulebook.rules, path)
+    flags = Settings().ignoring(ignore)
+    flags.check_rule_ids(rulebook.rules, None)
+    return settings.ignoring(flags.ignore)
+
+
+def report_of(facts: Facts, rulebook: Rulebook, settings: Settings) -> Report:
+    """Every check run on the facts, each finding reconciled with its measurement, in one Report."""
+    from .registry import discover_checks
+    from .report import EXIT_DOCTOR_FAILED, build_report
+    from .runner import run_checks
+
+    with children.phase(CHECKING, deferred=True):
+        checks, load_failures = discover_checks()
+        report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
+    if children.received():  # stopped by a signal: the partial report says the exit code the doctor ends with
+        report.exit_code = EXIT_DOCTOR_FAILED
+    return report
+
+
+def measuring_budget(options: ProbeOptions, concurrency: int | None) -> float:
+    """The seconds --budget gives measuring, or its default (longer under concurrency, for the serving layouts)."""
+    return options.budget or (DEFAULT_LOAD_BUDGET_S if (concurrency or 1) > 1 else DEFAULT_BUDGET_S)
+
+
+def _model_run(model: str) -> ModelRun:
+    from .verify.model import ModelRun
+
+    return ModelRun(model)
+
+
+def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeContext, reading: ServiceReading,
+              first: PredictorMeasured | None, reporter: Reporter) -> Facts:
+    """The facts with the graph coverage and the measurements of the model (and, with --measure, of each recorded predictor)."""
+    from .graph.probe import probe_graph
+
+    record = reading.record
+    graph: GraphFacts | None = None
+    verification: VerificationFacts | None = None
+    busy = None
+    try:
+        with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
+            with children.phase(GRAPH):  # an unreadable program is a finding; the rest of the report still comes out
+                graph = probe_graph(facts, run)
+            facts = replace(facts, graph=graph)
+            if run.program is not None:
+                with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
+                    with _service_load(ctx, reading, options.measure) as load:
+                        verification = _verify(facts, run, options, reporter)
+                        facts = replace(facts, verification=verification)
+                        if first is not None:
+                            _measure_other_predictors(facts, record, first, options, reporter)
+                    busy = load.busy_cpus
+                    if busy is not None:
+                        reporter.say(f"paddle-doctor: the service used {busy:g} CPUs while it was measured beside it")
+    except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
+        facts = replace(facts, issues=facts.issues + _not_finished(graph, verification, stop.signal_name, options.model))
+    if busy is None:
+        return facts
+    return replace(facts, service_record=replace(record, busy_cpus_while_measured=busy))
+
+
+def _recorded_measurements(record: ServiceRecord, budget_s: float, say: Say) -> PredictorMeasured:
+    """``--measure``: what the service's record gives to measure of each predictor (in ``record.measured``,
+    before the facts hold the record), the first to measure first (it becomes the report's verification),
+    or a MeasureError when it gives nothing."""
+    from .record.reading import measurements_of
+    from .render.escape import terminal_line
+
+    planned = measurements_of(record, budget_s) if record.read else []
+    first = next((plan for plan in planned if plan.not_measured is None), None)
+    if first is None:
+        why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
+        raise MeasureError(f"--measure needs the service's record of a predictor and its model ({why}); "
+                           "start the service with `paddle-doctor record -- CMD`, or give --model")
+    measured = sum(1 for plan in planned if plan.not_measured is None)
+    say(f"paddle-doctor: measuring {measured} of the record's {len(planned)} predictors, {first.budget_s:g} s each, "
+        "the busiest first")
+    for plan in planned:
+        if plan.not_measured:
+            say(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"))
+    record.measured = planned
+    return first
+
+
+def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
+    from .render.escape import terminal_line
+    from .render.words import shape_options
+
+    say(terminal_line(f"paddle-doctor: measuring predictor {plan.predictor}: {plan.model} at {shape_options(plan.shapes)}"))
+
+
+def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: PredictorMeasured, options: ProbeOptions,
+                              reporter: Reporter) -> None:
+    """``--measure``: each recorded predictor after the first, its model at its recorded shapes, its
+    recorded configuration the baseline, within its share of the budget (into its plan in ``record.measured``)."""
+    from .per_predictor import judged_predictors
+    from .verify.model import ModelError, ModelRun
+
+    views = {predictor.id: view for predictor, view in judged_predictors(facts)}
+    waiting = [plan for plan in record.measured if plan.not_measured is None and plan is not first]
+    for number, plan in enumerate(waiting):
+        _say_measuring(plan, reporter.say)
+        try:
+            with ModelRun(plan.model) as run:
+                if run.program is None:
+                    plan.not_measured = f"not measured: {run.unreadable}"
+                    continue
+                plan.verification = _verify(views[plan.predictor], run, replace(options, shapes=tuple(plan.shapes),
+                                                                                   budget=plan.budget_s), reporter)
+                if plan.verification is None:
+                    plan.not_measured = "not measured: it runs on the GPU; the doctor measures predictors on the CPU"
+        except ModelError as exc:
+            plan.not_measured = f"not measured: {exc}"
+        except children.Interrupted as stop:
+            for left in waiting[number:]:
+                left.not_measured = f"not measured: the doctor was stopped by {stop.signal_name}"
+            raise
+
+
+@dataclass
+class _ServiceLoad:
+    busy_cpus: float | None = None
+
+
+@contextmanager
+def _service_load(ctx: ProbeContext, reading: ServiceReading, measured: bool) -> Iterator[_ServiceLoad]:
+    """With --measure: how busy the service was while its model was measured beside it (its CPU time over the wall time)."""
+    from .probes.process import cpu_seconds
+
+    process, load = reading.process, _ServiceLoad()
+    before = cpu_seconds(ctx, process.pid) if measured and process.pid and reading.record.read else None
+    started = time.monotonic()
+    yield load
+    after = cpu_seconds(ctx, process.pid) if before is not None and process.pid else None
+    if before is not None and after is not None:
+        load.busy_cpus = round((after - before) / max(time.monotonic() - started, 1e-3), 2)
+
+
+def _verify(facts: Facts, run: ModelRun, options: ProbeOptions, reporter: Reporter) -> VerificationFacts | None:
+    from .verify.run import VerifyOptions, run_verification
+
+    budget = measuring_budget(options, facts.service.concurrency)
+    verify = VerifyOptions(shapes=list(options.shapes), inputs=options.inputs, budget_s=budget,
+                           min_effect=options.min_effect, max_drift=options.max_drift)
+    with reporter.measuring(budget) as progress:
+        return run_verification(facts, run, verify, progress)
+
+
+def _not_finished(graph: GraphFacts | None, verification: VerificationFacts | None, signal_name: str,
+                  model: str | None) -> list[ProbeIssue]:
+    """Graph coverage or measuring, cut by a stop signal, as what the checks that need them are told."""
+    issues = []
+    if graph is None:
+        issues.append(ProbeIssue("graph", model, f"not read: the doctor was stopped by {signal_name} before {GRAPH} finished"))
+    if verification is None:
+        issues.append(ProbeIssue("verification", model, f"not measured: the doctor was stopped by {signal_name} "
+                                                        "before measuring finished"))
+    return issues

@@ -1,0 +1,87 @@
+"""The service as it runs: its process (``--pid``, or the one found), its source (``--source``, or
+the script the process runs, with the modules it imports) and its record of its predictors
+(``paddle-doctor record``). Each reading that goes wrong is a line for ``say``, never an error:
+the rest of the report follows."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..context import ProbeContext
+from ..facts import ServiceProcessFacts, SourceFacts
+from ..facts.record import ServiceRecord
+from ..probes.process import ThreadSample, open_service_process
+from ..record.reading import read_record
+from ..render.escape import terminal_line
+from ..source import read_source
+from ..vocabulary import RecordStatus
+from .options import PidChoice
+
+Say = Callable[[str], None]  # one line on stderr
+
+
+@dataclass
+class ServiceReading:
+    """The process, the source and the record, read before the other probes; the busy-thread
+    ``sample`` of the process is waited out after them (:meth:`finish`)."""
+
+    process: ServiceProcessFacts
+    source: SourceFacts
+    record: ServiceRecord
+    sample: ThreadSample | None = None
+
+    @property
+    def environ(self) -> dict[str, str] | None:
+        """The process's environment, where it was read."""
+        return self.process.environ if self.process.environ_source else None
+
+    def finish(self, say: Say) -> None:
+        """The busy-thread sample, waited out; then what went wrong with the process, in one line."""
+        if self.sample is not None:
+            self.sample.finish(self.process)
+        if self.process.reason and self.process.status != "not_probed":
+            say(terminal_line(f"paddle-doctor: {self.process.reason}"))
+
+    def kept_record(self) -> ServiceRecord | None:
+        """The record as the facts hold it: None where none was asked for."""
+        return self.record if self.record.status != RecordStatus.NOT_ASKED else None
+
+
+def read_service(ctx: ProbeContext, pid: PidChoice | None, source_paths: tuple[str, ...], say: Say) -> ServiceReading:
+    """The service's process (``pid``; by default the one found, or none with --root), its source and its record."""
+    choice = pid if pid is not None else ("auto" if ctx.is_live else "none")
+    sample = None
+    if choice == "none":
+        process = ServiceProcessFacts(reason="not asked for (--pid none, or --root without --pid)")
+    else:
+        process, sample = open_service_process(ctx, None if choice == "auto" else choice)
+    source = _read_source(ctx, process, list(source_paths), say)
+    return ServiceReading(process, source, _read_record(ctx, process, say), sample)
+
+
+def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[str], say: Say) -> SourceFacts:
+    environ = process.environ if process.environ_source else None
+    search = None
+    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
+        from ..source.imports import search_path
+
+        paths = [str(ctx.path(process.script))]  # and the modules it imports, where its interpreter finds them
+        search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
+    source = read_source(paths, environ, search) if paths else SourceFacts(reason="no --source, and no script from --pid")
+    for error in source.errors:
+        say(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"))
+    return source
+
+
+def _read_record(ctx: ProbeContext, process: ServiceProcessFacts, say: Say) -> ServiceRecord:
+    """The picked process's record of its predictors, and where it was read from (or why not), in one line."""
+    record = read_record(ctx, process)
+    if record.read:
+        count = len(record.predictors)
+        say(f"paddle-doctor: read the record of process {process.pid} from {record.source}: "
+            f"{count} predictor{'s' if count != 1 else ''}")
+    elif record.reason and record.status != "not_asked":
+        say(f"paddle-doctor: {record.reason}; the rest of the report follows")
+    return record

@@ -1,0 +1,123 @@
+"""The service's settings from every place that states them, and where each came from: one function.
+
+Precedence: flags > ``--config`` > the service's record of what it runs (``paddle-doctor record``)
+> the source (``--source``, or the script of ``--pid``) > Paddle's defaults. The process enters through the source: a setting read from
+``os.environ.get(NAME, default)`` takes the live value from the process's environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from ..facts import SourceFacts
+from ..redact import redact_text
+from ..serde import DecodeError, decode_as, field_types, load_yaml_file
+from ..vocabulary import Origin
+from .config import (
+    KEYS_HINT,
+    ServiceConfig,
+    ServiceConfigError,
+    SettingOrigin,
+    TensorRTSettings,
+    service_from_data,
+    validate_service,
+)
+from .options import ServiceOptions
+from .sources import source_origins
+
+FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
+NO_OPTIONS = ServiceOptions()
+D = TypeVar("D", ServiceConfig, TensorRTSettings)
+
+
+def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | None = None, *,
+                    base: ServiceConfig | None = None, environ_source: str | None = None,
+                    recorded: Iterable[SettingOrigin] = (), model: str | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
+    """The service settings over ``base`` (Paddle's defaults when None), and the origin of each one that is not
+    Paddle's default; ``model`` is the model measured (``--model``, or the one ``--measure`` takes from the record).
+
+    Raises ServiceConfigError for a --config file or flags the doctor cannot use; a source value
+    that does not fit is recorded in its origin and left out."""
+    service = base or ServiceConfig()
+    origins: dict[str, SettingOrigin] = {}
+    for origin in source_origins(source or SourceFacts(), environ_source):
+        if origin.value is not None:
+            fitted = _fitted(service, origin.name, origin.value)
+            if fitted is None:
+                origin = SettingOrigin(origin.name, None, Origin.SOURCE, f"{origin.detail}; the value {origin.value!r} does not fit, not used")
+            else:
+                service = fitted
+        origins[origin.name] = origin
+    for origin in recorded:
+        service = with_setting(service, origin.name, origin.value)
+        origins[origin.name] = origin
+    if options.config:
+        config = load_yaml_file(options.config, ServiceConfigError, "service config", KEYS_HINT) or {}
+        service_from_data(config, options.config)
+        for name, value in _flatten(config):
+            value = redact_text(value) if isinstance(value, str) else value  # a model URL with its credentials
+            service = with_setting(service, name, value)
+            origins[name] = SettingOrigin(name, value, Origin.CONFIG, options.config)
+    for name, value in options.flags():
+        service = with_setting(service, name, value)
+        shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
+        before = origins.get(name)
+        if before is not None and before.origin == Origin.RECORD and before.value != value:  # the flag is judged, not what runs
+            shown = f"{shown}: judged as {value}; the service runs {before.value} ({before.origin}: {before.detail})"
+        origins[name] = SettingOrigin(name, value, Origin.FLAG, shown)
+    if model:
+        service = dataclasses.replace(service, model=model)
+    said = [origin for origin in origins.values() if origin.value is not None]
+    files = sorted({origin.detail if origin.origin == Origin.CONFIG else origin.origin for origin in said if origin.origin != Origin.FLAG})
+    flags_given = [origin.detail for origin in said if origin.origin == Origin.FLAG]
+    what = " and ".join(files) or "the service"
+    validate_service(service, f"{what} with {', '.join(flags_given)}" if flags_given else what)
+    return service, [origins[name] for name in sorted(origins)]
+
+
+def with_setting(settings: D, name: str, value: Any) -> D:
+    """``settings`` (a ServiceConfig, or a section of it) with the setting ``name`` (``tensorrt.enabled``
+    for a nested one) set to ``value``, decoded as its field's type; DecodeError when it does not fit."""
+    head, _, rest = name.partition(".")
+    types = field_types(type(settings))
+    if head not in types:
+        raise DecodeError(f"service: unknown field {name!r}")
+    if rest:
+        return dataclasses.replace(settings, **{head: with_setting(getattr(settings, head), rest, value)})
+    return dataclasses.replace(settings, **{head: decode_as(types[head], value, f"service.{name}")})
+
+
+def with_settings(service: ServiceConfig, values: Mapping[str, Any]) -> ServiceConfig:
+    """``service`` with the settings ``values`` names (``tensorrt.enabled`` for a nested one) set."""
+    for name, value in values.items():
+        service = with_setting(service, name, value)
+    return service
+
+
+def merge_origins(recorded: list[SettingOrigin], newer: list[SettingOrigin]) -> list[SettingOrigin]:
+    """Recorded origins (``check --facts``) with the ones flags and --config give now taking their place."""
+    merged = {origin.name: origin for origin in recorded}
+    merged.update({origin.name: origin for origin in newer})
+    return [merged[name] for name in sorted(merged)]
+
+
+def _fitted(service: ServiceConfig, name: str, value: Any) -> ServiceConfig | None:
+    """``service`` with the source's value of ``name``, or None when that value does not fit it."""
+    try:
+        trial = with_setting(service, name, value)
+        validate_service(trial, "source")
+    except (DecodeError, ServiceConfigError):
+        return None
+    return trial
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            items.extend(_flatten(value, f"{prefix}{key}."))
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
