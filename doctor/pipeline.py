@@ -26,7 +26,8 @@ from .service.reading import Say, ServiceReading, read_service
 from .service.resolve import merge_origins, resolve_service
 
 if TYPE_CHECKING:
-    from .facts import GraphFacts, VerificationFacts
+    from .facts.graph import GraphFacts
+    from .facts.verification import VerificationFacts
     from .report import Report
     from .rules import Rulebook
     from .settings import Settings

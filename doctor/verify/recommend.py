@@ -156,10 +156,10 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             current, changed = config, True
         if not changed:
             break
-    comparison: ComparisonResult | None = None
+    whole: ComparisonResult | None = None
     if current != baseline:
         remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
-        (comparison,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], remaining, "recommended")
+        (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], remaining, "recommended")
     else:
         steps.append("no change measured decisively faster than the service's configuration")
     return Recommendation(
@@ -168,7 +168,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         steps=steps,
         baseline=ctx.measurer.arm_result(BASELINE, baseline),
         recommended=ctx.measurer.arm_result("recommended", current),
-        comparison=comparison,
+        comparison=whole,
         enforced=["PD-CPU-010"] if forced else [],
     )
 
