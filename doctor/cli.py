@@ -149,14 +149,14 @@ def _probe_options(params: dict[str, Any]) -> ProbeOptions:
     return ProbeOptions(
         root=params["root"], python=params["python"], no_paddle=params["no_paddle"], paddle_timeout=params["paddle_timeout"],
         gpu=params["gpu"], gpu_timeout=params["gpu_timeout"], pid=_pid(params["pid"]), source_paths=tuple(params["source_paths"]),
-        service=_service_options(params), model=params["model"], shapes=tuple(params["shapes"]), measure=params["measure"],
+        service=_service_options(params), shapes=tuple(params["shapes"]), measure=params["measure"],
         inputs=params["inputs"], budget=params["budget"], min_effect=params["min_effect"], max_drift=params["max_drift"])
 
 
 def _service_options(params: dict[str, Any]) -> ServiceOptions:
     """--config and the service flags, typed."""
     return ServiceOptions(
-        config=params["service_config"], threads=params["threads"], instances=params["instances"], onednn=params["onednn"],
+        config=params["service_config"], model=params["model"], threads=params["threads"], instances=params["instances"], onednn=params["onednn"],
         precision=Precision(params["precision"]) if params["precision"] else None, concurrency=params["concurrency"],
         layout=Layout(params["layout"]) if params["layout"] else None)
 

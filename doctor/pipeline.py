@@ -20,10 +20,11 @@ from . import children
 from .context import ProbeContext
 from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
 from .facts.record import PredictorMeasured, ServiceRecord
-from .service import ServiceOptions
+from .service import ServiceOptions, SettingOrigin
 from .service.options import PidChoice
 from .service.reading import Say, ServiceReading, read_service
 from .service.resolve import merge_origins, resolve_service
+from .vocabulary import Origin
 
 if TYPE_CHECKING:
     from .facts.graph import GraphFacts
@@ -60,7 +61,6 @@ class ProbeOptions:
     pid: PidChoice | None = None
     source_paths: tuple[str, ...] = ()
     service: ServiceOptions = field(default_factory=ServiceOptions)
-    model: str | None = None
     shapes: tuple[str, ...] = ()
     measure: bool = False
     inputs: str | None = None
@@ -89,7 +89,8 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     from .probes.process import service_interpreter
     from .record.reading import against_paddle, recorded_settings
 
-    run = _model_run(options.model) if measure and options.model else None  # a path that names no model is refused first
+    model = options.service.model
+    run = _model_run(model) if measure and model else None  # a path that names no model is refused first
     with children.phase(PROBING):  # a stop signal here leaves nothing to report
         ctx = ProbeContext(options.root)
         reading = read_service(ctx, options.pid, options.source_paths, reporter.say)
@@ -99,12 +100,14 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
         if options.no_paddle:
             python = None
         service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
-                                           recorded=recorded_settings(reading.record), model=options.model)
+                                           recorded=recorded_settings(reading.record))
         first = None
-        if measure and options.measure and not options.model:
+        if measure and options.measure and not model:
             first = _recorded_measurements(reading.record, measuring_budget(options, service.concurrency), reporter.say)
             _say_measuring(first, reporter.say)
-            service = replace(service, model=first.model)  # the record names the model to measure
+            service = replace(service, model=first.model)  # the record names the model to measure, and says so
+            origins = merge_origins(origins, [SettingOrigin("model", first.model, Origin.RECORD,
+                                                            f"{reading.record.source}: predictor {first.predictor}, measured first")])
             run = _model_run(first.model)
         probe_gpu = ctx.is_live if options.gpu is None else options.gpu
         probed = collect_facts(ctx, service, python, options.paddle_timeout, environ=reading.environ,
@@ -118,7 +121,7 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     if run is None:
         return facts
     if first is not None:
-        options = replace(options, model=first.model, shapes=tuple(first.shapes), budget=first.budget_s)
+        options = replace(options, service=replace(options.service, model=first.model), shapes=tuple(first.shapes), budget=first.budget_s)
     return _measured(facts, run, options, ctx, reading, first, reporter)
 
 
@@ -199,7 +202,7 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
                     if busy is not None:
                         reporter.say(f"paddle-doctor: the service used {busy:g} CPUs while it was measured beside it")
     except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
-        facts = replace(facts, issues=facts.issues + _not_finished(graph, verification, stop.signal_name, options.model))
+        facts = replace(facts, issues=facts.issues + _not_finished(graph, verification, stop.signal_name, facts.service.model))
     if busy is None:
         return facts
     return replace(facts, service_record=replace(record, busy_cpus_while_measured=busy))

@@ -50,8 +50,9 @@ def test_without_a_process_the_facts_keep_the_affinity_probed():
 def test_the_model_measured_is_the_services_model_over_what_its_config_names(tmp_path):
     config = tmp_path / "service.yaml"
     config.write_text("model: ./in-config\nthreads: 2\n")
-    service, origins = resolve_service(ServiceOptions(config=str(config)), model="./measured")
+    service, origins = resolve_service(ServiceOptions(config=str(config), model="./measured"))
     assert (service.model, service.threads) == ("./measured", 2)
+    assert {o.name: (o.origin, o.detail) for o in origins} == {"model": (Origin.FLAG, "--model"), "threads": (Origin.CONFIG, str(config))}
     service, _ = resolve_service(ServiceOptions(config=str(config)))
     assert service.model == "./in-config"
 

@@ -5,9 +5,11 @@ most. Fixture sources are written here; nothing is imported or run."""
 import textwrap
 
 import pytest
+from conftest import run_doctor
 from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.findings import Status
 from paddle_doctor.registry import load_check
+from paddle_doctor.render.service_lines import service_lines
 from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.source import read_source
 from test_source import LINT
@@ -258,6 +260,33 @@ def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tm
     assert (second.id, second.origin.builder.line, second.origin.threads_set_at) == (2, 11, None)
     (threads,) = facts.service_source.settings
     assert (threads.value, threads.predictors) == (3, [1])
+    lines = service_lines(service_summary(facts))
+    assert lines[-2] == (f"predictor 1: built at {tmp_path}/app.py:5 from {tmp_path}/app.py:12, threads set at {tmp_path}/app.py:6 "
+                         "(source; how it runs is known once it is recorded)")
+    assert lines[-1].startswith("predictor 2: built at ") and "run" not in lines[-1].split("(")[0]
+
+
+def test_the_flags_given_read_back_as_typed_on_one_line_in_every_report_for_people(tmp_path):
+    from paddle_doctor.report import service_summary
+    from paddle_doctor.service import ServiceOptions
+
+    facts = make_facts(flags=AVX2_FLAGS)
+    facts.service_source = read(tmp_path, """\
+        from paddle import inference
+        config = inference.Config("m.json", "m.pdiparams")
+        config.enable_mkldnn()
+        """)
+    options = ServiceOptions(model="/srv/my model", threads=8, onednn=False)
+    facts.service, facts.service_origins = resolve_service(options, facts.service_source)
+    lines = service_lines(service_summary(facts))
+    assert "flags: --model '/srv/my model' --no-onednn --threads 8" in lines
+    assert not any(line.startswith(("threads =", "model =", "onednn =")) for line in lines), lines
+    assert facts.service.model == "/srv/my model"
+    assert [(o.name, o.origin) for o in facts.service_origins if o.name == "model"] == [("model", "flag")]
+    recorded = tmp_path / "facts.json"
+    recorded.write_text(facts.to_json())
+    text = run_doctor("--facts", str(recorded), "--threads", "8", "--no-onednn", env={"COLUMNS": "100"})
+    assert "\n  flags: --model '/srv/my model' --no-onednn --threads 8\n" in text.stdout, text.stdout
 
 
 YAML_ENGINE = """\

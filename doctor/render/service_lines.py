@@ -10,7 +10,7 @@ from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
 from ..record.document import RecordedPredictor
 from ..report import ServiceSummary
 from ..verify.words import speed_words
-from ..vocabulary import Origin, ProcessStatus, SourceStatus
+from ..vocabulary import BuiltBy, Origin, ProcessStatus, SourceStatus
 from .words import byte_size, counted, shape_options
 
 if TYPE_CHECKING:
@@ -45,9 +45,16 @@ SHAPES_SHOWN = 3
 
 
 def predictor_line(predictor: RecordedPredictor) -> str:
-    """One recorded predictor: its model, what it runs (said by the record), where it was built, how it ran."""
+    """One recorded predictor: its model, what it runs (said by the record), where it was built, how it ran;
+    one the source builds: where, and that how it runs is not known."""
     model = predictor.model
-    folder = (model.model_dir or (model.prog_file or "").rpartition("/")[0] or predictor.name()) if model else predictor.name()
+    head = f"predictor {predictor.id}" + (f" {model.model_dir or (model.prog_file or '').rpartition('/')[0] or model.name()}" if model else "")
+    service = predictor.origin.service
+    called = f" from {service.where()}" if service and service != predictor.origin.builder else ""
+    if predictor.origin.threads_set_at:
+        called += f", threads set at {predictor.origin.threads_set_at.where()}"
+    if predictor.built_by == BuiltBy.SOURCE:
+        return f"{head}: built at {predictor.built_at()}{called} (source; how it runs is known once it is recorded)"
     config = predictor.config
     if config is None:
         runs = "its building was not seen"
@@ -62,17 +69,29 @@ def predictor_line(predictor: RecordedPredictor) -> str:
                        for entry in stats.shapes[:SHAPES_SHOWN])
     more = len(stats.shapes) - SHAPES_SHOWN + (1 if stats.shapes_not_kept else 0)
     shapes += f" and {more} more" if more > 0 else ""
-    service = predictor.origin.service
-    called = f" from {service.where()}" if service and service != predictor.origin.builder else ""
-    if predictor.origin.threads_set_at:
-        called += f", threads set at {predictor.origin.threads_set_at.where()}"
-    return (f"predictor {predictor.id} {folder}: {runs}; built at {predictor.built_at()}{called}; "
+    return (f"{head}: {runs}; built at {predictor.built_at()}{called}; "
             f"{ran}" + (f"; shapes {shapes}" if shapes else "") + f"; at most {counted(stats.peak_concurrency, 'run')} at once")
 
 
 def shown_settings(service: ServiceSummary) -> list[SettingOrigin]:
-    """The settings listed one per line: those the record gives are on its predictors' lines instead."""
-    return [setting for setting in service.settings if not (service.predictors and setting.origin == Origin.RECORD)]
+    """The settings listed one per line: those the record gives are on its predictors' lines instead,
+    and the flags given as they were typed on the flags line."""
+    return [setting for setting in service.settings
+            if not (service.predictors and setting.origin == Origin.RECORD) and not _plain_flag(setting)]
+
+
+def flags_line(service: ServiceSummary) -> str | None:
+    """The service flags given, as typed (``flags: --model '/srv/m' --threads 8``); a flag that overrides
+    what the record says keeps its own line, which says so."""
+    flags = [setting for setting in service.settings if _plain_flag(setting)]
+    if not flags:
+        return None
+    return "flags: " + " ".join(setting.detail if isinstance(setting.value, bool) else f"{setting.detail} {setting_value(setting.value)}"
+                                for setting in flags)
+
+
+def _plain_flag(setting: SettingOrigin) -> bool:
+    return setting.origin == Origin.FLAG and setting.detail.startswith("--") and ":" not in setting.detail
 
 
 def measured_line(measured: PredictorMeasurement) -> str:
@@ -110,6 +129,7 @@ def service_lines(service: ServiceSummary | None) -> list[str]:
     lines = [line, *(f"{name}={value} ({process.environ_source})" for name, value in process.environ.items())] if line else []
     lines += [line for line in (process_note(process), source_line(source)) if line]
     lines += [f"{error.location}: {error.message}" for error in source.errors]
+    lines += [line for line in (flags_line(service),) if line]
     lines += [f"{setting.name} = {setting_value(setting.value)} ({setting.origin}: {setting.detail})"
               for setting in shown_settings(service)]
     return lines + record_lines(service)

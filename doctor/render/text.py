@@ -25,7 +25,7 @@ from ..vocabulary import (
 )
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
 from .escape import escaped, terminal_line, terminal_text
-from .service_lines import process_line, process_note, record_lines, setting_value, shown_settings, source_line
+from .service_lines import flags_line, process_line, process_note, record_lines, setting_value, shown_settings, source_line
 from .words import byte_size as _bytes
 
 if TYPE_CHECKING:
@@ -212,6 +212,9 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         console.print(Text(line))
     for error in source.errors:
         console.print(Text(f"{error.location}: {error.message}", style="yellow"))
+    flags = flags_line(service)
+    if flags:
+        console.print(Text(f"  {flags}"))
     for setting in shown_settings(service):
         console.print(Text.assemble((f"  {setting.name} = {setting_value(setting.value)}", "bold"), (f"  {setting.origin}: {setting.detail}", "dim")))
     for line in record_lines(service):

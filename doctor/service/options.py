@@ -9,13 +9,14 @@ from typing import Literal
 
 from ..vocabulary import Layout, Precision
 
-FlagValue = int | bool | Layout | Precision
+FlagValue = str | int | bool | Layout | Precision
 PidChoice = int | Literal["auto", "none"]  # --pid: a process, the one found, or none
 
 
 @dataclass(frozen=True)
 class ServiceOptions:
     config: str | None = None
+    model: str | None = None  # --model: the model the service serves, and the one measured
     threads: int | None = None
     instances: int | None = None
     onednn: bool | None = None
@@ -26,7 +27,7 @@ class ServiceOptions:
     def flags(self) -> list[tuple[str, FlagValue]]:
         """The service flags given, by setting name, in the order the origins name them."""
         given: list[tuple[str, FlagValue | None]] = [
-            ("threads", self.threads), ("instances", self.instances), ("onednn", self.onednn),
+            ("model", self.model), ("threads", self.threads), ("instances", self.instances), ("onednn", self.onednn),
             ("precision", self.precision), ("concurrency", self.concurrency), ("layout", self.layout)]
         return [(name, value) for name, value in given if value is not None]
 

@@ -34,9 +34,9 @@ D = TypeVar("D", ServiceConfig, TensorRTSettings)
 
 def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | None = None, *,
                     base: ServiceConfig | None = None, environ_source: str | None = None,
-                    recorded: Iterable[SettingOrigin] = (), model: str | None = None) -> tuple[ServiceConfig, list[SettingOrigin]]:
+                    recorded: Iterable[SettingOrigin] = ()) -> tuple[ServiceConfig, list[SettingOrigin]]:
     """The service settings over ``base`` (Paddle's defaults when None), and the origin of each one that is not
-    Paddle's default; ``model`` is the model measured (``--model``, or the one ``--measure`` takes from the record).
+    Paddle's default.
 
     Raises ServiceConfigError for a --config file or flags the doctor cannot use; a source value
     that does not fit is recorded in its origin and left out."""
@@ -67,8 +67,6 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
         if before is not None and before.origin == Origin.RECORD and before.value != value:  # the flag is judged, not what runs
             shown = f"{shown}: judged as {value}; the service runs {before.value} ({before.origin}: {before.detail})"
         origins[name] = SettingOrigin(name, value, Origin.FLAG, shown)
-    if model:
-        service = dataclasses.replace(service, model=model)
     said = [origin for origin in origins.values() if origin.value is not None]
     files = sorted({origin.detail if origin.origin == Origin.CONFIG else origin.origin for origin in said if origin.origin != Origin.FLAG})
     flags_given = [origin.detail for origin in said if origin.origin == Origin.FLAG]
