@@ -60,6 +60,12 @@ HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # lon
 TAIL_MARGIN = 4096  # longer than any secret the shapes cut
 CUT_THROUGH = re.compile(r"\A[^\n]*\n|\A\S*")
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
+# What every shape above needs: a sign (a key word needs one, or a dash before it as a flag), "bearer",
+# or a run of 15 or more token characters (the shortest token a shape cuts: xoxb- and 10) that holds a
+# capital or "+", or a known token's start or a long hex key. A text with none of them is returned as it is.
+SECRET_SIGN = re.compile(rf"[=:@]|-----|(?i:bearer|(?<![\w-])--?[a-z-]*{SECRET_KEY}\s)")
+TOKENISH = re.compile(r"[A-Za-z0-9_+/.-]{15,}")
+PLAIN_RUN = re.compile(r"[a-z0-9_./-]+")  # a path, a snake_case name
 UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)  # GPU ids
 
 
@@ -70,6 +76,11 @@ def redact(name: str, value: str) -> str:
 
 def redact_text(text: str) -> str:
     """``text`` with every part shaped like a secret replaced by ``<redacted>``, the words around it kept."""
+    return cut_every_shape(text) if _may_hold_a_secret(text) else text
+
+
+def cut_every_shape(text: str) -> str:
+    """``redact_text`` without its first look: each shape tried in turn."""
     text = PRIVATE_KEY.sub(lambda m: f"{m.group('begin')}{REDACTED}-----END {m.group('kind')}-----", text)
     text = JWT.sub(REDACTED, text)
     text = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
@@ -78,6 +89,13 @@ def redact_text(text: str) -> str:
         text = shape.sub(lambda m: m.group("key") + REDACTED, text)
     text = HEX_SECRET.sub(REDACTED, text)
     return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), text)
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    if SECRET_SIGN.search(text):
+        return True
+    return any(not PLAIN_RUN.fullmatch(run) or PREFIXED_TOKEN.search(run) or HEX_SECRET.search(run)
+               for run in TOKENISH.findall(text))
 
 
 def redacted_tail(text: str, chars: int) -> str:

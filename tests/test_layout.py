@@ -163,3 +163,12 @@ def test_ci_runs_exactly_the_readme_commands():
     assert ci.rstrip("\n").endswith("\n" + block)
     assert "ruff check ." in block and "scripts/checkout.py typecheck" in block and block.endswith(".venv/bin/python -m pytest")
     assert '.venv/bin/python -m pytest -m "not slow" -n auto\n' in readme
+
+
+def test_every_package_folder_is_one_the_build_ships():
+    """A folder of doctor/ with an __init__.py is in pyproject's package list (the wheel carries only those)."""
+    tomllib = pytest.importorskip("tomllib")
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {"paddle_doctor" + "".join(f".{part}" for part in init.parent.relative_to(REPO / "doctor").parts)
+               for init in (REPO / "doctor").rglob("__init__.py")}
+    assert folders | {"paddle_doctor.checks"} == listed

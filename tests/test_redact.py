@@ -2,14 +2,14 @@
 
 import pytest
 from conftest import fixture_root, run_doctor
-from paddle_doctor.redact import REDACTED, redact, redact_environment
+from paddle_doctor.redact import REDACTED, cut_every_shape, redact, redact_environment, redact_text
 
 R = REDACTED
 GITHUB_TOKEN = "ghp_" + "k3Jd9QxW2mZp7LbV4nHs8TfY1cRa6UeG0oIt"
 SLACK_LIKE = "xoxb-2kTq9ZbW4mLp7RsV3nXc8HjY1dFa6UeG"
 
 
-@pytest.mark.parametrize("name, value, recorded", [
+CASES = [
     # secret by name
     ("DB_PASS", "hunter2", R),
     ("DB_PWD", "hunter2", R),
@@ -68,7 +68,10 @@ SLACK_LIKE = "xoxb-2kTq9ZbW4mLp7RsV3nXc8HjY1dFa6UeG"
     ("SERVICE_URL", "http://ernie:8080/predict", "http://ernie:8080/predict"),
     ("PYTHONPATH", "/srv/app:/srv/lib", "/srv/app:/srv/lib"),
     ("MODEL_DIR", "/models/ernie_3.0_tiny_base_v2_zh_inference_model_fp16", "/models/ernie_3.0_tiny_base_v2_zh_inference_model_fp16"),
-])
+]
+
+
+@pytest.mark.parametrize("name, value, recorded", CASES)
 def test_redact(name, value, recorded):
     assert redact(name, value) == recorded
 
@@ -84,3 +87,27 @@ def test_no_secret_reaches_the_facts_the_cli_prints():
     assert result.returncode == 0, result.stderr
     assert "hunter2" not in result.stdout
     assert '"SQL": "Server=db;Password=<redacted>;"' in result.stdout
+
+
+BARE_SECRETS = [  # secrets with no sign or key word around them: only their own shape gives them away
+    "AKIAIOSFODNN7EXAMPLE", GITHUB_TOKEN, SLACK_LIKE, "AIza" + "SyD3kTq9ZbW4mLp7RsV3nXc8HjY1dFa6Ue",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "abcdefabcdef" * 6, "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "q8Zr2LmW7xKp4TnB9vHc3JdY6sFa1GeU0oIi", "hf_" + "k3Jd9QxW2mZp7LbV4nHs8TfY1cRa6UeG0oIt", "glpat-" + "k3Jd9QxW2mZp7LbV4nHs",
+    "xoxb-" + "abcdefghijkl", "sk-" + "abcdefghijklmnopqrstu", "glpat-" + "abcdefghijklmnopqrst",  # lowercase, yet tokens
+    "/keys/" + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",  # a hex key at the end of a path
+]
+WORDS = ["the", "service", "configuration", "optimisation", "PaddlePaddle", "threads", "/srv/models/det", "(4 CPUs)", "8",
+         "baseline_cpu_budget", "set_cpu_math_library_num_threads", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus", "PD-CPU-001"]
+
+
+def test_a_text_returned_at_first_look_is_the_text_every_shape_leaves():
+    """The first look (no sign, no key word, no long or odd run: returned as it is) never keeps what a shape would cut."""
+    texts = [value for _, value, _ in CASES] + BARE_SECRETS
+    texts += [f"{word} {secret}{end}" for word in WORDS for secret in BARE_SECRETS for end in ("", ".", ")", "\n")]
+    texts += [" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))]
+    for text in texts:
+        assert redact_text(text) == cut_every_shape(text), text
+    assert all(redact_text(secret) != secret for secret in BARE_SECRETS)
+    plain = "Threads x instances exceed the container's budget; keep threads per predictor within it"
+    assert redact_text(plain) is plain  # returned at first look, not rebuilt
