@@ -172,3 +172,49 @@ def test_every_package_folder_is_one_the_build_ships():
     folders = {"paddle_doctor" + "".join(f".{part}" for part in init.parent.relative_to(REPO / "doctor").parts)
                for init in (REPO / "doctor").rglob("__init__.py")}
     assert folders | {"paddle_doctor.checks"} == listed
+
+
+def _imports_of(path: Path, module: str, package: bool) -> set[str]:
+    """The doctor's modules ``module`` imports anywhere (functions too), leaving out ``if TYPE_CHECKING:`` blocks."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    skipped = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+               for statement in block.body for node in ast.walk(statement)}
+    base = module.split(".") if package else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            parts = (base[:len(base) - node.level + 1] if node.level else []) + (node.module.split(".") if node.module else [])
+            target = ".".join(parts)
+            found |= {target} | {f"{target}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def test_no_module_of_the_doctor_imports_itself_back_through_another():
+    """No import cycle, module-level or in a function: a newcomer can read the modules bottom up."""
+    files = {f"paddle_doctor.{'.'.join(p.relative_to(REPO / 'doctor').with_suffix('').parts)}": p for p in (REPO / "doctor").rglob("*.py")}
+    files |= {f"paddle_doctor.checks.{p.stem}": p for p in (REPO / "checks").glob("*.py")}
+    modules = {name.removesuffix(".__init__"): path for name, path in files.items()}
+    edges = {name: {target for target in _imports_of(path, name, path.name == "__init__.py") if target in modules and target != name}
+             for name, path in modules.items()}
+    for name in modules:  # a package's __init__ is imported with each of its modules: not a cycle of their making
+        edges[name] -= {name.rpartition(".")[0]}
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(edges[name]):
+            if state.get(target) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(trail[trail.index(target):] + [name, target]))
+            if target not in state:
+                visit(target, trail + [name])
+        state[name] = 2
+
+    for name in sorted(modules):
+        if name not in state:
+            visit(name, [])
