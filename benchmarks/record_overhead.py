@@ -9,7 +9,8 @@ Targets (issue #22):
 run(): one process, one predictor per model, a request (Tensor.copy_from_cpu, then Predictor.run)
 made through the original methods and through the hook's wrappers (installed in the same process,
 the predictors built before it, so both sides run the same predictors), the sides alternating call
-by call, so drift on a noisy machine hits both alike; each request is timed alone and the medians
+by call in an order that rotates (each side as often first, second and last), so drift on a
+noisy machine and the place in the round hit every side alike; each request is timed alone and the medians
 compared; a third side, a wrapper that only calls through, shows what wrapping at all measures as on
 this machine. Last, the wrappers alone around a run() that does nothing: the cost itself, in µs.
 Start-up: `python -c pass` in two fresh venvs, one with the .pth in its site-packages, interleaved.
@@ -69,8 +70,9 @@ for name, predictor, handle, data in built:
             copy(handle, data); run(predictor)
     times = {"without": [], "with": [], "pass-through": []}
     sides = [("without", original), ("with", wrapped), ("pass-through", passing)]
-    for turn in range(calls):
-        for side, (run, copy) in sides if turn % 2 == 0 else sides[::-1]:
+    for turn in range(calls):  # each side in each place of the round equally often, both ways round
+        order = sides[turn % 3:] + sides[:turn % 3]
+        for side, (run, copy) in order if (turn // 3) % 2 == 0 else order[::-1]:
             start = clock(); copy(handle, data); run(predictor); times[side].append(clock() - start)
     print(json.dumps({"model": name, **times}))
 
