@@ -11,8 +11,10 @@ made through the original methods and through the hook's wrappers (installed in 
 the predictors built before it, so both sides run the same predictors), the sides alternating call
 by call in an order that rotates (each side as often first, second and last), so drift on a
 noisy machine and the place in the round hit every side alike; each request is timed alone and the medians
-compared; a third side, a wrapper that only calls through, shows what wrapping at all measures as on
-this machine. Last, the wrappers alone around a run() that does nothing: the cost itself, in µs.
+compared, and so are the calling thread's CPU times of the same requests (with one math thread,
+Paddle computes on the calling thread; time taken by other work on the machine is not in them); a
+third side, a wrapper that only calls through, shows what wrapping at all measures as on this
+machine. Last, the wrappers alone around a run() that does nothing: the cost itself, in µs.
 Start-up: `python -c pass` in two fresh venvs, one with the .pth in its site-packages, interleaved.
 """
 
@@ -52,7 +54,7 @@ original = inference.Predictor.run, inference.Tensor.copy_from_cpu
 hook.wrap_inference(inference)
 wrapped = inference.Predictor.run, inference.Tensor.copy_from_cpu
 assert wrapped[0] is not original[0] and wrapped[1] is not original[1]
-clock = time.perf_counter_ns
+clock, thread_clock = time.perf_counter_ns, time.thread_time_ns
 
 
 def passing_run(predictor, *args, **kwargs):  # the control: a wrapper that does nothing but call through
@@ -69,12 +71,15 @@ for name, predictor, handle, data in built:
         for run, copy in (original, wrapped):
             copy(handle, data); run(predictor)
     times = {"without": [], "with": [], "pass-through": []}
+    cpu = {side: [] for side in times}
     sides = [("without", original), ("with", wrapped), ("pass-through", passing)]
     for turn in range(calls):  # each side in each place of the round equally often, both ways round
         order = sides[turn % 3:] + sides[:turn % 3]
         for side, (run, copy) in order if (turn // 3) % 2 == 0 else order[::-1]:
-            start = clock(); copy(handle, data); run(predictor); times[side].append(clock() - start)
-    print(json.dumps({"model": name, **times}))
+            start, start_cpu = clock(), thread_clock()
+            copy(handle, data); run(predictor)
+            cpu[side].append(thread_clock() - start_cpu); times[side].append(clock() - start)
+    print(json.dumps({"model": name, **times, "cpu": cpu}))
 
 # the wrappers alone, around a run() and a copy that do nothing: what recording adds to a request
 class Nothing:
@@ -150,6 +155,10 @@ def main() -> None:
             control = statistics.median(result["pass-through"]) / 1e3
             print(f"  {'':<26} a pass-through wrapper (the noise floor of wrapping at all): {control - without:+7.2f} us; "
                   f"recording beyond it: {with_ - control:+7.2f} us")
+            cpu = {side: statistics.median(values) / 1e3 for side, values in result["cpu"].items()}
+            print(f"  {'':<26} the calling thread's CPU time (what other work on the machine does not add to): "
+                  f"without {cpu['without']:.1f} us, with {cpu['with'] - cpu['without']:+.2f} us, "
+                  f"pass-through {cpu['pass-through'] - cpu['without']:+.2f} us")
     plain, hooked = start_up(args.start_rounds)
     p, h = statistics.median(plain) * 1e3, statistics.median(hooked) * 1e3
     spread = statistics.quantiles(plain, n=4)
