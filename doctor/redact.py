@@ -59,6 +59,7 @@ TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest
 TAIL_MARGIN = 4096  # longer than any secret the shapes cut
 CUT_THROUGH = re.compile(r"\A[^\n]*\n|\A\S*")
+PATH_WORD_JOINS = set("_-.")
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
 # What every shape above needs: a sign (a key word needs one, or a dash before it as a flag), "bearer",
 # or a run of 15 or more token characters (the shortest token a shape cuts: xoxb- and 10) that holds a
@@ -134,12 +135,18 @@ def redact_recorded(data: Any) -> Any:
     return data
 
 
+def _random_piece(piece: str) -> bool:
+    """A part of a run between slashes that may be base64: long, both cases, no word joined by ``_ - .``
+    (``ch_PP-OCRv4_det_infer`` is a model folder's name; ``wJalrXUtnFEMI`` may be a key's part)."""
+    return len(piece) >= 8 and not PATH_WORD_JOINS & set(piece) and piece.lower() != piece and piece.upper() != piece
+
+
 def _is_environment(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
 
 
 def _looks_random(run: str) -> bool:
-    if run.startswith("/"):  # a path
+    if run.startswith("/") or "/" in run and not any(map(_random_piece, run.split("/"))):  # a path
         return False
     mixed = any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run)
     if UUID.fullmatch(run) or not mixed:  # hex digests and snake_case names are one case; random tokens mix all three

