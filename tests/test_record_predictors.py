@@ -23,10 +23,11 @@ from paddle_doctor.checks import (
     onednn,
     onednn_cache,
     optim_cache,
+    tensorrt_coverage,
     warmup,
 )
 from paddle_doctor.facts import GpuDevice, GpuFacts, ServiceConfig, SourceFacts, SourceLocation, SourceSetting
-from paddle_doctor.facts.graph import GraphFacts
+from paddle_doctor.facts.graph import GraphFacts, TensorRTShare
 from paddle_doctor.facts.record import PredictorMeasured, ServiceRecord
 from paddle_doctor.facts.verification import ExperimentResult, ModelFacts, VerificationFacts, WarmupResult
 from paddle_doctor.per_predictor import judged_predictors
@@ -199,10 +200,10 @@ def model_of(predictor: int) -> str:
 
 
 def measured(verification: dict[int, VerificationFacts] | None = None, graph: dict[int, GraphFacts] | None = None,
-             not_measured: tuple[int, ...] = ()):
+             not_measured: tuple[int, ...] = (), changes: dict[int, dict[str, Any]] | None = None):
     """The RapidOCR record's facts as ``--measure`` leaves them, predictor 0 measured first."""
     verification, graph = verification or {}, graph or {}
-    facts = facts_of("rapidocr.json")
+    facts = facts_of("rapidocr.json", changes=changes)
     plans = [PredictorMeasured(n, model_of(n), not_measured="not measured: --budget" if n in not_measured else None,
                                verification=verification.get(n) if n else None, graph=graph.get(n) if n else None)
              for n in range(3)]
@@ -214,15 +215,28 @@ def measured(verification: dict[int, VerificationFacts] | None = None, graph: di
 FUSED = ("conv_bn_act", "fused")
 GOOD, LOW = graph_facts(FUSED, FUSED, FUSED), graph_facts(FUSED, ("conv_bn_act", "unfused"), ("conv_bn_act", "unfused"))
 DROPOUT_LEFT = graph_facts(FUSED, FUSED, FUSED, dropout=2, dropout_left=2)
+TRT = {**ON_GPU, "config.tensorrt": True, "config.tensorrt_precision": "fp16"}
+
+
+def in_tensorrt(share: float) -> GraphFacts:
+    return graph_facts(FUSED, tensorrt=TensorRTShare(2, round(100 * share), 100 - round(100 * share), share, {"custom_op": 3}))
+
+
 MEASURED_CASES = [
     (measured({0: warmed(2), 1: warmed(12), 2: warmed(3)}), warmup, "PD-START-002", "fail", [CLS], [1]),
     (measured({0: warmed(2), 1: warmed(3), 2: warmed(3)}), warmup, "PD-START-002", "pass", [DET, CLS, REC], [0, 1, 2]),
+    # a predictor a rule does not apply to (not measured, no TensorRT) is left out of its pass
+    (measured({0: warmed(2), 1: warmed(3)}, not_measured=(2,)), warmup, "PD-START-002", "pass", [DET, CLS], [0, 1]),
     (measured(graph={0: GOOD, 1: GOOD, 2: LOW}), fusion_coverage, "PD-GRAPH-003", "fail", [REC], [2]),
     (measured(graph={0: GOOD, 1: GOOD, 2: LOW}), fusion_coverage, "PD-GRAPH-006", "pass", [DET, CLS, REC], [0, 1, 2]),
     (measured(graph={0: GOOD, 1: GOOD, 2: GOOD}), fusion_coverage, "PD-GRAPH-003", "pass", [DET, CLS, REC], [0, 1, 2]),
     (measured(graph={0: GOOD, 1: DROPOUT_LEFT, 2: GOOD}), dropout_left, "PD-GRAPH-005", "fail", [CLS], [1]),
     (measured(graph={0: GOOD, 1: GOOD, 2: GOOD}), dropout_left, "PD-GRAPH-005", "pass", [DET, CLS, REC], [0, 1, 2]),
     (measured(graph={0: GOOD, 1: GOOD}, not_measured=(2,)), fusion_coverage, "PD-GRAPH-003", "pass", [DET, CLS], [0, 1]),
+    (measured(graph={0: in_tensorrt(0.9), 1: GOOD, 2: in_tensorrt(0.5)}, changes={0: TRT, 1: ON_GPU, 2: TRT}),
+     tensorrt_coverage, "PD-GRAPH-007", "fail", [REC], [2]),
+    (measured(graph={0: in_tensorrt(0.9), 1: GOOD, 2: in_tensorrt(0.95)}, changes={0: TRT, 1: ON_GPU, 2: TRT}),
+     tensorrt_coverage, "PD-GRAPH-007", "pass", [DET, REC], [0, 2]),
 ]
 
 
