@@ -11,9 +11,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .facts import Facts, ServiceConfig
+from .facts import Facts, ServiceConfig, SettingOrigin
 from .findings import Finding, ForPredictors
-from .service.config import SettingOrigin
 from .vocabulary import Origin, Status
 
 if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
