@@ -271,3 +271,13 @@ def test_graph_checks_without_measure_judge_the_graph_of_the_model_given_once():
     finding = by_rule(fusion_coverage.CHECK.run(facts))["PD-GRAPH-003"]
     assert finding.status.value == "fail" and "predictors" not in finding.evidence
     assert [f.message for f in fusion_coverage.CHECK.run(facts)] == [f.message for f in fusion_coverage.check(facts)]
+
+
+def test_each_measured_predictors_graph_survives_the_facts_file_its_schema_validates():
+    from paddle_doctor.facts.document import facts_from_data
+
+    data = json.loads(measured(graph={0: GOOD, 1: GOOD, 2: LOW}).to_json())
+    jsonschema.validate(data, json.loads((HERE.parent / "doctor" / "schemas" / "facts.schema.json").read_text()))
+    back = facts_from_data(data)
+    assert back.service_record.measured[2].graph == LOW and back.service_record.measured[0].graph is None  # the first's is facts.graph
+    assert by_rule(fusion_coverage.CHECK.run(back))["PD-GRAPH-003"].evidence["predictors"] == [2]
