@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
+from paddle_doctor.per_predictor import each_model
 from paddle_doctor.registry import Check, Need, graph_of
 
 RULE = "PD-GRAPH-005"
@@ -38,4 +39,4 @@ def check(facts: Facts) -> list[Finding]:
                     evidence=DropoutEvidence(found, graph.dropout_left, graph.dropout))]
 
 
-CHECK = Check(name="dropout_left", rules=(RULE,), run=check, requires=(Need.GRAPH,), evidence={RULE: DropoutEvidence})
+CHECK = Check(name="dropout_left", rules=(RULE,), run=each_model(check), requires=(Need.GRAPH,), evidence={RULE: DropoutEvidence})

@@ -9,6 +9,7 @@ from paddle_doctor.facts import Facts
 from paddle_doctor.facts.graph import ChainBreaker, FusionInstance
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
+from paddle_doctor.per_predictor import each_model
 from paddle_doctor.registry import Check, Need, graph_of
 from paddle_doctor.vocabulary import BreakerKind, FusionStatus
 
@@ -60,4 +61,4 @@ def explain(instance: FusionInstance) -> str:
     return f"{' -> '.join(instance.ops)}{became}"
 
 
-CHECK = Check(name="fusion_breakers", rules=(RULE,), run=check, requires=(Need.GRAPH,), evidence={RULE: BreakerEvidence})
+CHECK = Check(name="fusion_breakers", rules=(RULE,), run=each_model(check), requires=(Need.GRAPH,), evidence={RULE: BreakerEvidence})

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.graph import GraphFacts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.per_predictor import each_model
 from paddle_doctor.registry import Check, Need, graph_of
 from paddle_doctor.vocabulary import FusionStatus, ModelFormat, ProgramStatus
 
@@ -72,5 +73,5 @@ def coverage(graph: GraphFacts, model: str | None) -> Finding:
                    expected=f"at least {THRESHOLD:.0%} of the fusible instances fused", evidence=evidence)
 
 
-CHECK = Check(name="fusion_coverage", rules=(LOW, UNREADABLE), run=check, requires=(Need.GRAPH,),
+CHECK = Check(name="fusion_coverage", rules=(LOW, UNREADABLE), run=each_model(check), requires=(Need.GRAPH,),
               evidence={LOW: CoverageEvidence, UNREADABLE: UnreadableEvidence})

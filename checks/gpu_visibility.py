@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import cuda_visible
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check, Need
 from paddle_doctor.vocabulary import GpuStatus
 
@@ -112,6 +113,6 @@ def capabilities_finding(facts: Facts) -> Finding:
                    evidence=CapabilitiesEvidence(missing, fixed))
 
 
-CHECK = Check(name="gpu_visibility", rules=(*NVML_RULES, CAPABILITIES), run=check, requires=(Need.GPU_SERVICE,),
+CHECK = Check(name="gpu_visibility", rules=(*NVML_RULES, CAPABILITIES), run=each_predictor(check), requires=(Need.GPU_SERVICE,),
               evidence={NO_DEVICE: (DevicesEvidence, NvmlEvidence), NO_RUNTIME: NvmlEvidence, NO_DRIVER: NvmlEvidence,
                         NO_PERMISSION: NvmlEvidence, CAPABILITIES: CapabilitiesEvidence})

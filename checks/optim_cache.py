@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Finding, Status, passed, skipped
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 from paddle_doctor.vocabulary import Effect, Experiment
 
@@ -30,4 +31,4 @@ def check(facts: Facts) -> list[Finding]:
                     observed="use_optimized_model not set", expected="use_optimized_model(True)")]
 
 
-CHECK = Check(name="optim_cache", rules=(RULE,), run=check)
+CHECK = Check(name="optim_cache", rules=(RULE,), run=each_predictor(check))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
+from paddle_doctor.per_predictor import each_model
 from paddle_doctor.registry import Check, Need, graph_of
 from paddle_doctor.vocabulary import Device
 
@@ -47,4 +48,4 @@ def check(facts: Facts) -> list[Finding]:
                     expected=f"at least {THRESHOLD:.0%} inside", evidence=evidence)]
 
 
-CHECK = Check(name="tensorrt_coverage", rules=(RULE,), run=check, requires=(Need.GRAPH,), evidence={RULE: ShareEvidence})
+CHECK = Check(name="tensorrt_coverage", rules=(RULE,), run=each_model(check), requires=(Need.GRAPH,), evidence={RULE: ShareEvidence})

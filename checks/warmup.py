@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check
 from paddle_doctor.vocabulary import Experiment
 
@@ -30,7 +31,7 @@ def check(facts: Facts) -> list[Finding]:
         if runs == 0:
             return [Finding(RULE, Status.WARN, "the service runs no warm-up at start (warmup_runs: 0); measure with --model",
                             observed="warmup_runs: 0", expected="a warm-up before the service reports ready")]
-        return [skipped(RULE, "measured with --model")]
+        return [skipped(RULE, "measured with --model or --measure")]
     first, steady, ratio = warmup.first_ms, warmup.steady_p50_ms, warmup.first_over_steady
     evidence = WarmupEvidence(round(first, 2), round(steady, 2), round(ratio, 1))
     observed = f"first inference {first:.1f} ms, steady state p50 {steady:.1f} ms ({ratio:.1f}x)"
@@ -40,4 +41,4 @@ def check(facts: Facts) -> list[Finding]:
     return [passed(RULE, f"the first request takes {ratio:.1f}x the steady state", evidence)]
 
 
-CHECK = Check(name="warmup", rules=(RULE,), run=check, evidence={RULE: WarmupEvidence})
+CHECK = Check(name="warmup", rules=(RULE,), run=each_predictor(check), evidence={RULE: WarmupEvidence})

@@ -1,24 +1,27 @@
 """A check of the service's settings judges every predictor the service recorded (``paddle-doctor
 record``): it runs once on the facts as each predictor sees them (its recorded settings where the record
-decides: no flag or --config says otherwise), and its findings are folded into one per rule, the worst,
-naming the predictors it is about and where each was built."""
+decides: no flag or --config says otherwise; with ``--measure``, its own model, measurement and graph),
+and its findings are folded into one per rule, the worst, naming the predictors it is about and where
+each was built. A check of the model's graph judges each predictor whose graph ``--measure`` read."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .facts import Facts, ServiceConfig
+from .facts import Facts, ServiceConfig, SettingOrigin
 from .findings import Finding, ForPredictors
 from .vocabulary import Origin, Status
 
 if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
+    from .facts.record import ServiceRecord
     from .record.document import RecordedPredictor
 
 Judge = Callable[[Facts], list[Finding]]
-WORST_FIRST = (Status.FAIL, Status.WARN, Status.ERROR, Status.SKIP, Status.PASS)
+# a rule that holds for some predictors and does not apply to the others (no TensorRT, not measured) passes, naming those
+WORST_FIRST = (Status.FAIL, Status.WARN, Status.ERROR, Status.PASS, Status.SKIP)
 NOT_OVERRIDDEN = (Origin.RECORD, Origin.SOURCE)  # a flag or --config is judged as given, for every predictor
 
 
@@ -46,14 +49,33 @@ def judged_predictors(facts: Facts) -> list[tuple[RecordedPredictor, Facts]]:
         own = {origin.name: origin for origin in predictor_settings(record, predictor)}
         taken = {name: origin for name, origin in own.items() if winning.get(name) is None or winning[name].origin in NOT_OVERRIDDEN}
         # a setting the busiest predictor's record decides and this one's leaves unsaid is Paddle's default for it
+        # (the model --measure measured first is no setting of the record: each predictor's own is its plan's)
         unsaid = {name: _default(defaults, name) for name, origin in winning.items()
-                  if origin.origin == Origin.RECORD and name not in own}
+                  if origin.origin == Origin.RECORD and name not in own and name != "model"}
         origins = {**winning, **taken}
         for name in unsaid:
             origins.pop(name)
-        service = with_settings(facts.service, {**unsaid, **{name: origin.value for name, origin in taken.items()}})
-        views.append((predictor, replace(facts, service=service, service_origins=[origins[name] for name in sorted(origins)])))
+        settings = {**unsaid, **{name: origin.value for name, origin in taken.items()}}
+        measured = _own_measurement(record, predictor, origins, settings)
+        service = with_settings(facts.service, settings)
+        views.append((predictor, replace(facts, service=service, service_origins=[origins[name] for name in sorted(origins)],
+                                         **measured)))
     return views
+
+
+def _own_measurement(record: ServiceRecord, predictor: RecordedPredictor, origins: dict[str, SettingOrigin],
+                     settings: dict[str, Any]) -> dict[str, Any]:
+    """With ``--measure``, the measurement and graph a predictor other than the one measured first is judged
+    by (None where it was not measured), its own model put into ``settings`` and ``origins``. Empty otherwise:
+    the facts already hold the first's, or --model's."""
+    first = record.measured_first()
+    plan = next((plan for plan in record.measured if plan.predictor == predictor.id), None)
+    if first is None or plan is first:
+        return {}
+    if plan is not None and origins.get("model") is not None and origins["model"].origin == Origin.RECORD:
+        origins["model"] = SettingOrigin("model", plan.model, Origin.RECORD, f"{record.source}: predictor {predictor.id}")
+        settings["model"] = plan.model
+    return {"verification": plan.verification if plan else None, "graph": plan.graph if plan else None}
 
 
 def _default(defaults: ServiceConfig, name: str):
@@ -65,10 +87,24 @@ def _default(defaults: ServiceConfig, name: str):
 
 def each_predictor(judge: Judge) -> Judge:
     """``judge`` run for every recorded predictor; without a record, once on the facts as they are."""
+    return _folding(judge, judged_predictors)
 
+
+def each_model(judge: Judge) -> Judge:
+    """A check of the model's graph run for every recorded predictor whose graph ``--measure`` read (each
+    model under its predictor's configuration); without --measure (--model's graph), once on the facts."""
+    return _folding(judge, lambda facts: [(predictor, view) for predictor, view in judged_predictors(facts)
+                                          if view.graph is not None] if _measured(facts) else [])
+
+
+def _measured(facts: Facts) -> bool:
+    return facts.service_record is not None and facts.service_record.measured_first() is not None
+
+
+def _folding(judge: Judge, views_of: Callable[[Facts], list[tuple[RecordedPredictor, Facts]]]) -> Judge:
     @functools.wraps(judge)
     def run(facts: Facts) -> list[Finding]:
-        views = judged_predictors(facts)
+        views = views_of(facts)
         if not views:
             return judge(facts)
         judged = [(predictor, finding) for predictor, view in views for finding in judge(view)]

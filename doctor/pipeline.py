@@ -240,8 +240,10 @@ def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
 
 def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: PredictorMeasured, options: ProbeOptions,
                               reporter: Reporter) -> None:
-    """``--measure``: each recorded predictor after the first, its model at its recorded shapes, its
-    recorded configuration the baseline, within its share of the budget (into its plan in ``record.measured``)."""
+    """``--measure``: each recorded predictor after the first, its model's graph coverage, then its model at
+    its recorded shapes, its recorded configuration the baseline, within its share of the budget (into its
+    plan in ``record.measured``)."""
+    from .graph.probe import probe_graph
     from .per_predictor import judged_predictors
     from .verify.model import ModelError, ModelRun
 
@@ -251,6 +253,7 @@ def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: Predic
         _say_measuring(plan, reporter.say)
         try:
             with ModelRun(plan.model) as run:
+                plan.graph = probe_graph(views[plan.predictor], run)
                 if run.program is None:
                     plan.not_measured = f"not measured: {run.unreadable}"
                     continue

@@ -279,7 +279,7 @@ def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:
     record = facts.service_record
     if record is None or not record.measured:
         return []
-    first = next((plan for plan in record.measured if plan.not_measured is None and plan.verification is None), None)
+    first = record.measured_first()
     return [predictor_measurement(plan, facts.verification if plan is first else plan.verification) for plan in record.measured]
 
 

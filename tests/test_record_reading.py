@@ -346,6 +346,9 @@ def test_measure_measures_each_recorded_predictor_at_its_shapes_with_its_configu
     assert (second["baseline"]["threads"], second["baseline"]["onednn"]) == (1, False)  # its own recorded configuration
     for measured in (first, second):
         assert measured["not_measured"] is None and measured["baseline_p50_ms"] > 0 and measured["seconds"] > 0
+    readable = next(f for f in report["findings"] if f["rule_id"] == "PD-GRAPH-006")  # each model's graph was read
+    assert readable["status"] == "pass" and readable["evidence"]["predictors"] == [0, 1]
+    assert readable["message"].startswith("cnn, recognizer (") and f"{cnn}/inference.json: pir program" in readable["message"]
     # a budget too small for both measures the busiest and says what it left out
     assert text.returncode in (0, 1), text.stderr
     assert "predictor 1 (" in text.stderr and "not measured: --budget 3 s gives 1 of the 2 predictors" in text.stderr

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..record.document import RecordedPredictor
 from ..schema import Count
 from ..vocabulary import RecordStatus
+from .graph import GraphFacts
 from .verification import VerificationFacts
 
 
@@ -16,8 +17,9 @@ from .verification import VerificationFacts
 class PredictorMeasured:
     """What ``--measure`` made of one recorded predictor: its model (a path, or the predictor's name when
     not in a file) at its recorded input shapes (``--shape`` options), its recorded configuration the
-    baseline, within ``budget_s``. ``not_measured`` says why it was not; the busiest predictor's
-    measurement is the report's ``verification``, so its ``verification`` here is null."""
+    baseline, within ``budget_s``, and its model's graph coverage under that configuration (``graph``).
+    ``not_measured`` says why it was not; the busiest predictor's measurement and graph are the report's
+    ``verification`` and ``graph``, so its ``verification`` and ``graph`` here are null."""
 
     predictor: Count
     model: str
@@ -25,6 +27,7 @@ class PredictorMeasured:
     budget_s: float = 0.0
     verification: VerificationFacts | None = None
     not_measured: str | None = None
+    graph: GraphFacts | None = None
 
 
 @dataclass
@@ -48,6 +51,10 @@ class ServiceRecord:
     @property
     def read(self) -> bool:
         return self.status == RecordStatus.READ and bool(self.predictors)
+
+    def measured_first(self) -> PredictorMeasured | None:
+        """The plan measured first: its measurement and graph are the report's own ``verification`` and ``graph``."""
+        return next((plan for plan in self.measured if plan.not_measured is None and plan.verification is None), None)
 
     def main_predictor(self) -> RecordedPredictor | None:
         """The predictor that ran most (the first built on a tie) among those whose configuration is known."""

@@ -81,7 +81,8 @@ def predictor_settings(record: ServiceRecord, predictor: RecordedPredictor) -> l
     precision = Precision.BF16 if cpu.precision == Precision.BF16 else (config.tensorrt_precision if config.tensorrt else None)
     values = {"threads": cpu.threads, "onednn": cpu.onednn, "onednn_cache_capacity": cpu.onednn_cache_capacity, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
               "memory_optim": cpu.memory_optim, "device": config.device, "precision": precision or Precision.FP32,
-              "optim_cache_dir": cpu.optim_cache_dir, "delete_passes": list(cpu.delete_passes) or None}
+              "optim_cache_dir": cpu.optim_cache_dir, "save_optim_model": cpu.save_optim_model,
+              "use_optimized_model": cpu.use_optimized_model, "delete_passes": list(cpu.delete_passes) or None}
     if config.device == Device.GPU:
         values.update({"gpu_device_id": config.gpu_device_id, "gpu_memory_pool_mb": config.gpu_memory_pool_mb,
                        "tensorrt.enabled": config.tensorrt, "tensorrt.use_static": config.tensorrt_use_static})
