@@ -358,6 +358,7 @@ class SourceFacts:
     left_out: Count = 0
     imported: list[str] = field(default_factory=list)  # files read because the files given import them (--pid)
     imports_left_out: Count = 0  # modules imported and found past the bounds of that reading
+    imports_from: str | None = None  # where the imports were looked for (whose sys.path); None: not followed
     stopped: SourceStop | None = None
 
     @property

@@ -21,10 +21,10 @@ from ..service import SourceInputError
 from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
-from .imports import ImportedFile, follow
+from .imports import ImportedFile, follow, module_name
 from .module import Module, OutOfTime
 from .patterns import serving_patterns
-from .program import Program, module_name
+from .program import Program
 
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import zip_longest
 from typing import Any
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
@@ -195,27 +196,28 @@ def _function_name(module: Module, node: ast.AST) -> str | None:
     return f"{owner.name}.{function.name}" if owner is not None else function.name
 
 
-def _paths(module: Module, node: ast.AST, program: Program | None, depth: int) -> list[tuple[list[SourceLocation], str | None]]:
-    """The calls that lead to ``node``, outermost first, and the function the outermost is in: in the
-    module, each function's first caller; from the other modules read, every caller, one path each."""
-    chain = [module.location(node)]
+def _paths(module: Module, node: ast.AST, program: Program | None, depth: int,
+           seen: frozenset[ast.AST] = frozenset()) -> list[tuple[list[SourceLocation], str | None]]:
+    """The calls that lead to ``node``, outermost first, and the function the outermost is in: one
+    path per caller, in the module and in the others read, at most MAX_PATHS of MAX_CHAIN calls
+    (taken from each caller in turn, so that every caller of the Config's function leads one).
+    Where some callers are reached from a module's top level, only those lead a path."""
+    here = module.location(node)
     function = module.enclosing_function(node)
-    seen = set()
-    while function is not None and function not in seen and len(chain) < MAX_CHAIN:
-        seen.add(function)
-        site = next(iter(callers(module, function)), None)
-        if site is None:
-            break
-        chain.append(module.location(site[0]))
-        function = module.enclosing_function(site[0])
-    local = list(reversed(chain))
-    outermost = None if function is None else _function_name(module, function.body[0])
-    external = program.external_callers(module, function) if program is not None and function is not None else []
-    if not external or depth >= MAX_CHAIN:
-        return [(local, outermost)]
-    found = [(outer + local, caller) for caller_module, call, _ in external
-             for outer, caller in _paths(caller_module, call, program, depth + 1)]
+    if function is None:
+        return [([here], None)]
+    sites = [(module, call) for call, _ in callers(module, function)]
+    if program is not None:
+        sites = [(other, call) for other, call, _ in program.external_callers(module, function)] + sites
+        sites = [(other, call) for other, call in sites if program.runs(other, call)]
+        sites = [(other, call) for other, call in sites if program.reached(other, call)] or sites
+    if not sites or depth >= MAX_CHAIN or function in seen:
+        return [([here], _function_name(module, function.body[0]))]
+    each = [_paths(caller_module, call, program, depth + 1, seen | {function}) for caller_module, call in sites]
+    found = [(outer + [here], caller) for paths in zip_longest(*each) for path in paths if path is not None
+             for outer, caller in [path]]  # each caller's first path, then each one's second...
     return found[:MAX_PATHS]
+
 
 def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
     """Expressions (``config``, ``self.config``) that hold a Config somewhere in the module."""

@@ -8,9 +8,8 @@ process environment is known, else the default; with no default, an unset variab
 mapping, a module function's single ``return``, values of a YAML or JSON file the module opens by a
 path built from its own ``__file__`` (``doctor/source/datafiles.py``), ``int``/``float``/``str``/``bool`` of those,
 arithmetic on numbers, an attribute ``self.name`` every method of the class assigns the same value,
-and ``args.name`` where ``args`` is what ``parser.parse_args()`` returned in this module (the
-default of the module's ``add_argument("--name", default=...)``, unless something assigns
-``.name`` elsewhere in the module). Anything else is unknown: the doctor never guesses. An
+and ``args.name`` where ``args`` holds parsed arguments, however a wrapper hands them down
+(``doctor/source/namespaces.py``). Anything else is unknown: the doctor never guesses. An
 expression that counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
 """
 
@@ -22,7 +21,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..redact import REDACTED
-from .attributes import argparse_defaults, assigned_to_self, attribute_assigned, callers
+from . import namespaces
+from .attributes import assigned_to_self, callers
 from .datafiles import (
     LOADERS,
     OPENERS,
@@ -34,7 +34,7 @@ from .datafiles import (
     path_attribute,
     path_function,
 )
-from .module import FUNCTIONS, Module, literal, passed_for
+from .module import FUNCTIONS, Function, Module, literal, passed_for
 from .program import Program
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
@@ -76,6 +76,7 @@ class Evaluator:
         self.shared = shared if shared is not None else {}
         self.shared.setdefault(module.file, self)
         self._known: dict[ast.AST, Evaluation] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}  # what namespaces.py works out once per expression
 
     def of(self, module: Module) -> Evaluator:
         """The evaluator of another module of the program."""
@@ -86,6 +87,9 @@ class Evaluator:
         found = [(self, call, skipped) for call, skipped in callers(self.module, function)]
         if self.program is not None:
             found.extend((self.of(module), call, skipped) for module, call, skipped in self.program.external_callers(self.module, function))
+            found = [site for site in found if self.program.runs(site[0].module, site[1])]
+            reached = [site for site in found if self.program.reached(site[0].module, site[1])]
+            return reached or found  # calls known to run, where there are: not a console script's
         return found
 
     def evaluate(self, node: ast.expr | None, depth: int = 0) -> Evaluation:
@@ -135,7 +139,7 @@ class Evaluator:
     def _item(self, container: Evaluation, key: Evaluation, default: Evaluation | None) -> Evaluation:
         """``container[key]``, or ``container.get(key, default)`` when ``default`` is given."""
         if not (container.known and key.known):
-            return _unknown_of([container, key])
+            return unknown_of([container, key])
         value = container.value
         try:
             if isinstance(value, dict) and key.value not in value and default is not None:
@@ -160,46 +164,44 @@ class Evaluator:
             return self.evaluate(node.args[0], depth + 1)
         return UNKNOWN
 
-    def _returned(self, functions: list[ast.FunctionDef | ast.AsyncFunctionDef], node: ast.Call, depth: int) -> Evaluation:
-        """What a function of this module returns when called, when it is one function with a single ``return``."""
-        if len(functions) != 1:
-            return self._unknown(node)
-        returns = [sub for sub in ast.walk(functions[0]) if isinstance(sub, ast.Return) and sub.value is not None]
+    def _returned(self, function: Function, node: ast.Call, depth: int) -> Evaluation:
+        """What a function of this module returns when called, when it has a single ``return``."""
+        returns = [sub for sub in ast.walk(function) if isinstance(sub, ast.Return) and sub.value is not None]
         return self.evaluate(returns[0].value, depth + 1) if len(returns) == 1 else self._unknown(node)
 
     def _attribute(self, node: ast.Attribute, depth: int) -> Evaluation:
         name = node.value.id if isinstance(node.value, ast.Name) else None
         if name in ("self", "cls"):
             values = assigned_to_self(self.module, node)
-        elif isinstance(node.value, ast.Name) and self._is_parsed_arguments(node.value, depth) and not any(
-                attribute_assigned(module, node.attr) for module in self._modules()):
-            values = argparse_defaults(self.module, node.attr)
-        else:
-            values = []
-        if not values:
-            path = path_attribute(self.evaluate(node.value, depth + 1).value, node.attr) if name not in ("self", "cls") else None
-            return Evaluation(path, True) if path is not None else self._unknown(node)
-        results = [self.evaluate(value, depth + 1) for value in values]
-        return results[0] if all(result == results[0] for result in results) else _unknown_of(results)
+            if not values:
+                return self._unknown(node)
+            results = [self.evaluate(value, depth + 1) for value in values]
+            return results[0] if all(result == results[0] for result in results) else unknown_of(results)
+        passed_down = namespaces.argument(self, node, depth)
+        if passed_down is not None:
+            return passed_down
+        path = path_attribute(self.evaluate(node.value, depth + 1).value, node.attr)
+        return Evaluation(path, True) if path is not None else self._unknown(node)
 
-    def _modules(self) -> list[Module]:
+    def modules(self) -> list[Module]:
+        """The modules read with this one: the program's, or this one alone."""
         return list(self.program.modules.values()) if self.program is not None else [self.module]
 
-    def _is_parsed_arguments(self, node: ast.Name, depth: int) -> bool:
-        """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
-        function = self.module.enclosing_function(node)
-        if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
-            passed = [(evaluator, passed_for(call, skipped, function, node.id)) for evaluator, call, skipped in self.sites(function)]
-            return bool(passed) and depth < MAX_DEPTH and all(
-                isinstance(value, ast.Name) and evaluator._is_parsed_arguments(value, depth + 1) for evaluator, value in passed)
-        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
-        return bool(values) and all(isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                                    and value.func.attr in ("parse_args", "parse_known_args") for value in values)
+    def function_called(self, node: ast.Call) -> tuple[Evaluator, Function] | None:
+        """The function a call calls, with the evaluator of its module: one of this module's by its
+        name, or one another module read defines."""
+        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions:
+            functions = self.module.functions[node.func.id]
+            return (self, functions[0]) if len(functions) == 1 else None
+        definition = self.program.definition(self.module, node.func) if self.program is not None else None
+        if definition is not None and isinstance(definition[1], FUNCTIONS):
+            return self.of(definition[0]), definition[1]
+        return None
 
     def _compare(self, node: ast.Compare, depth: int) -> Evaluation:
         operands = [self.evaluate(operand, depth + 1) for operand in [node.left, *node.comparators]]
         if not all(operand.known for operand in operands):
-            return _unknown_of(operands)
+            return unknown_of(operands)
         try:
             holds = all(COMPARISONS[type(op)](left.value, right.value)
                         for op, left, right in zip(node.ops, operands, operands[1:]))
@@ -215,7 +217,7 @@ class Evaluator:
             if result.known and not result.value:
                 return result
             results.append(result)
-        return results[-1] if all(result.known for result in results) else _unknown_of(results)
+        return results[-1] if all(result.known for result in results) else unknown_of(results)
 
     def _unknown(self, node: ast.AST) -> Evaluation:
         counts_cpus = any(isinstance(sub, ast.Call) and self.module.canonical(sub.func) in HOST_CPU_COUNTERS
@@ -270,7 +272,7 @@ class Evaluator:
                 bound = list(node.targets)
             else:
                 continue
-            if any(isinstance(target, ast.Name) and target.id == name for target in bound):
+            if any(isinstance(target, ast.Name) and target.id == name and not isinstance(target.ctx, ast.Load) for target in bound):
                 return True
         return False
 
@@ -326,12 +328,14 @@ class Evaluator:
                 return replace(inner, value=_convert(CONVERSIONS[name], inner.value))
             except (TypeError, ValueError):
                 return replace(inner, value=None, known=False)
-        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions:
-            return self._returned(self.module.functions[node.func.id], node, depth)
-        definition = self.program.definition(self.module, node.func) if self.program is not None else None
-        if definition is not None and isinstance(definition[1], FUNCTIONS):
-            return self.of(definition[0])._returned([definition[1]], node, depth)
-        return self._unknown(node)
+        if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            has = namespaces.has_argument(self, node.args[0], node.args[1].value, depth)
+            if has is not None:
+                return Evaluation(has, True)
+        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions and len(self.module.functions[node.func.id]) != 1:
+            return self._unknown(node)
+        called = self.function_called(node)
+        return called[0]._returned(called[1], node, depth) if called is not None else self._unknown(node)
 
     def _environment(self, variable: Evaluation, fallback: Evaluation | None) -> Evaluation:
         if not (variable.known and isinstance(variable.value, str)):
@@ -376,7 +380,7 @@ class Evaluator:
         return result
 
 
-def _unknown_of(results: list[Evaluation]) -> Evaluation:
+def unknown_of(results: list[Evaluation]) -> Evaluation:
     """Unknown, still saying whether any part counts the host's CPUs."""
     return Evaluation(host_cpu_count=any(result.host_cpu_count for result in results))
 
