@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
 from ..inputs import SOURCE_BYTES, read_text, what_it_is
@@ -21,7 +22,7 @@ from ..service import SourceInputError
 from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
-from .imports import ImportedFile, follow, module_name
+from .imports import ImportedFile, distribution_of, follow, module_name
 from .module import Module, OutOfTime
 from .patterns import serving_patterns
 from .program import Program
@@ -91,12 +92,18 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
             except OutOfTime:
                 raise out_of_time(module.file) from None
             facts.configs.extend(configs.built)
-            facts.predictors.extend(configs.predictors)
+            facts.predictors.extend(replace(predictor, **installed(predictor.location.file)) for predictor in configs.predictors)
             facts.settings.extend(configs.settings)
             facts.patterns.extend(serving_patterns(module))
     except OutOfTime:
         facts.stopped = SourceStop.TIME
     return facts
+
+
+def installed(file: str) -> dict[str, str | None]:
+    """The distribution a file of the source belongs to, as SourcePredictor's fields."""
+    found = distribution_of(file)
+    return dict(zip(("package", "version", "path"), found)) if found else {}
 
 
 def _root(file: str, paths: list[str]) -> str:

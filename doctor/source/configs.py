@@ -21,9 +21,10 @@ from typing import Any
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers
 from .datafiles import ModulePath
-from .evaluate import Evaluation, Evaluator
+from .evaluate import Evaluator
 from .module import FUNCTIONS, Function, Module, argument, parameter_position, text
 from .program import Program
+from .values import Evaluation
 
 MAX_CHAIN = 8
 MAX_PATHS = 16  # predictors one Config construction stands for, one per path of calls to it

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..redact import REDACTED
@@ -36,6 +36,7 @@ from .datafiles import (
 )
 from .module import FUNCTIONS, Function, Module, literal, passed_for
 from .program import Program
+from .values import UNKNOWN, Evaluation, unknown_of
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
@@ -46,22 +47,6 @@ COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
              ast.LShift: operator.lshift, ast.Pow: operator.pow}
 MAX_DEPTH = 32
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """An expression's value when ``known``; where it came from the environment, the variable,
-    the default the source gives and the live value."""
-
-    value: Any = None
-    known: bool = False
-    env_var: str | None = None
-    env_default: str | None = None
-    env_live: str | None = None
-    host_cpu_count: bool = False
-
-
-UNKNOWN = Evaluation()
 
 
 class Evaluator:
@@ -378,11 +363,6 @@ class Evaluator:
             default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
             result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
         return result
-
-
-def unknown_of(results: list[Evaluation]) -> Evaluation:
-    """Unknown, still saying whether any part counts the host's CPUs."""
-    return Evaluation(host_cpu_count=any(result.host_cpu_count for result in results))
 
 
 def _default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:

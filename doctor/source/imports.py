@@ -7,8 +7,10 @@ package whose code never names Paddle."""
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -210,3 +212,40 @@ def mentions_paddle(path: str, deadline: float) -> bool:
         except OSError:
             continue
     return False
+
+
+DISTRIBUTION_DEPTH = 8  # folders looked up from a file for the distribution it belongs to
+DIST_INFO = re.compile(r"^([A-Za-z0-9_.]+)-([A-Za-z0-9_.+!]+)\.dist-info$")
+
+
+def distribution_of(file: str) -> tuple[str, str, str] | None:
+    """(distribution, version, the file's path inside the folder the distribution is installed in)
+    for a file of an installed package: a ``NAME-VERSION.dist-info`` beside one of the folders
+    above the file, whose ``top_level.txt`` (or name) is that folder. Never imports anything."""
+    folder = os.path.dirname(os.path.abspath(file))
+    for _ in range(DISTRIBUTION_DEPTH):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        found = _installed(parent, os.path.basename(folder))
+        if found is not None:
+            return found[0], found[1], os.path.relpath(os.path.abspath(file), parent)
+        folder = parent
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _installed(parent: str, top: str) -> tuple[str, str] | None:
+    try:
+        entries = sorted(entry for entry in os.listdir(parent) if entry.endswith(".dist-info"))
+    except OSError:
+        return None
+    for entry in entries:
+        match = DIST_INFO.match(entry)
+        if match is None:
+            continue
+        name, version = match.groups()
+        tops = _lines(os.path.join(parent, entry, "top_level.txt")) or [name]
+        if top in (line.strip() for line in tops):
+            return name.replace("_", "-").lower(), version
+    return None

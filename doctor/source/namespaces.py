@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 from .attributes import argparse_defaults, attribute_assigned
 from .module import Function, passed_for
+from .values import UNKNOWN, Evaluation, unknown_of
 
 if TYPE_CHECKING:
-    from .evaluate import Evaluation, Evaluator
+    from .evaluate import Evaluator
 
 MAKERS = ("parse_args", "parse_known_args")  # a parser's methods that make the namespace
 NAMESPACE_CLASSES = ("argparse.Namespace",)
@@ -87,8 +88,6 @@ def makes_namespace(evaluator: Evaluator, value: ast.expr, depth: int) -> bool:
 
 def argument(evaluator: Evaluator, node: ast.Attribute, depth: int) -> Evaluation | None:
     """The value of ``args.name``; None when ``args`` holds no namespace."""
-    from .evaluate import UNKNOWN, unknown_of
-
     made = made_at(evaluator, node.value, depth)
     if not made:
         return None
@@ -106,8 +105,6 @@ def has_argument(evaluator: Evaluator, holder: ast.expr, name: str, depth: int) 
 
 
 def _value(place: Made, name: str, depth: int) -> Evaluation:
-    from .evaluate import UNKNOWN
-
     for update in _updates(place):
         if update.args:
             return UNKNOWN
@@ -123,8 +120,6 @@ def _value(place: Made, name: str, depth: int) -> Evaluation:
 
 def default(evaluator: Evaluator, name: str, depth: int) -> Evaluation:
     """The default the modules read give the argument ``name``, where they agree."""
-    from .evaluate import UNKNOWN, unknown_of
-
     results = [evaluator.of(module).evaluate(value, depth + 1)
                for module in evaluator.modules() for value in argparse_defaults(module, name)]
     if not results:
@@ -149,8 +144,6 @@ def _updates(place: Made) -> list[ast.Call]:
 
 def _spread(caller: Evaluator, spread: ast.expr, name: str, depth: int) -> Evaluation:
     """``name`` of the namespace a call spreads (``**vars(args)``), worked out once per call and name."""
-    from .evaluate import UNKNOWN
-
     key = ("spread", spread, name)
     if key not in caller.memo:
         caller.memo[key] = UNKNOWN
@@ -172,8 +165,6 @@ def _namespace_of(node: ast.expr) -> ast.expr | None:
 def _passed_through(place: Made, node: ast.expr, name: str, depth: int) -> Evaluation | None:
     """What the callers of the function pass for ``name`` in its ``**kwargs`` (``node``): None where
     every caller leaves it out (or none calls), unknown where they differ or pass a ``**`` of their own."""
-    from .evaluate import UNKNOWN
-
     function = place.function
     if function is None or function.args.kwarg is None or not (isinstance(node, ast.Name) and node.id == function.args.kwarg.arg):
         return UNKNOWN
