@@ -22,6 +22,7 @@ from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers
 from .datafiles import ModulePath
 from .evaluate import Evaluator
+from .flow import branch_condition
 from .module import FUNCTIONS, Function, Module, argument, parameter_position, text
 from .program import Program
 from .values import Evaluation
@@ -113,32 +114,6 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
     predictors = [SourcePredictor(number, module.location(call), _function_name(module, call), chain, caller)
                   for call in constructions for number, (chain, caller) in zip(ids[call], paths[call])]
     return ModuleConfigs([module.location(call) for call in constructions], holders, settings, predictors)
-
-
-def branch_condition(module: Module, evaluator: Evaluator, node: ast.AST) -> tuple[str | None, bool | None]:
-    """The condition under which ``node`` runs inside its function (``args.use_gpu``, ``not
-    args.use_gpu`` in the ``else``), and whether it holds: True (the condition is None then),
-    False, or None when its inputs are not known."""
-    unknown: list[str] = []
-    child = node
-    for parent in module.ancestors(node):
-        if isinstance(parent, FUNCTIONS + (ast.ClassDef,)):
-            break
-        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
-            in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
-            result = evaluator.evaluate(parent.test)
-            if result.known:
-                if bool(result.value) != in_body:
-                    return None, False
-            elif in_body:  # of ``a and b``, the parts not known to hold
-                parts = parent.test.values if isinstance(parent.test, ast.BoolOp) and isinstance(parent.test.op, ast.And) else [parent.test]
-                unknown.extend(reversed([text(part) for part in parts if not evaluator.evaluate(part).known]))
-            else:
-                unknown.append(f"not ({text(parent.test)})")
-        child = parent
-    if not unknown:
-        return None, True
-    return " and ".join(reversed(unknown)), None
 
 
 def _held(module: Module, holder: str, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:

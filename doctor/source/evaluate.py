@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from ..redact import REDACTED
-from . import namespaces
+from . import flow, namespaces
 from .attributes import assigned_to_self, callers
+from .changes import changed
 from .datafiles import (
     LOADERS,
     OPENERS,
@@ -36,7 +38,7 @@ from .datafiles import (
 )
 from .module import FUNCTIONS, Function, Module, literal, passed_for
 from .program import Program
-from .values import UNKNOWN, Evaluation, unknown_of
+from .values import NOT_KNOWN, UNKNOWN, Evaluation, unknown_of
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
@@ -67,15 +69,23 @@ class Evaluator:
         """The evaluator of another module of the program."""
         return self.shared.get(module.file) or Evaluator(module, self.environ, self.program, self.shared)
 
-    def sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[Evaluator, ast.Call, int]]:
+    def sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = 0) -> list[tuple[Evaluator, ast.Call, int]]:
         """Every call of ``function``, in this module and the others read, with the evaluator of the caller's module."""
         found = [(self, call, skipped) for call, skipped in callers(self.module, function)]
         if self.program is not None:
             found.extend((self.of(module), call, skipped) for module, call, skipped in self.program.external_callers(self.module, function))
             found = [site for site in found if self.program.runs(site[0].module, site[1])]
             reached = [site for site in found if self.program.reached(site[0].module, site[1])]
-            return reached or found  # calls known to run, where there are: not a console script's
-        return found
+            found = reached or found  # calls known to run, where there are: not a console script's
+        return [site for site in found if site[0].may_run(site[1], depth)]
+
+    def may_run(self, call: ast.Call, depth: int) -> bool:
+        """Whether a call of this module is not in a branch known not to run (worked out once per call)."""
+        key = ("runs", call)
+        if key not in self.memo:
+            self.memo[key] = True  # a condition that depends on this very call: not known to be false
+            self.memo[key] = flow.branch_condition(self.module, self, call, depth + 1)[1] is not False
+        return self.memo[key]
 
     def evaluate(self, node: ast.expr | None, depth: int = 0) -> Evaluation:
         """Each expression is worked out once; one met again while it is being worked out (``a = b``,
@@ -99,7 +109,12 @@ class Evaluator:
         if isinstance(node, ast.Subscript) and self.module.canonical(node.value) == ENV_MAPPING:
             return self._environment(self.evaluate(node.slice, depth + 1), None)
         if isinstance(node, ast.Subscript):
-            return self._item(self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1), None)
+            container, key = self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1)
+            if not container.known and key.known and _literal(key.value):
+                at_each_call = self._per_call(node.value, lambda passed: ast.Subscript(passed, ast.Constant(key.value), ast.Load()), depth)
+                if at_each_call is not None:
+                    return at_each_call
+            return self._item(container, key, None)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
             inner = self.evaluate(node.operand, depth + 1)
             if not inner.known:
@@ -130,7 +145,7 @@ class Evaluator:
             if isinstance(value, dict) and key.value not in value and default is not None:
                 return default
             if isinstance(value, (dict, list)):
-                return Evaluation(value[key.value], True)
+                return Evaluation(value[key.value], True) if value[key.value] is not NOT_KNOWN else UNKNOWN
         except (KeyError, IndexError, TypeError):
             pass
         return UNKNOWN
@@ -150,9 +165,15 @@ class Evaluator:
         return UNKNOWN
 
     def _returned(self, function: Function, node: ast.Call, depth: int) -> Evaluation:
-        """What a function of this module returns when called, when it has a single ``return``."""
+        """What a function of this module returns when called, when it has a single ``return``; a
+        mapping it changes on the way (``config["Det"]["model_path"] = ...``) has what it changes not known."""
         returns = [sub for sub in ast.walk(function) if isinstance(sub, ast.Return) and sub.value is not None]
-        return self.evaluate(returns[0].value, depth + 1) if len(returns) == 1 else self._unknown(node)
+        if len(returns) != 1:
+            return self._unknown(node)
+        result = self.evaluate(returns[0].value, depth + 1)
+        if result.known and isinstance(result.value, (dict, list)):
+            return changed(self, function, result, depth)
+        return result
 
     def _attribute(self, node: ast.Attribute, depth: int) -> Evaluation:
         name = node.value.id if isinstance(node.value, ast.Name) else None
@@ -213,11 +234,51 @@ class Evaluator:
         function = self.module.enclosing_function(node)
         if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
             return self._parameter(function, node.id, depth)
-        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
+        if function is not None and function.args.kwarg is not None and node.id == function.args.kwarg.arg:
+            return self._keywords(function, depth)
+        values = self._assigned(node.id, function)
+        if values and function is not None:
+            values = flow.reaching(self, node.id, node, function.body, depth) or values  # those that reach this use
+        values = values or (self._assigned(node.id, None) if function is not None else [])
         if not values:
             return UNKNOWN
         results = [self.evaluate(value, depth + 1) for value in values]
         return results[0] if all(result == results[0] for result in results) else UNKNOWN
+
+    def _keywords(self, function: Function, depth: int) -> Evaluation:
+        """A function's ``**kwargs``: the keywords every caller passes beyond the named parameters
+        ({} where none calls it); not known where callers differ or one passes a ``**`` of its own."""
+        named = {arg.arg for arg in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+        results = []
+        for evaluator, call, _ in self.sites(function, depth):
+            if any(keyword.arg is None for keyword in call.keywords):
+                return UNKNOWN
+            given = {keyword.arg: evaluator.evaluate(keyword.value, depth + 1) for keyword in call.keywords if keyword.arg not in named}
+            if not all(value.known for value in given.values()):
+                return UNKNOWN
+            results.append({name: value.value for name, value in given.items()})
+        if not results:
+            return Evaluation({}, True)
+        return Evaluation(results[0], True) if all(result == results[0] for result in results) else UNKNOWN
+
+    def _per_call(self, holder: ast.expr, rebuild: Callable[[ast.expr], ast.expr], depth: int) -> Evaluation | None:
+        """``holder[key]`` or ``holder.get(...)`` where ``holder`` is a parameter its callers pass
+        different mappings for: worked out at each call (``rebuild`` makes the expression there);
+        known where they all agree. None where ``holder`` is no such parameter."""
+        function = self.module.enclosing_function(holder)
+        if (not isinstance(holder, ast.Name) or function is None or depth > MAX_DEPTH
+                or holder.id not in {arg.arg for arg in function.args.args + function.args.kwonlyargs}
+                or self._assigned(holder.id, function)):
+            return None
+        results = []
+        for evaluator, call, skipped in self.sites(function, depth):
+            passed = passed_for(call, skipped, function, holder.id)
+            if passed is None:
+                return None
+            results.append(evaluator.evaluate(rebuild(passed), depth + 1))
+        if not results:
+            return None
+        return results[0] if all(result == results[0] for result in results) else unknown_of(results)
 
     def _assigned(self, name: str, function: ast.AST | None) -> list[ast.expr]:
         """Every value assigned to ``name`` directly in the function (or the module's top level);
@@ -262,7 +323,7 @@ class Evaluator:
         return False
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
-        sites = self.sites(function)
+        sites = self.sites(function, depth)
         default = _default(function, name)
         results = []
         for evaluator, call, skipped in sites:
@@ -294,9 +355,15 @@ class Evaluator:
                 return Evaluation(value, True)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and 1 <= len(node.args) <= 2 and name != ENV_MAPPING + ".get":
             container = self.evaluate(node.func.value, depth + 1)
+            default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
+            key = self.evaluate(node.args[0], depth + 1)
             if container.known and isinstance(container.value, dict):
-                default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
-                return self._item(container, self.evaluate(node.args[0], depth + 1), default)
+                return self._item(container, key, default)
+            if not container.known and key.known and default.known and _literal(key.value) and _literal(default.value):
+                at_each_call = self._per_call(node.func.value, lambda passed: ast.Call(
+                    ast.Attribute(passed, "get", ast.Load()), [ast.Constant(key.value), ast.Constant(default.value)], []), depth)
+                if at_each_call is not None:
+                    return at_each_call
         if name == "str" and len(node.args) == 1:
             inner = self.evaluate(node.args[0], depth + 1)
             if inner.known and isinstance(inner.value, ModulePath):
@@ -363,6 +430,10 @@ class Evaluator:
             default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
             result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
         return result
+
+
+def _literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:

@@ -57,7 +57,7 @@ def _made_at(evaluator: Evaluator, node: ast.expr, depth: int) -> list[Made] | N
     function = evaluator.module.enclosing_function(node)
     if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
         found: list[Made] = []
-        for caller, call, skipped in evaluator.sites(function):
+        for caller, call, skipped in evaluator.sites(function, depth):
             made = made_at(caller, passed_for(call, skipped, function, node.id) or ast.Constant(None), depth + 1)
             if made is None:
                 return None
@@ -169,7 +169,7 @@ def _passed_through(place: Made, node: ast.expr, name: str, depth: int) -> Evalu
     if function is None or function.args.kwarg is None or not (isinstance(node, ast.Name) and node.id == function.args.kwarg.arg):
         return UNKNOWN
     results: list[Evaluation | None] = []
-    for caller, call, _ in place.evaluator.sites(function):
+    for caller, call, _ in place.evaluator.sites(function, depth):
         given = next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
         spread = [keyword.value for keyword in call.keywords if keyword.arg is None]
         if given is not None:

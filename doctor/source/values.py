@@ -23,6 +23,16 @@ class Evaluation:
 UNKNOWN = Evaluation()
 
 
+class _NotKnown:
+    """An item of a known mapping that something changed to a value not known."""
+
+    def __repr__(self) -> str:
+        return "<not known>"
+
+
+NOT_KNOWN = _NotKnown()
+
+
 def unknown_of(results: list[Evaluation]) -> Evaluation:
     """Unknown, still saying whether any part counts the host's CPUs."""
     return Evaluation(host_cpu_count=any(result.host_cpu_count for result in results))
