@@ -83,8 +83,9 @@ def digest(report: Report) -> Digest:
     recommendation = verification.recommendation if verification else None
     model = verification.model if verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
-    view = _recommendation_view(recommendation, verification.noise, verification.min_effect,
-                                recommended_in_wrapper_terms(recommendation.config, report.service.predictors)) if verification and recommendation else None
+    view = (_recommendation_view(recommendation, verification.noise, verification.min_effect,
+                                recommended_in_wrapper_terms(recommendation.config, report.service.predictors if report.service else []))
+            if verification and recommendation else None)
     return Digest(verdict_line(report), problems, view, inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
 

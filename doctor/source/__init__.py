@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
+from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePredictor
 from ..inputs import SOURCE_BYTES, read_text, what_it_is
 from ..service import SourceInputError
 from ..vocabulary import SourceStatus, SourceStop
@@ -36,7 +36,8 @@ SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")  # kernel file systems: no service so
 def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None,
                 seconds: float = SOURCE_SECONDS) -> SourceFacts:
     """``environ``: the service process's environment (--pid), for the live value of variables the source reads.
-    ``search``: where the service's interpreter finds modules (--pid): the modules the files import
+    ``search``: where the service's interpreter finds modules (--pid; for a script given with
+    --source, this interpreter's sys.path and the folders given): the modules the files import
     are read too, within the bounds of ``imports.follow``, and the files read are one program.
     ``seconds``: the whole read's time; past it the read stops, and ``stopped`` says so."""
     deadline = time.monotonic() + seconds
@@ -92,7 +93,7 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
             except OutOfTime:
                 raise out_of_time(module.file) from None
             facts.configs.extend(configs.built)
-            facts.predictors.extend(replace(predictor, **installed(predictor.location.file)) for predictor in configs.predictors)
+            facts.predictors.extend(installed(predictor) for predictor in configs.predictors)
             facts.settings.extend(configs.settings)
             facts.patterns.extend(serving_patterns(module))
     except OutOfTime:
@@ -100,10 +101,10 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
     return facts
 
 
-def installed(file: str) -> dict[str, str | None]:
-    """The distribution a file of the source belongs to, as SourcePredictor's fields."""
-    found = distribution_of(file)
-    return dict(zip(("package", "version", "path"), found)) if found else {}
+def installed(predictor: SourcePredictor) -> SourcePredictor:
+    """The predictor with the distribution its Config's file belongs to, where it is one's."""
+    found = distribution_of(predictor.location.file)
+    return replace(predictor, package=found[0], version=found[1], path=found[2]) if found else predictor
 
 
 def _root(file: str, paths: list[str]) -> str:

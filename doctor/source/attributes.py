@@ -72,8 +72,8 @@ def argparse_defaults(module: Module, attr: str) -> list[ast.expr]:
     defaults = []
     for call in module.indexes["arguments"].get(attr, []):
         keywords = {keyword.arg: keyword.value for keyword in call.keywords if keyword.arg}
-        action = keywords.get("action")
-        action = action.value if isinstance(action, ast.Constant) else None
+        given = keywords.get("action")
+        action = given.value if isinstance(given, ast.Constant) else None
         if "default" in keywords:
             defaults.append(keywords["default"])
         elif action in ("store_true", "store_false"):

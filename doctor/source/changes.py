@@ -42,8 +42,8 @@ def changed(evaluator: Evaluator, function: Function, result: Evaluation, depth:
             node = node.value
         container = value
         try:
-            for key in reversed(keys[1:]):
-                container = container[key]
+            for item in reversed(keys[1:]):
+                container = container[item]
             container[keys[0]] = NOT_KNOWN
         except (KeyError, IndexError, TypeError):
             return UNKNOWN
