@@ -262,8 +262,9 @@ def wrappers_doc_markdown(book: WrapperBook) -> str:
         "",
         "<!-- generated from wrappers.yaml by scripts/update-readme-rules; edit wrappers.yaml, not this file -->",
         "",
-        ("Where a predictor was built by one of these libraries (the record's origin frame names its "
-        "distribution and version), a finding's fix gives the library's own setting first and the raw "
+        ("Where a predictor was built by one of these libraries (the record's origin frame, or the "
+        "`.dist-info` beside the source that builds it, names its distribution and version), a finding's "
+        "fix and the recommended configuration give the library's own setting first and the raw "
         "`paddle.inference.Config` call after it as the alternative; `{value}` is filled in with the "
         "value the finding proposes, quoted for the knob's language. `checked` says where each entry "
         "was read; \"not verified\" marks what comes from documentation or issues only."),

@@ -289,16 +289,7 @@ def test_the_flags_given_read_back_as_typed_on_one_line_in_every_report_for_peop
     assert "\n  flags: --model '/srv/my model' --no-onednn --threads 8\n" in text.stdout, text.stdout
 
 
-YAML_ENGINE = """\
-    import os
-    from pathlib import Path
-
-    import yaml
-    from paddle import inference
-
-    ROOT = Path(__file__).resolve().parent
-
-
+GUARDED_ENGINE = """\
     class Engine:
         def __init__(self, config):
             options = inference.Config(config["model"], config["params"])
@@ -310,6 +301,18 @@ YAML_ENGINE = """\
             if threads != -1 and 1 <= threads <= os.cpu_count():
                 options.set_cpu_math_library_num_threads(threads)
             self.predictor = inference.create_predictor(options)
+    """
+YAML_ENGINE = """\
+    import os
+    from pathlib import Path
+
+    import yaml
+    from paddle import inference
+
+    ROOT = Path(__file__).resolve().parent
+
+
+""" + GUARDED_ENGINE + """
 
 
     class App:

@@ -312,13 +312,18 @@ class SourcePredictor:
     """One Config the source builds, a predictor of its own: ``id`` (from 1, in reading order, what
     each SourceSetting's ``predictors`` names), where the Config is built, in which function, and
     the calls that lead there (the outermost caller first; ``caller`` the function that outermost
-    call is in, None at a module's top level)."""
+    call is in, None at a module's top level). ``package``, ``version`` and ``path``: the installed
+    distribution the Config's file belongs to (its ``.dist-info`` beside it) and the file inside it;
+    null for the service's own code."""
 
     id: Count
     location: SourceLocation
     function: str | None = None
     chain: list[SourceLocation] = field(default_factory=list)
     caller: str | None = None
+    package: str | None = None
+    version: str | None = None
+    path: str | None = None
 
 
 @dataclass
@@ -358,6 +363,7 @@ class SourceFacts:
     left_out: Count = 0
     imported: list[str] = field(default_factory=list)  # files read because the files given import them (--pid)
     imports_left_out: Count = 0  # modules imported and found past the bounds of that reading
+    imports_from: str | None = None  # where the imports were looked for (whose sys.path); None: not followed
     stopped: SourceStop | None = None
 
     @property

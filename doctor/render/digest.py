@@ -11,6 +11,7 @@ from ..quoting import shell_word
 from ..report import Report, ReportFinding
 from ..verify.words import describe, noise_words
 from ..vocabulary import Effect, Status, Verdict
+from ..wrapper_fix import WrapperSnippet, recommended_in_wrapper_terms
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, ModelInput, Recommendation
@@ -59,6 +60,7 @@ class RecommendationView:
     steps: list[str]
     enforced: list[str]
     noise: str | None = None
+    wrapper: WrapperSnippet | None = None  # the same in the settings of the wrapper that builds the predictors
 
 
 @dataclass
@@ -81,7 +83,9 @@ def digest(report: Report) -> Digest:
     recommendation = verification.recommendation if verification else None
     model = verification.model if verification else None
     inputs = [_input_view(item) for item in model.inputs.values()] if model else []
-    view = _recommendation_view(recommendation, verification.noise, verification.min_effect) if verification and recommendation else None
+    view = (_recommendation_view(recommendation, verification.noise, verification.min_effect,
+                                recommended_in_wrapper_terms(recommendation.config, report.service.predictors if report.service else []))
+            if verification and recommendation else None)
     return Digest(verdict_line(report), problems, view, inputs, shape_latencies(model, recommendation) if model and recommendation else [])
 
 
@@ -126,11 +130,12 @@ def _verdict_words(finding: ReportFinding) -> str:
     return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
 
 
-def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None, min_effect: float) -> RecommendationView:
+def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None, min_effect: float,
+                         wrapper: WrapperSnippet | None) -> RecommendationView:
     comparison = recommendation.comparison
     headline = f"measured as a whole: {describe(comparison)}" if comparison else "not measured as a whole"
     return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced,
-                              noise_words(noise, min_effect) if noise else None)
+                              noise_words(noise, min_effect) if noise else None, wrapper)
 
 
 def dims(shape: list[int]) -> str:

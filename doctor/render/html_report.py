@@ -43,6 +43,8 @@ def render_html(report: Report) -> str:
         body += [f"<p>{html.escape(recommendation.noise)}</p>"] if recommendation.noise else []
         if recommendation.enforced:
             body.append(f"<p>Enforced: {html.escape(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).</p>")
+        if recommendation.wrapper:
+            body += [f"<p>{html.escape(recommendation.wrapper.words)}</p>", code_block(recommendation.wrapper.code)]
         body.append(code_block(recommendation.snippet))
         body.append("<ul>" + "".join(f"<li>{html.escape(step)}</li>" for step in recommendation.steps) + "</ul>")
     for table in input_tables(summary):

@@ -24,6 +24,8 @@ def render_markdown(report: Report) -> str:
         lines += [markdown_line(recommendation.noise), ""] if recommendation.noise else []
         if recommendation.enforced:
             lines += [f"Enforced: {markdown_inline(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).", ""]
+        if recommendation.wrapper:
+            lines += [markdown_line(recommendation.wrapper.words), "", *fenced(recommendation.wrapper.code, "text"), ""]
         lines += [*fenced(recommendation.snippet, "python"), ""]
         lines += [f"- {markdown_line(step)}" for step in recommendation.steps] + [""]
     for table in input_tables(summary):

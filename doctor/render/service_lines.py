@@ -37,7 +37,10 @@ def process_note(process: ServiceProcessFacts) -> str | None:
 def source_line(source: SourceFacts) -> str | None:
     if source.status != SourceStatus.READ:
         return None
-    return (f"source: {counted(len(source.files), 'file')} read, {len(source.configs)} Config built "
+    followed = (f" ({len(source.imported)} of them imported, looked for on {source.imports_from}"
+                + (f"; {source.imports_left_out} more past the bounds" if source.imports_left_out else "") + ")"
+                if source.imports_from and (source.imported or source.imports_left_out) else "")
+    return (f"source: {counted(len(source.files), 'file')} read{followed}, {len(source.configs)} Config built "
             f"({', '.join(map(str, source.configs)) or 'none found'})")
 
 

@@ -105,6 +105,9 @@ def _render_summary(report: Report, summary: Digest, console: Console) -> None:
             console.print(Text(recommendation.noise, style="yellow"), highlight=False)
         if recommendation.enforced:
             console.print(Text(f"enforced: {', '.join(recommendation.enforced)} ({ENFORCED_WHY})", style="yellow"))
+        if recommendation.wrapper:
+            console.print(Text(recommendation.wrapper.words), highlight=False)
+            print_code(console, recommendation.wrapper.code)
         print_code(console, recommendation.snippet)
     for view in summary.inputs:
         console.print(Text.assemble(("input ", "bold"), (view.name, "bold"),

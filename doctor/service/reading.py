@@ -6,8 +6,9 @@ the rest of the report follows."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts, SourceFacts
@@ -62,14 +63,23 @@ def read_service(ctx: ProbeContext, pid: PidChoice | None, source_paths: tuple[s
 
 
 def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[str], say: Say) -> SourceFacts:
-    environ = process.environ if process.environ_source else None
-    search = None
-    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
-        from ..source.imports import search_path
+    """The files given, or the script the process runs; a script is followed into the modules it
+    imports, found where the service's interpreter finds them (--pid) or this one (--source)."""
+    from ..source.imports import given_search_path, search_path
 
-        paths = [str(ctx.path(process.script))]  # and the modules it imports, where its interpreter finds them
+    environ = process.environ if process.environ_source else None
+    search, imports_from = None, None
+    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
+        paths = [str(ctx.path(process.script))]
         search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
+        imports_from = f"the service interpreter's sys.path ({process.interpreter or 'interpreter unknown'})"
+    elif any(os.path.isfile(path) for path in paths):
+        search = given_search_path(paths, ctx.is_live)
+        imports_from = (f"this interpreter's sys.path ({sys.executable}) and the folders given" if ctx.is_live
+                        else "the folders given (with --root, not this interpreter's sys.path)")
     source = read_source(paths, environ, search) if paths else SourceFacts(reason="no --source, and no script from --pid")
+    if search is not None:
+        source = replace(source, imports_from=imports_from)
     for error in source.errors:
         say(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"))
     return source

@@ -4,6 +4,7 @@ a way the doctor cannot evaluate is an origin without a value that says where an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..facts import SourceFacts, SourceLocation, SourceSetting
@@ -82,7 +83,8 @@ def source_predictors(source: SourceFacts) -> list[RecordedPredictor]:
 
     return [RecordedPredictor(
         id=predictor.id, built_by=BuiltBy.SOURCE, config=None, model=None,
-        origin=BuildSite(builder=frame(predictor.location, predictor.function),
+        origin=BuildSite(builder=replace(frame(predictor.location, predictor.function), package=predictor.package,
+                                         version=predictor.version, path=predictor.path),
                          service=frame(predictor.chain[0], predictor.caller) if predictor.chain else None,
                          threads_set_at=threads_set_at(predictor.id)),
         runs=RunStats(0, None, None, None, None, 0.0, 0.0, None, 0, [], 0), alive=False)

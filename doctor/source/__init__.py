@@ -14,17 +14,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
-from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation
+from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePredictor
 from ..inputs import SOURCE_BYTES, read_text, what_it_is
 from ..service import SourceInputError
 from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
-from .imports import ImportedFile, follow
+from .imports import ImportedFile, distribution_of, follow, module_name
 from .module import Module, OutOfTime
 from .patterns import serving_patterns
-from .program import Program, module_name
+from .program import Program
 
 SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
@@ -35,7 +36,8 @@ SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")  # kernel file systems: no service so
 def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None,
                 seconds: float = SOURCE_SECONDS) -> SourceFacts:
     """``environ``: the service process's environment (--pid), for the live value of variables the source reads.
-    ``search``: where the service's interpreter finds modules (--pid): the modules the files import
+    ``search``: where the service's interpreter finds modules (--pid; for a script given with
+    --source, this interpreter's sys.path and the folders given): the modules the files import
     are read too, within the bounds of ``imports.follow``, and the files read are one program.
     ``seconds``: the whole read's time; past it the read stops, and ``stopped`` says so."""
     deadline = time.monotonic() + seconds
@@ -91,12 +93,18 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
             except OutOfTime:
                 raise out_of_time(module.file) from None
             facts.configs.extend(configs.built)
-            facts.predictors.extend(configs.predictors)
+            facts.predictors.extend(installed(predictor) for predictor in configs.predictors)
             facts.settings.extend(configs.settings)
             facts.patterns.extend(serving_patterns(module))
     except OutOfTime:
         facts.stopped = SourceStop.TIME
     return facts
+
+
+def installed(predictor: SourcePredictor) -> SourcePredictor:
+    """The predictor with the distribution its Config's file belongs to, where it is one's."""
+    found = distribution_of(predictor.location.file)
+    return replace(predictor, package=found[0], version=found[1], path=found[2]) if found else predictor
 
 
 def _root(file: str, paths: list[str]) -> str:

@@ -15,14 +15,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import zip_longest
 from typing import Any
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers
 from .datafiles import ModulePath
-from .evaluate import Evaluation, Evaluator
+from .evaluate import Evaluator
+from .flow import branch_condition
 from .module import FUNCTIONS, Function, Module, argument, parameter_position, text
 from .program import Program
+from .values import Evaluation
 
 MAX_CHAIN = 8
 MAX_PATHS = 16  # predictors one Config construction stands for, one per path of calls to it
@@ -113,32 +116,6 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
     return ModuleConfigs([module.location(call) for call in constructions], holders, settings, predictors)
 
 
-def branch_condition(module: Module, evaluator: Evaluator, node: ast.AST) -> tuple[str | None, bool | None]:
-    """The condition under which ``node`` runs inside its function (``args.use_gpu``, ``not
-    args.use_gpu`` in the ``else``), and whether it holds: True (the condition is None then),
-    False, or None when its inputs are not known."""
-    unknown: list[str] = []
-    child = node
-    for parent in module.ancestors(node):
-        if isinstance(parent, FUNCTIONS + (ast.ClassDef,)):
-            break
-        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
-            in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
-            result = evaluator.evaluate(parent.test)
-            if result.known:
-                if bool(result.value) != in_body:
-                    return None, False
-            elif in_body:  # of ``a and b``, the parts not known to hold
-                parts = parent.test.values if isinstance(parent.test, ast.BoolOp) and isinstance(parent.test.op, ast.And) else [parent.test]
-                unknown.extend(reversed([text(part) for part in parts if not evaluator.evaluate(part).known]))
-            else:
-                unknown.append(f"not ({text(parent.test)})")
-        child = parent
-    if not unknown:
-        return None, True
-    return " and ".join(reversed(unknown)), None
-
-
 def _held(module: Module, holder: str, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:
     """The Config constructions an expression (``config``, ``self.config``) holds where it is used in ``function``."""
     if depth > MAX_CHAIN:
@@ -195,27 +172,28 @@ def _function_name(module: Module, node: ast.AST) -> str | None:
     return f"{owner.name}.{function.name}" if owner is not None else function.name
 
 
-def _paths(module: Module, node: ast.AST, program: Program | None, depth: int) -> list[tuple[list[SourceLocation], str | None]]:
-    """The calls that lead to ``node``, outermost first, and the function the outermost is in: in the
-    module, each function's first caller; from the other modules read, every caller, one path each."""
-    chain = [module.location(node)]
+def _paths(module: Module, node: ast.AST, program: Program | None, depth: int,
+           seen: frozenset[ast.AST] = frozenset()) -> list[tuple[list[SourceLocation], str | None]]:
+    """The calls that lead to ``node``, outermost first, and the function the outermost is in: one
+    path per caller, in the module and in the others read, at most MAX_PATHS of MAX_CHAIN calls
+    (taken from each caller in turn, so that every caller of the Config's function leads one).
+    Where some callers are reached from a module's top level, only those lead a path."""
+    here = module.location(node)
     function = module.enclosing_function(node)
-    seen = set()
-    while function is not None and function not in seen and len(chain) < MAX_CHAIN:
-        seen.add(function)
-        site = next(iter(callers(module, function)), None)
-        if site is None:
-            break
-        chain.append(module.location(site[0]))
-        function = module.enclosing_function(site[0])
-    local = list(reversed(chain))
-    outermost = None if function is None else _function_name(module, function.body[0])
-    external = program.external_callers(module, function) if program is not None and function is not None else []
-    if not external or depth >= MAX_CHAIN:
-        return [(local, outermost)]
-    found = [(outer + local, caller) for caller_module, call, _ in external
-             for outer, caller in _paths(caller_module, call, program, depth + 1)]
+    if function is None:
+        return [([here], None)]
+    sites = [(module, call) for call, _ in callers(module, function)]
+    if program is not None:
+        sites = [(other, call) for other, call, _ in program.external_callers(module, function)] + sites
+        sites = [(other, call) for other, call in sites if program.runs(other, call)]
+        sites = [(other, call) for other, call in sites if program.reached(other, call)] or sites
+    if not sites or depth >= MAX_CHAIN or function in seen:
+        return [([here], _function_name(module, function.body[0]))]
+    each = [_paths(caller_module, call, program, depth + 1, seen | {function}) for caller_module, call in sites]
+    found = [(outer + [here], caller) for paths in zip_longest(*each) for path in paths if path is not None
+             for outer, caller in [path]]  # each caller's first path, then each one's second...
     return found[:MAX_PATHS]
+
 
 def _holders(module: Module, constructions: list[ast.Call]) -> set[str]:
     """Expressions (``config``, ``self.config``) that hold a Config somewhere in the module."""

@@ -8,9 +8,8 @@ process environment is known, else the default; with no default, an unset variab
 mapping, a module function's single ``return``, values of a YAML or JSON file the module opens by a
 path built from its own ``__file__`` (``doctor/source/datafiles.py``), ``int``/``float``/``str``/``bool`` of those,
 arithmetic on numbers, an attribute ``self.name`` every method of the class assigns the same value,
-and ``args.name`` where ``args`` is what ``parser.parse_args()`` returned in this module (the
-default of the module's ``add_argument("--name", default=...)``, unless something assigns
-``.name`` elsewhere in the module). Anything else is unknown: the doctor never guesses. An
+and ``args.name`` where ``args`` holds parsed arguments, however a wrapper hands them down
+(``doctor/source/namespaces.py``). Anything else is unknown: the doctor never guesses. An
 expression that counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
 """
 
@@ -18,11 +17,14 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..redact import REDACTED
-from .attributes import argparse_defaults, assigned_to_self, attribute_assigned, callers
+from . import flow, namespaces
+from .attributes import assigned_to_self, callers
+from .changes import changed
 from .datafiles import (
     LOADERS,
     OPENERS,
@@ -34,8 +36,9 @@ from .datafiles import (
     path_attribute,
     path_function,
 )
-from .module import FUNCTIONS, Module, literal, passed_for
+from .module import FUNCTIONS, Function, Module, literal, passed_for
 from .program import Program
+from .values import NOT_KNOWN, UNKNOWN, Evaluation, unknown_of
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")
 ENV_MAPPING = "os.environ"
@@ -46,22 +49,6 @@ COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
              ast.LShift: operator.lshift, ast.Pow: operator.pow}
 MAX_DEPTH = 32
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """An expression's value when ``known``; where it came from the environment, the variable,
-    the default the source gives and the live value."""
-
-    value: Any = None
-    known: bool = False
-    env_var: str | None = None
-    env_default: str | None = None
-    env_live: str | None = None
-    host_cpu_count: bool = False
-
-
-UNKNOWN = Evaluation()
 
 
 class Evaluator:
@@ -76,17 +63,29 @@ class Evaluator:
         self.shared = shared if shared is not None else {}
         self.shared.setdefault(module.file, self)
         self._known: dict[ast.AST, Evaluation] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}  # what namespaces.py works out once per expression
 
     def of(self, module: Module) -> Evaluator:
         """The evaluator of another module of the program."""
         return self.shared.get(module.file) or Evaluator(module, self.environ, self.program, self.shared)
 
-    def sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[Evaluator, ast.Call, int]]:
+    def sites(self, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = 0) -> list[tuple[Evaluator, ast.Call, int]]:
         """Every call of ``function``, in this module and the others read, with the evaluator of the caller's module."""
         found = [(self, call, skipped) for call, skipped in callers(self.module, function)]
         if self.program is not None:
             found.extend((self.of(module), call, skipped) for module, call, skipped in self.program.external_callers(self.module, function))
-        return found
+            found = [site for site in found if self.program.runs(site[0].module, site[1])]
+            reached = [site for site in found if self.program.reached(site[0].module, site[1])]
+            found = reached or found  # calls known to run, where there are: not a console script's
+        return [site for site in found if site[0].may_run(site[1], depth)]
+
+    def may_run(self, call: ast.Call, depth: int) -> bool:
+        """Whether a call of this module is not in a branch known not to run (worked out once per call)."""
+        key = ("runs", call)
+        if key not in self.memo:
+            self.memo[key] = True  # a condition that depends on this very call: not known to be false
+            self.memo[key] = flow.branch_condition(self.module, self, call, depth + 1)[1] is not False
+        return self.memo[key]
 
     def evaluate(self, node: ast.expr | None, depth: int = 0) -> Evaluation:
         """Each expression is worked out once; one met again while it is being worked out (``a = b``,
@@ -110,7 +109,12 @@ class Evaluator:
         if isinstance(node, ast.Subscript) and self.module.canonical(node.value) == ENV_MAPPING:
             return self._environment(self.evaluate(node.slice, depth + 1), None)
         if isinstance(node, ast.Subscript):
-            return self._item(self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1), None)
+            container, key = self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1)
+            if not container.known and key.known and _literal(key.value):
+                at_each_call = self._per_call(node.value, lambda passed: ast.Subscript(passed, ast.Constant(key.value), ast.Load()), depth)
+                if at_each_call is not None:
+                    return at_each_call
+            return self._item(container, key, None)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
             inner = self.evaluate(node.operand, depth + 1)
             if not inner.known:
@@ -135,13 +139,13 @@ class Evaluator:
     def _item(self, container: Evaluation, key: Evaluation, default: Evaluation | None) -> Evaluation:
         """``container[key]``, or ``container.get(key, default)`` when ``default`` is given."""
         if not (container.known and key.known):
-            return _unknown_of([container, key])
+            return unknown_of([container, key])
         value = container.value
         try:
             if isinstance(value, dict) and key.value not in value and default is not None:
                 return default
             if isinstance(value, (dict, list)):
-                return Evaluation(value[key.value], True)
+                return Evaluation(value[key.value], True) if value[key.value] is not NOT_KNOWN else UNKNOWN
         except (KeyError, IndexError, TypeError):
             pass
         return UNKNOWN
@@ -160,46 +164,50 @@ class Evaluator:
             return self.evaluate(node.args[0], depth + 1)
         return UNKNOWN
 
-    def _returned(self, functions: list[ast.FunctionDef | ast.AsyncFunctionDef], node: ast.Call, depth: int) -> Evaluation:
-        """What a function of this module returns when called, when it is one function with a single ``return``."""
-        if len(functions) != 1:
+    def _returned(self, function: Function, node: ast.Call, depth: int) -> Evaluation:
+        """What a function of this module returns when called, when it has a single ``return``; a
+        mapping it changes on the way (``config["Det"]["model_path"] = ...``) has what it changes not known."""
+        returns = [sub for sub in ast.walk(function) if isinstance(sub, ast.Return) and sub.value is not None]
+        if len(returns) != 1:
             return self._unknown(node)
-        returns = [sub for sub in ast.walk(functions[0]) if isinstance(sub, ast.Return) and sub.value is not None]
-        return self.evaluate(returns[0].value, depth + 1) if len(returns) == 1 else self._unknown(node)
+        result = self.evaluate(returns[0].value, depth + 1)
+        if result.known and isinstance(result.value, (dict, list)):
+            return changed(self, function, result, depth)
+        return result
 
     def _attribute(self, node: ast.Attribute, depth: int) -> Evaluation:
         name = node.value.id if isinstance(node.value, ast.Name) else None
         if name in ("self", "cls"):
             values = assigned_to_self(self.module, node)
-        elif isinstance(node.value, ast.Name) and self._is_parsed_arguments(node.value, depth) and not any(
-                attribute_assigned(module, node.attr) for module in self._modules()):
-            values = argparse_defaults(self.module, node.attr)
-        else:
-            values = []
-        if not values:
-            path = path_attribute(self.evaluate(node.value, depth + 1).value, node.attr) if name not in ("self", "cls") else None
-            return Evaluation(path, True) if path is not None else self._unknown(node)
-        results = [self.evaluate(value, depth + 1) for value in values]
-        return results[0] if all(result == results[0] for result in results) else _unknown_of(results)
+            if not values:
+                return self._unknown(node)
+            results = [self.evaluate(value, depth + 1) for value in values]
+            return results[0] if all(result == results[0] for result in results) else unknown_of(results)
+        passed_down = namespaces.argument(self, node, depth)
+        if passed_down is not None:
+            return passed_down
+        path = path_attribute(self.evaluate(node.value, depth + 1).value, node.attr)
+        return Evaluation(path, True) if path is not None else self._unknown(node)
 
-    def _modules(self) -> list[Module]:
+    def modules(self) -> list[Module]:
+        """The modules read with this one: the program's, or this one alone."""
         return list(self.program.modules.values()) if self.program is not None else [self.module]
 
-    def _is_parsed_arguments(self, node: ast.Name, depth: int) -> bool:
-        """``args`` holds ``parser.parse_args()``: assigned it here or at module level, or a parameter every caller passes it to."""
-        function = self.module.enclosing_function(node)
-        if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
-            passed = [(evaluator, passed_for(call, skipped, function, node.id)) for evaluator, call, skipped in self.sites(function)]
-            return bool(passed) and depth < MAX_DEPTH and all(
-                isinstance(value, ast.Name) and evaluator._is_parsed_arguments(value, depth + 1) for evaluator, value in passed)
-        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
-        return bool(values) and all(isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                                    and value.func.attr in ("parse_args", "parse_known_args") for value in values)
+    def function_called(self, node: ast.Call) -> tuple[Evaluator, Function] | None:
+        """The function a call calls, with the evaluator of its module: one of this module's by its
+        name, or one another module read defines."""
+        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions:
+            functions = self.module.functions[node.func.id]
+            return (self, functions[0]) if len(functions) == 1 else None
+        definition = self.program.definition(self.module, node.func) if self.program is not None else None
+        if definition is not None and isinstance(definition[1], FUNCTIONS):
+            return self.of(definition[0]), definition[1]
+        return None
 
     def _compare(self, node: ast.Compare, depth: int) -> Evaluation:
         operands = [self.evaluate(operand, depth + 1) for operand in [node.left, *node.comparators]]
         if not all(operand.known for operand in operands):
-            return _unknown_of(operands)
+            return unknown_of(operands)
         try:
             holds = all(COMPARISONS[type(op)](left.value, right.value)
                         for op, left, right in zip(node.ops, operands, operands[1:]))
@@ -215,7 +223,7 @@ class Evaluator:
             if result.known and not result.value:
                 return result
             results.append(result)
-        return results[-1] if all(result.known for result in results) else _unknown_of(results)
+        return results[-1] if all(result.known for result in results) else unknown_of(results)
 
     def _unknown(self, node: ast.AST) -> Evaluation:
         counts_cpus = any(isinstance(sub, ast.Call) and self.module.canonical(sub.func) in HOST_CPU_COUNTERS
@@ -226,11 +234,51 @@ class Evaluator:
         function = self.module.enclosing_function(node)
         if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
             return self._parameter(function, node.id, depth)
-        values = self._assigned(node.id, function) or (self._assigned(node.id, None) if function is not None else [])
+        if function is not None and function.args.kwarg is not None and node.id == function.args.kwarg.arg:
+            return self._keywords(function, depth)
+        values = self._assigned(node.id, function)
+        if values and function is not None:
+            values = flow.reaching(self, node.id, node, function.body, depth) or values  # those that reach this use
+        values = values or (self._assigned(node.id, None) if function is not None else [])
         if not values:
             return UNKNOWN
         results = [self.evaluate(value, depth + 1) for value in values]
         return results[0] if all(result == results[0] for result in results) else UNKNOWN
+
+    def _keywords(self, function: Function, depth: int) -> Evaluation:
+        """A function's ``**kwargs``: the keywords every caller passes beyond the named parameters
+        ({} where none calls it); not known where callers differ or one passes a ``**`` of its own."""
+        named = {arg.arg for arg in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+        results = []
+        for evaluator, call, _ in self.sites(function, depth):
+            if any(keyword.arg is None for keyword in call.keywords):
+                return UNKNOWN
+            given = {keyword.arg: evaluator.evaluate(keyword.value, depth + 1) for keyword in call.keywords if keyword.arg not in named}
+            if not all(value.known for value in given.values()):
+                return UNKNOWN
+            results.append({name: value.value for name, value in given.items()})
+        if not results:
+            return Evaluation({}, True)
+        return Evaluation(results[0], True) if all(result == results[0] for result in results) else UNKNOWN
+
+    def _per_call(self, holder: ast.expr, rebuild: Callable[[ast.expr], ast.expr], depth: int) -> Evaluation | None:
+        """``holder[key]`` or ``holder.get(...)`` where ``holder`` is a parameter its callers pass
+        different mappings for: worked out at each call (``rebuild`` makes the expression there);
+        known where they all agree. None where ``holder`` is no such parameter."""
+        function = self.module.enclosing_function(holder)
+        if (not isinstance(holder, ast.Name) or function is None or depth > MAX_DEPTH
+                or holder.id not in {arg.arg for arg in function.args.args + function.args.kwonlyargs}
+                or self._assigned(holder.id, function)):
+            return None
+        results = []
+        for evaluator, call, skipped in self.sites(function, depth):
+            passed = passed_for(call, skipped, function, holder.id)
+            if passed is None:
+                return None
+            results.append(evaluator.evaluate(rebuild(passed), depth + 1))
+        if not results:
+            return None
+        return results[0] if all(result == results[0] for result in results) else unknown_of(results)
 
     def _assigned(self, name: str, function: ast.AST | None) -> list[ast.expr]:
         """Every value assigned to ``name`` directly in the function (or the module's top level);
@@ -270,12 +318,12 @@ class Evaluator:
                 bound = list(node.targets)
             else:
                 continue
-            if any(isinstance(target, ast.Name) and target.id == name for target in bound):
+            if any(isinstance(target, ast.Name) and target.id == name and not isinstance(target.ctx, ast.Load) for target in bound):
                 return True
         return False
 
     def _parameter(self, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, depth: int) -> Evaluation:
-        sites = self.sites(function)
+        sites = self.sites(function, depth)
         default = _default(function, name)
         results = []
         for evaluator, call, skipped in sites:
@@ -307,9 +355,15 @@ class Evaluator:
                 return Evaluation(value, True)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and 1 <= len(node.args) <= 2 and name != ENV_MAPPING + ".get":
             container = self.evaluate(node.func.value, depth + 1)
+            default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
+            key = self.evaluate(node.args[0], depth + 1)
             if container.known and isinstance(container.value, dict):
-                default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
-                return self._item(container, self.evaluate(node.args[0], depth + 1), default)
+                return self._item(container, key, default)
+            if not container.known and key.known and default.known and _literal(key.value) and _literal(default.value):
+                at_each_call = self._per_call(node.func.value, lambda passed: ast.Call(
+                    ast.Attribute(passed, "get", ast.Load()), [ast.Constant(key.value), ast.Constant(default.value)], []), depth)
+                if at_each_call is not None:
+                    return at_each_call
         if name == "str" and len(node.args) == 1:
             inner = self.evaluate(node.args[0], depth + 1)
             if inner.known and isinstance(inner.value, ModulePath):
@@ -326,12 +380,14 @@ class Evaluator:
                 return replace(inner, value=_convert(CONVERSIONS[name], inner.value))
             except (TypeError, ValueError):
                 return replace(inner, value=None, known=False)
-        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions:
-            return self._returned(self.module.functions[node.func.id], node, depth)
-        definition = self.program.definition(self.module, node.func) if self.program is not None else None
-        if definition is not None and isinstance(definition[1], FUNCTIONS):
-            return self.of(definition[0])._returned([definition[1]], node, depth)
-        return self._unknown(node)
+        if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            has = namespaces.has_argument(self, node.args[0], node.args[1].value, depth)
+            if has is not None:
+                return Evaluation(has, True)
+        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions and len(self.module.functions[node.func.id]) != 1:
+            return self._unknown(node)
+        called = self.function_called(node)
+        return called[0]._returned(called[1], node, depth) if called is not None else self._unknown(node)
 
     def _environment(self, variable: Evaluation, fallback: Evaluation | None) -> Evaluation:
         if not (variable.known and isinstance(variable.value, str)):
@@ -376,9 +432,8 @@ class Evaluator:
         return result
 
 
-def _unknown_of(results: list[Evaluation]) -> Evaluation:
-    """Unknown, still saying whether any part counts the host's CPUs."""
-    return Evaluation(host_cpu_count=any(result.host_cpu_count for result in results))
+def _literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:

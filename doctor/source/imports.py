@@ -1,19 +1,24 @@
 """The modules a service's script imports, found where its interpreter would find them (the
 script's folder, ``PYTHONPATH``, the interpreter's site-packages), so the Configs a wrapper package
 builds are read where they are built. Bounded: at most MAX_IMPORTED files and IMPORT_SECONDS of
-reading; Paddle's own package is not followed (it builds no Config of the service's)."""
+reading; Paddle's own package is not followed (it builds no Config of the service's), nor a
+package whose code never names Paddle."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import glob
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
 NOT_FOLLOWED = ("paddle",)
 MAX_IMPORTED = 400
 IMPORT_SECONDS = 10.0
+MAX_SCANNED = 5000  # files of one package looked through for the word "paddle"
+SCANNED_BYTES = 2 << 20
 
 
 @dataclass
@@ -38,6 +43,21 @@ def search_path(script: str, interpreter: str | None, environ: dict[str, str] | 
     folders += [under(entry) for entry in (environ or {}).get("PYTHONPATH", "").split(":") if entry.startswith("/")]
     if interpreter:
         folders += site_folders(interpreter, under)
+    unique = []
+    for folder in folders:
+        if folder not in unique and os.path.isdir(folder):
+            unique.append(folder)
+    return unique
+
+
+def given_search_path(paths: list[str], own: bool) -> list[str]:
+    """Where the modules a script given by ``--source`` imports are looked for: the folder of each
+    file given, each folder given, then (``own``: the doctor runs in the service's container)
+    this interpreter's ``sys.path``."""
+    import sys
+
+    folders = [os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else os.path.abspath(path) for path in paths]
+    folders += [os.path.abspath(entry) for entry in sys.path if own and entry]
     unique = []
     for folder in folders:
         if folder not in unique and os.path.isdir(folder):
@@ -74,6 +94,20 @@ def _lines(path: str) -> list[str]:
         return []
 
 
+def package_of(name: str, file: str) -> str:
+    """The package a module's relative imports start from: a package's ``__init__`` is its own."""
+    return name if file.endswith("__init__.py") else name.rpartition(".")[0]
+
+
+def imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The dotted name of the module ``from ... import`` names, relative levels resolved in ``package``."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".") if package else []
+    parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
 def imported_names(tree: ast.Module, package: str) -> list[str]:
     """The dotted names of the modules a module imports (``from a import b`` names ``a.b`` too, in
     case ``b`` is a module); ``package`` resolves its relative imports."""
@@ -82,12 +116,7 @@ def imported_names(tree: ast.Module, package: str) -> list[str]:
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join(parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
+            base = imported_from(node, package)
             if base:
                 names.append(base)
             names.extend(f"{base}.{alias.name}" if base else alias.name for alias in node.names if alias.name != "*")
@@ -108,38 +137,115 @@ def locate(name: str, folders: list[str]) -> list[ImportedFile]:
             elif os.path.isfile(base + ".py"):
                 found.append(ImportedFile(base + ".py", folder))
                 break
-            elif not (depth == 1 and os.path.isdir(base)):  # a namespace package has no __init__
+            elif not os.path.isdir(base):  # a namespace package (any folder on the way) has no __init__
                 break
         if found:
             return found
     return []
 
 
+def module_name(file: str, root: str) -> str:
+    """``root/pkg/sub/mod.py`` -> ``pkg.sub.mod``; a package's ``__init__.py`` is the package."""
+    relative = os.path.relpath(os.path.abspath(file), os.path.abspath(root))
+    parts = relative[:-3].split(os.sep) if relative.endswith(".py") else relative.split(os.sep)
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
 def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: float = IMPORT_SECONDS,
            most: int = MAX_IMPORTED) -> Imports:
     """Every module reached from ``start`` through its imports, breadth first, within the bounds.
-    ``parse(file)`` gives the file's tree, or None when it is not read."""
-    from .program import module_name
-
+    ``parse(file)`` gives the file's tree, or None when it is not read. A name not found on
+    ``folders`` is looked for beside the importing module and in its top package (a package that
+    puts its own folder on ``sys.path``). A package outside the folders of ``start`` is followed
+    only where its code names Paddle (``mentions_paddle``): numpy builds no Config."""
     imports = Imports()
     seen = {item.file for item in start}
+    own = {item.root for item in start}
     queue = list(start)
     deadline = time.monotonic() + deadline_s
+    mentions: dict[str, bool] = {}
     while queue:
         item = queue.pop(0)
         tree = parse(item.file)
         if tree is None:
             continue
         name = module_name(item.file, item.root)
-        package = name if item.file.endswith("__init__.py") else name.rpartition(".")[0]
+        package = package_of(name, item.file)
+        beside = [os.path.dirname(item.file), item.root, os.path.join(item.root, name.split(".")[0])]
         for imported in imported_names(tree, package):
-            for found in locate(imported, folders):
+            for found in locate(imported, folders) or locate(imported, beside):
                 if found.file in seen:
                     continue
                 seen.add(found.file)
+                top = os.path.join(found.root, os.path.relpath(found.file, found.root).split(os.sep)[0])
+                if found.root not in own and not mentions.setdefault(top, mentions_paddle(top, deadline)):
+                    continue
                 if len(imports.found) >= most or time.monotonic() > deadline:
                     imports.left_out += 1
                     continue
                 imports.found.append(found)
                 queue.append(found)
     return imports
+
+
+def mentions_paddle(path: str, deadline: float) -> bool:
+    """Whether a module file, or any .py file of a package folder, contains the word ``paddle``; read
+    as bytes, at most MAX_SCANNED files, and no later than ``deadline``."""
+    if os.path.isfile(path):
+        files = [path]
+    else:
+        files = []
+        for folder, subfolders, names in os.walk(path):
+            subfolders[:] = [sub for sub in subfolders if not os.path.islink(os.path.join(folder, sub))]
+            files += [os.path.join(folder, name) for name in names if name.endswith(".py")]
+            if len(files) >= MAX_SCANNED:
+                break
+    for file in files[:MAX_SCANNED]:
+        if time.monotonic() > deadline:
+            return False
+        try:
+            with open(file, "rb") as handle:
+                if b"paddle" in handle.read(SCANNED_BYTES).lower():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+DISTRIBUTION_DEPTH = 8  # folders looked up from a file for the distribution it belongs to
+DIST_INFO = re.compile(r"^([A-Za-z0-9_.]+)-([A-Za-z0-9_.+!]+)\.dist-info$")
+
+
+def distribution_of(file: str) -> tuple[str, str, str] | None:
+    """(distribution, version, the file's path inside the folder the distribution is installed in)
+    for a file of an installed package: a ``NAME-VERSION.dist-info`` beside one of the folders
+    above the file, whose ``top_level.txt`` (or name) is that folder. Never imports anything."""
+    folder = os.path.dirname(os.path.abspath(file))
+    for _ in range(DISTRIBUTION_DEPTH):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        found = _installed(parent, os.path.basename(folder))
+        if found is not None:
+            return found[0], found[1], os.path.relpath(os.path.abspath(file), parent)
+        folder = parent
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _installed(parent: str, top: str) -> tuple[str, str] | None:
+    try:
+        entries = sorted(entry for entry in os.listdir(parent) if entry.endswith(".dist-info"))
+    except OSError:
+        return None
+    for entry in entries:
+        match = DIST_INFO.match(entry)
+        if match is None:
+            continue
+        name, version = match.groups()
+        tops = _lines(os.path.join(parent, entry, "top_level.txt")) or [name]
+        if top in (line.strip() for line in tops):
+            return name.replace("_", "-").lower(), version
+    return None

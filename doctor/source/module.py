@@ -7,6 +7,7 @@ import ast
 import copy
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..facts import SourceLocation
 from ..inputs import MAX_DEPTH
@@ -40,6 +41,7 @@ class Module:
     all_calls: list[ast.Call] = field(default_factory=list)
     calls_by_name: dict[str, list[ast.Call]] = field(default_factory=dict)  # ``f(...)`` and ``x.f(...)`` under ``f``
     deadline: float | None = None  # time.monotonic() past which the questions asked of it raise OutOfTime
+    indexes: dict[str, Any] = field(default_factory=dict)  # built once when first asked for (attributes.py)
 
     @classmethod
     def parse(cls, file: str, text: str, deadline: float | None = None) -> Module:
@@ -116,6 +118,14 @@ class Module:
                 yield call, 0
             elif is_method:
                 yield call, 1
+
+
+def in_main_block(module: Module, node: ast.AST) -> bool:
+    """Whether ``node`` is under ``if __name__ == "__main__":``."""
+    return any(isinstance(parent, ast.If) and isinstance(parent.test, ast.Compare) and isinstance(parent.test.left, ast.Name)
+               and parent.test.left.id == "__name__" and len(parent.test.comparators) == 1
+               and isinstance(parent.test.comparators[0], ast.Constant) and parent.test.comparators[0].value == "__main__"
+               and node is not parent.test for parent in module.ancestors(node))
 
 
 def argument(call: ast.Call, position: int | None, keyword: str) -> ast.expr | None:
