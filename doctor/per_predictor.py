@@ -17,6 +17,7 @@ from .vocabulary import Origin, Status
 
 if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
     from .facts.record import ServiceRecord
+    from .facts.verification import VerificationFacts
     from .record.document import RecordedPredictor
 
 Judge = Callable[[Facts], list[Finding]]
@@ -83,6 +84,19 @@ def _default(defaults: ServiceConfig, name: str):
     for part in name.split("."):
         value = getattr(value, part)
     return value
+
+
+def measurement_for(facts: Facts, finding: Finding) -> VerificationFacts | None:
+    """The measurement a finding is judged against: the report's, unless ``--measure`` measured the
+    recorded predictors one by one and the finding names only predictors other than the one measured
+    first; then the measurement of the first of those it names that was measured (None where none was:
+    another predictor's measurement never confirms or refutes it)."""
+    record = facts.service_record
+    first = record.measured_first() if record is not None else None
+    named = finding.evidence.predictors if isinstance(finding.evidence, ForPredictors) else None
+    if record is None or first is None or not named or first.predictor in named:
+        return facts.verification
+    return next((plan.verification for plan in record.measured if plan.predictor in named and plan.verification is not None), None)
 
 
 def each_predictor(judge: Judge) -> Judge:

@@ -12,6 +12,7 @@ measures exactly that change on the real predictor. This is the one place where 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from .facts.verification import ComparisonResult, ExperimentResult, VerificationFacts
@@ -21,12 +22,14 @@ from .verify.words import describe
 from .vocabulary import Effect
 
 
-def reconcile_findings(findings: list[Finding], verification: VerificationFacts, rulebook: Rulebook) -> list[Finding]:
-    """Each finding made consistent with the experiment its rule names."""
+def reconcile_findings(findings: list[Finding], measurement: Callable[[Finding], VerificationFacts | None],
+                       rulebook: Rulebook) -> list[Finding]:
+    """Each finding made consistent with the experiment its rule names, in the measurement of what it is about."""
     reconciled = []
     for finding in findings:
         rule = rulebook.rules.get(finding.rule_id)
-        experiment = verification.experiment(rule.experiment) if rule and rule.experiment else None
+        verification = measurement(finding) if rule and rule.experiment else None
+        experiment = verification.experiment(rule.experiment) if rule and rule.experiment and verification else None
         reconciled.append(reconcile(finding, experiment))
     return reconciled
 

@@ -26,11 +26,14 @@ class CheckResult:
 def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook) -> list[CheckResult]:
     """Every check's findings; with measurements, each finding made consistent with its experiment."""
     results = [run_one(check, facts, rulebook) for check in checks]
-    if facts.verification is None:
+    record = facts.service_record
+    if facts.verification is None and (record is None or not any(plan.verification for plan in record.measured)):
         return results
+    from .per_predictor import measurement_for
     from .reconcile import reconcile_findings
 
-    return [replace(result, findings=reconcile_findings(result.findings, facts.verification, rulebook)) for result in results]
+    return [replace(result, findings=reconcile_findings(result.findings, lambda finding: measurement_for(facts, finding), rulebook))
+            for result in results]
 
 
 def run_one(check: Check, facts: Facts, rulebook: Rulebook) -> CheckResult:

@@ -28,15 +28,27 @@ from paddle_doctor.checks import (
 )
 from paddle_doctor.facts import GpuDevice, GpuFacts, ServiceConfig, SourceFacts, SourceLocation, SourceSetting
 from paddle_doctor.facts.graph import GraphFacts, TensorRTShare
+from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.record import PredictorMeasured, ServiceRecord
-from paddle_doctor.facts.verification import ExperimentResult, ModelFacts, VerificationFacts, WarmupResult
+from paddle_doctor.facts.verification import (
+    BASELINE,
+    ArmResult,
+    ComparisonResult,
+    ExperimentResult,
+    ModelFacts,
+    VerificationFacts,
+    WarmupResult,
+)
+from paddle_doctor.findings import Status, Verdict
 from paddle_doctor.per_predictor import judged_predictors
 from paddle_doctor.record.document import Record
 from paddle_doctor.record.reading import recorded_settings
+from paddle_doctor.rules import load_rules
+from paddle_doctor.runner import run_checks
 from paddle_doctor.serde import from_data
 from paddle_doctor.service import ServiceOptions, SettingOrigin
 from paddle_doctor.service.resolve import merge_origins, resolve_service
-from paddle_doctor.vocabulary import ExperimentStatus, Origin, RecordStatus
+from paddle_doctor.vocabulary import Effect, ExperimentStatus, Origin, RecordStatus
 
 HERE = Path(__file__).parent
 RECORDS = HERE / "fixtures" / "records"
@@ -281,3 +293,28 @@ def test_each_measured_predictors_graph_survives_the_facts_file_its_schema_valid
     back = facts_from_data(data)
     assert back.service_record.measured[2].graph == LOW and back.service_record.measured[0].graph is None  # the first's is facts.graph
     assert by_rule(fusion_coverage.CHECK.run(back))["PD-GRAPH-003"].evidence["predictors"] == [2]
+
+
+def onednn_measured(ratio: float) -> VerificationFacts:
+    """A measurement whose oneDNN experiment turned oneDNN on against a baseline with it off, ``ratio`` faster."""
+    base = PredictorConfig(threads=1, onednn=False)
+    verdict = Effect.IMPROVED if ratio > 1 else Effect.REGRESSED
+    comparison = ComparisonResult(BASELINE, "oneDNN on", ratio, ratio * 0.95, ratio * 1.05, verdict, 12)
+    return VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 40.0, 0.03, 0.01, experiments=[
+        ExperimentResult("onednn", ExperimentStatus.MEASURED, arms=[ArmResult(BASELINE, base), ArmResult("oneDNN on", base.vary(onednn=True))],
+                         comparisons=[comparison])])
+
+
+@pytest.mark.parametrize("measurements, not_measured, verdict, words", [
+    ({0: onednn_measured(6.0), 1: onednn_measured(3.0)}, (), Verdict.CONFIRMED, "3.00x faster"),  # cls by its own, not det's
+    ({0: onednn_measured(6.0), 1: onednn_measured(0.8)}, (), Verdict.REFUTED, "1.25x slower"),
+    ({0: onednn_measured(6.0)}, (1, 2), None, None),  # cls not measured: det's 6x is no evidence for it
+])
+def test_a_finding_about_one_predictor_is_judged_by_that_predictors_measurement(measurements, not_measured, verdict, words):
+    facts = measured(measurements, not_measured=not_measured, changes={1: {"config.cpu.onednn": False}})
+    results = run_checks([onednn.CHECK], facts, load_rules())
+    (finding,) = [f for result in results for f in result.findings if f.rule_id == "PD-CPU-004"]
+    assert finding.evidence["predictors"] == [1] and f"{CLS} ({SITE})" in finding.message
+    assert finding.verdict is verdict
+    assert (words in finding.message) if words else "measured" not in finding.message
+    assert finding.status is (Status.PASS if verdict is Verdict.REFUTED else Status.FAIL)
