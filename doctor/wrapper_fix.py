@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .quoting import quoted
 from .rules import Change
 from .schema import Count
+from .vocabulary import Precision
 
 if TYPE_CHECKING:
     from .facts import Facts
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
     from .wrappers import Wrapper
 
 PROPOSED_SETTING = {"threads": "threads", "onednn": "onednn"}  # a Proposal's setting -> the wrappers.yaml setting
+
+
+def wrapper_setting(setting: str, value: object) -> str | None:
+    """The wrappers.yaml setting that sets the doctor's ``setting`` to ``value``: bf16 is a precision of its own."""
+    return "bf16" if setting == "precision" and value == Precision.BF16 else PROPOSED_SETTING.get(setting)
 
 
 @dataclass
@@ -86,7 +92,7 @@ def in_wrapper_terms(facts: Facts, finding: Finding, text: str, changes: list[Ch
     """The fix's text and changes with the wrapper's setting first, where a known wrapper built the
     predictor and has a setting for what the fix changes; else as they were."""
     proposal = finding.proposal
-    setting = PROPOSED_SETTING.get(proposal.setting) if proposal is not None and proposal.values else None
+    setting = wrapper_setting(proposal.setting, proposal.values[-1]) if proposal is not None and proposal.values else None
     if proposal is None or setting is None:
         return text, changes, None
     found = predictor_wrapper(facts, finding)
@@ -114,7 +120,7 @@ class WrapperSnippet:
 
 
 def recommended_in_wrapper_terms(config: PredictorConfig, predictors: list[RecordedPredictor]) -> WrapperSnippet | None:
-    """The recommended threads and oneDNN as the wrapper's own settings (``PaddleOCR(cpu_threads=2,
+    """The recommended threads, oneDNN and bf16 as the wrapper's own settings (``PaddleOCR(cpu_threads=2,
     enable_mkldnn=True)``, its flag, YAML key or variable); None where no known wrapper built every
     predictor, or it has no setting for them."""
     found = wrapper_of(predictors)
@@ -124,6 +130,8 @@ def recommended_in_wrapper_terms(config: PredictorConfig, predictors: list[Recor
     changes = wrapper_changes(wrapper, "threads", config.threads) if "threads" in wrapper.settings else []
     if config.onednn and "onednn" in wrapper.settings:
         changes += wrapper_changes(wrapper, "onednn", True)
+    if config.precision == Precision.BF16 and "bf16" in wrapper.settings:
+        changes += wrapper_changes(wrapper, "bf16", True)
     if not changes:
         return None
     version = f" {frame.version}" if frame.version else ""

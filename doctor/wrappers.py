@@ -24,7 +24,7 @@ from .serde import load_yaml_file
 SCHEMA_VERSION = 1
 WRAPPER_ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-SETTINGS = ("threads", "onednn", "device")
+SETTINGS = ("threads", "onednn", "bf16", "device")  # bf16: oneDNN bfloat16 on the CPU
 KNOB_KINDS = {"python": "keyword argument", "shell": "command-line flag", "yaml": "YAML key", "env": "environment variable"}
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 WRAPPER_FIELDS = {"id", "name", "distribution", "versions", "modules", "builds_at", "checked", "settings", "pitfalls"}

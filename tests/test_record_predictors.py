@@ -318,3 +318,19 @@ def test_a_finding_about_one_predictor_is_judged_by_that_predictors_measurement(
     assert finding.verdict is verdict
     assert (words in finding.message) if words else "measured" not in finding.message
     assert finding.status is (Status.PASS if verdict is Verdict.REFUTED else Status.FAIL)
+
+
+def test_bf16_for_a_paddleocr_2_predictor_is_its_precision_setting_then_the_config_calls():
+    from paddle_doctor.report import build_report
+    from paddle_doctor.settings import Settings
+
+    bf16 = [*AVX2_FLAGS, "avx512f", "avx512_bf16"]
+    facts = facts_of("paddleocr-2.7.3.json", cpu_flags=bf16)
+    (unused,) = [f for f in bf16_unused.CHECK.run(facts) if f.rule_id == "PD-PREC-001"]
+    assert unused.status is Status.FAIL
+    report = build_report(facts, run_checks([bf16_unused.CHECK], facts, load_rules()), load_rules(), Settings())
+    fix = next(f.fix for f in report.findings if f.rule_id == "PD-PREC-001")
+    assert [change.code for change in fix.changes][:3] == [
+        "PaddleOCR(enable_mkldnn=True, precision='fp16')", "paddleocr --enable_mkldnn true --precision fp16",
+        "config.enable_mkldnn()\nconfig.enable_mkldnn_bfloat16()"]
+    assert "precision='fp16' is what turns on oneDNN bfloat16" in fix.text and fix.wrapper.wrapper == "paddleocr-2"

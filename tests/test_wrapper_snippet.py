@@ -13,7 +13,7 @@ from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.record.document import BuildSite, Frame, RecordedPredictor, RunStats
 from paddle_doctor.service.sources import source_predictors
 from paddle_doctor.source import read_source
-from paddle_doctor.vocabulary import BuiltBy
+from paddle_doctor.vocabulary import BuiltBy, Precision
 from paddle_doctor.wrapper_fix import recommended_in_wrapper_terms
 from test_comparison_words import synthetic_verification
 from test_source_passed_down import TOOLKIT, write_tree
@@ -57,6 +57,10 @@ def test_the_distribution_beside_the_code_names_the_wrapper_of_each_predictor_th
      "PaddleOCR(enable_mkldnn=True, cpu_threads=3)\npaddleocr --enable_mkldnn true --cpu_threads 3\n"),
     ([recorded("rapidocr_paddle", "1.4.5")], PredictorConfig(threads=2, onednn=False),
      "cpu_math_library_num_threads: 2\nRapidOCR(cpu_math_library_num_threads=2)\n"),
+    ([recorded("paddleocr", "2.7.3")], PredictorConfig(threads=2, onednn=True, precision=Precision.BF16),
+     "PaddleOCR(enable_mkldnn=True, cpu_threads=2, precision='fp16')\npaddleocr --enable_mkldnn true --cpu_threads 2 --precision fp16\n"),
+    ([recorded("rapidocr_paddle", "1.4.5")], PredictorConfig(threads=2, onednn=False, precision=Precision.BF16),
+     "cpu_math_library_num_threads: 2\nRapidOCR(cpu_math_library_num_threads=2)\n"),  # no bf16 setting: the Config calls say it
     ([recorded("paddleocr", "3.0.2")], PredictorConfig(threads=2, onednn=True),
      "PaddleOCR(device='cpu', cpu_threads=2, enable_mkldnn=True)\npaddleocr ocr --device cpu --cpu_threads 2 --enable_mkldnn true\n"),
 ])
