@@ -38,8 +38,7 @@ from .registry import RegistryError, applying_checks, discover_checks
 from .render.escape import terminal_line
 from .rules import RulesError, load_rules
 from .runner import run_one
-from .service.config import ServiceConfigError
-from .service.options import ServiceOptions
+from .service.config import ServiceConfigError, ServiceOptions
 from .service.resolve import resolve_service
 from .settings import Settings
 from .timebox import run_within
