@@ -6,6 +6,7 @@ the first as recorded, the others with one setting changed in some predictors.""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -37,11 +38,8 @@ def recorded(name: str) -> ServiceRecord:
 
 def facts_of(name: str, flags: dict | None = None, source: SourceFacts | None = None, cpu_flags=AVX2_FLAGS):
     read = recorded(name)
-    facts = make_facts(flags=cpu_flags)
-    facts.service, facts.service_origins = resolve_service(ServiceOptions(**(flags or {})), source,
-                                                           recorded=recorded_settings(read))
-    facts.service_record = read
-    return facts
+    service, origins = resolve_service(ServiceOptions(**(flags or {})), source, recorded=recorded_settings(read))
+    return replace(make_facts(flags=cpu_flags), service=service, service_origins=origins, service_record=read)
 
 
 @pytest.mark.parametrize("name", sorted(path.name for path in RECORDS.glob("*.json")))
@@ -115,9 +113,9 @@ def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_repo
     from paddle_doctor.service import SettingOrigin
     from paddle_doctor.vocabulary import Device, Precision
 
-    facts = make_facts(flags=AVX2_FLAGS)
-    facts.service_origins = [SettingOrigin("device", Device.CPU, Origin.RECORD, "/tmp/records/r.json"),
-                             SettingOrigin("precision", Precision.BF16, Origin.RECORD, "/tmp/records/r.json")]
+    facts = replace(make_facts(flags=AVX2_FLAGS),
+                    service_origins=[SettingOrigin("device", Device.CPU, Origin.RECORD, "/tmp/records/r.json"),
+                                     SettingOrigin("precision", Precision.BF16, Origin.RECORD, "/tmp/records/r.json")])
     lines = service_lines(service_summary(facts))
     assert "device = 'cpu' (record: /tmp/records/r.json)" in lines
     assert "precision = 'bf16' (record: /tmp/records/r.json)" in lines

@@ -411,7 +411,7 @@ class ServiceProcessFacts:
     rss_source: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Facts:
     """The only input of the checks: everything the probes saw, and apart from it the service's
     declared configuration (``service``: what its flags, --config and source ask of Paddle, with

@@ -57,7 +57,7 @@ KEYS_HINT = "see doctor/service/config.py for the keys"
 FlagValue = str | int | bool | Layout | Precision
 
 
-@dataclass
+@dataclass(frozen=True)
 class TensorRTSettings:
     """The service's ``enable_tensorrt_engine`` arguments (GPU only)."""
 
@@ -70,7 +70,7 @@ class TensorRTSettings:
     dynamic_shape_file: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServiceConfig:
     """How the service configures Paddle Inference, as declared: by flags, ``--config service.yaml``
     and its source (``Facts.service_origins`` says which); never probed.
