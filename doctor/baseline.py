@@ -116,7 +116,7 @@ class Baseline:
 
 def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, settings: Settings) -> tuple[Baseline, list[LoadFailure]]:
     """The baseline for these facts, and the checks that could not be loaded (not pinned)."""
-    registered, load_failures = discover_registered()
+    registered, load_failures = discover_registered(rulebook)
     pinned = [PinnedCheck(check.name, reference) for reference, check in registered if check.fast]
     declared = {rule for _, check in registered if check.fast for rule in check.rules}
     budget = cpu_budget(facts)

@@ -157,7 +157,7 @@ def report_of(facts: Facts, rulebook: Rulebook, settings: Settings) -> Report:
     from .runner import run_checks
 
     with children.phase(CHECKING, deferred=True):
-        checks, load_failures = discover_checks()
+        checks, load_failures = discover_checks(rulebook)
         report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
     if children.received():  # stopped by a signal: the partial report says the exit code the doctor ends with
         report.exit_code = EXIT_DOCTOR_FAILED
