@@ -60,10 +60,13 @@ HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # lon
 TAIL_MARGIN = 4096  # longer than any secret the shapes cut
 CUT_THROUGH = re.compile(r"\A[^\n]*\n|\A\S*")
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
-# What every shape above needs: a sign (a key word needs one, or a dash before it as a flag), "bearer",
-# or a run of 15 or more token characters (the shortest token a shape cuts: xoxb- and 10) that holds a
-# capital or "+", or a known token's start or a long hex key. A text with none of them is returned as it is.
-SECRET_SIGN = re.compile(rf"[=:@]|-----|(?i:bearer|(?<![\w-])--?[a-z-]*{SECRET_KEY}\s)")
+# What every shape above needs: "=" or "@"; a colon where a shape has one (before a space, after a quote,
+# or after the key words that take one: "module:CHECK" is none); "-----", "bearer", a key word with a
+# dash before it as a flag; or a run of 15 or more token characters (the shortest token a shape cuts:
+# xoxb- and 10) that holds a capital or "+", or a known token's start or a long hex key. A text with
+# none of them is returned as it is.
+SECRET_SIGN = re.compile(rf"[=@]|:\s|[\"']\s*:|-----|(?i:(?:password|passwd|pwd|secret|token|authorization)\s*:|bearer"
+                         rf"|(?<![\w-])--?[a-z-]*{SECRET_KEY}\s)")
 TOKENISH = re.compile(r"[A-Za-z0-9_+/.-]{15,}")
 PLAIN_RUN = re.compile(r"[a-z0-9_./-]+")  # a path, a snake_case name
 UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)  # GPU ids
