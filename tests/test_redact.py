@@ -100,6 +100,7 @@ BARE_SECRETS = [  # secrets with no sign or key word around them: only their own
 COLON_SECRETS = [  # the shapes that take a colon, without the spaces around it
     '{"api_key":"abc123secret"}', "{'token' :'hunter2'}", "Authorization:Basic dXNlcjpwYXNz", "TOKEN:hunter2",
     "Secret:hunter2", "db_pwd:hunter2", "proxy-authorization:hunter2", "x-api-key:\thunter2",
+    "serve --api-key hunter2", "-TOKEN\thunter2", "(--db-password hunter2)", "BEARER hunter2",  # a flag, "bearer": no colon
 ]
 WORDS = ["the", "service", "configuration", "optimisation", "PaddlePaddle", "threads", "/srv/models/det", "(4 CPUs)", "8",
          "baseline_cpu_budget", "set_cpu_math_library_num_threads", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus", "PD-CPU-001"]
