@@ -116,7 +116,7 @@ class Baseline:
 
 def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, settings: Settings) -> tuple[Baseline, list[LoadFailure]]:
     """The baseline for these facts, and the checks that could not be loaded (not pinned)."""
-    registered, load_failures = discover_registered()
+    registered, load_failures = discover_registered(rulebook)
     pinned = [PinnedCheck(check.name, reference) for reference, check in registered if check.fast]
     declared = {rule for _, check in registered if check.fast for rule in check.rules}
     budget = cpu_budget(facts)
@@ -144,11 +144,11 @@ def record_baseline(facts: Facts, ctx: ProbeContext, rulebook: Rulebook, setting
 def with_absolute_paths(service: ServiceConfig, ctx: ProbeContext) -> ServiceConfig:
     """The service as recorded: relative paths resolved as the probes resolved them, so that a
     healthcheck started in another working directory looks at the same cache and files."""
-    recorded = dataclasses.replace(service, tensorrt=dataclasses.replace(service.tensorrt))
-    for owner, name in ((recorded, "model"), (recorded, "optim_cache_dir"), (recorded.tensorrt, "dynamic_shape_file")):
-        if getattr(owner, name):
-            setattr(owner, name, absolute(ctx, getattr(owner, name)))
-    return recorded
+    def resolved(path: str | None) -> str | None:
+        return absolute(ctx, path) if path else path
+
+    tensorrt = dataclasses.replace(service.tensorrt, dynamic_shape_file=resolved(service.tensorrt.dynamic_shape_file))
+    return dataclasses.replace(service, model=resolved(service.model), optim_cache_dir=resolved(service.optim_cache_dir), tensorrt=tensorrt)
 
 
 def gpu_record(facts: Facts) -> GpuRecord:

@@ -46,7 +46,7 @@ from .render.escape import terminal_line
 from .report import EXIT_DOCTOR_FAILED
 from .rules import RulesError
 from .service import ServiceConfigError, ServiceOptions, SourceInputError
-from .service.options import PidChoice, pid_choice
+from .service.reading import PidChoice, pid_choice
 from .settings import SettingsError
 from .verify.layouts import LoadError
 from .verify.model import ModelError

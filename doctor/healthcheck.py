@@ -38,8 +38,7 @@ from .registry import RegistryError, applying_checks, discover_checks
 from .render.escape import terminal_line
 from .rules import RulesError, load_rules
 from .runner import run_one
-from .service.config import ServiceConfigError
-from .service.options import ServiceOptions
+from .service.config import ServiceConfigError, ServiceOptions
 from .service.resolve import resolve_service
 from .settings import Settings
 from .timebox import run_within
@@ -255,8 +254,9 @@ def _checks(baseline):
     """The fast checks and what judges them: pinned in the baseline, or discovered (slower)."""
     if baseline is not None:
         return baseline.pinned_checks(), baseline.rulebook(), baseline.settings, []
-    checks, load_failures = discover_checks()
-    return [check for check in checks if check.fast], load_rules(), Settings(), load_failures
+    rulebook = load_rules()
+    checks, load_failures = discover_checks(rulebook)
+    return [check for check in checks if check.fast], rulebook, Settings(), load_failures
 
 
 def _more(problems: list[str]) -> str:

@@ -21,8 +21,7 @@ from .context import ProbeContext
 from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
 from .facts.record import PredictorMeasured, ServiceRecord
 from .service import ServiceOptions, SettingOrigin
-from .service.options import PidChoice
-from .service.reading import Say, ServiceReading, read_service
+from .service.reading import PidChoice, Say, ServiceReading, read_service
 from .service.resolve import merge_origins, resolve_service
 from .vocabulary import Origin
 
@@ -89,8 +88,7 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     from .probes.process import service_interpreter
     from .record.reading import against_paddle, recorded_settings
 
-    model = options.service.model
-    run = _model_run(model) if measure and model else None  # a path that names no model is refused first
+    run = _flagged_run(options.service) if measure else None  # a path that names no model is refused first
     with children.phase(PROBING):  # a stop signal here leaves nothing to report
         ctx = ProbeContext(options.root)
         reading = read_service(ctx, options.pid, options.source_paths, reporter.say)
@@ -102,13 +100,13 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
         service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
                                            recorded=recorded_settings(reading.record))
         first = None
-        if measure and options.measure and not model:
+        if measure and options.measure and run is None:
             first = _recorded_measurements(reading.record, measuring_budget(options, service.concurrency), reporter.say)
             _say_measuring(first, reporter.say)
             service = replace(service, model=first.model)  # the record names the model to measure, and says so
             origins = merge_origins(origins, [SettingOrigin("model", first.model, Origin.RECORD,
                                                             f"{reading.record.source}: predictor {first.predictor}, measured first")])
-            run = _model_run(first.model)
+            run = _recorded_run(first)
         probe_gpu = ctx.is_live if options.gpu is None else options.gpu
         probed = collect_facts(ctx, service, python, options.paddle_timeout, environ=reading.environ,
                                gpu_python=sys.executable if probe_gpu else None, gpu_timeout=options.gpu_timeout)
@@ -121,7 +119,7 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     if run is None:
         return facts
     if first is not None:
-        options = replace(options, service=replace(options.service, model=first.model), shapes=tuple(first.shapes), budget=first.budget_s)
+        options = replace(options, shapes=tuple(first.shapes), budget=first.budget_s)
     return _measured(facts, run, options, ctx, reading, first, reporter)
 
 
@@ -159,7 +157,7 @@ def report_of(facts: Facts, rulebook: Rulebook, settings: Settings) -> Report:
     from .runner import run_checks
 
     with children.phase(CHECKING, deferred=True):
-        checks, load_failures = discover_checks()
+        checks, load_failures = discover_checks(rulebook)
         report = build_report(facts, run_checks(checks, facts, rulebook), rulebook, settings, load_failures)
     if children.received():  # stopped by a signal: the partial report says the exit code the doctor ends with
         report.exit_code = EXIT_DOCTOR_FAILED
@@ -171,10 +169,16 @@ def measuring_budget(options: ProbeOptions, concurrency: int | None) -> float:
     return options.budget or (DEFAULT_LOAD_BUDGET_S if (concurrency or 1) > 1 else DEFAULT_BUDGET_S)
 
 
-def _model_run(model: str) -> ModelRun:
+def _flagged_run(service: ServiceOptions) -> ModelRun | None:
+    from .verify.model import flagged_run
+
+    return flagged_run(service)
+
+
+def _recorded_run(plan: PredictorMeasured) -> ModelRun:
     from .verify.model import ModelRun
 
-    return ModelRun(model)
+    return ModelRun(plan.model)
 
 
 def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeContext, reading: ServiceReading,
@@ -202,7 +206,7 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
                     if busy is not None:
                         reporter.say(f"paddle-doctor: the service used {busy:g} CPUs while it was measured beside it")
     except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
-        facts = replace(facts, issues=facts.issues + _not_finished(graph, verification, stop.signal_name, facts.service.model))
+        facts = replace(facts, issues=facts.issues + _not_finished(graph, verification, stop.signal_name, run.path))
     if busy is None:
         return facts
     return replace(facts, service_record=replace(record, busy_cpus_while_measured=busy))
@@ -245,14 +249,14 @@ def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: Predic
     plan in ``record.measured``)."""
     from .graph.probe import probe_graph
     from .per_predictor import judged_predictors
-    from .verify.model import ModelError, ModelRun
+    from .verify.model import ModelError
 
     views = {predictor.id: view for predictor, view in judged_predictors(facts)}
     waiting = [plan for plan in record.measured if plan.not_measured is None and plan is not first]
     for number, plan in enumerate(waiting):
         _say_measuring(plan, reporter.say)
         try:
-            with ModelRun(plan.model) as run:
+            with _recorded_run(plan) as run:
                 plan.graph = probe_graph(views[plan.predictor], run)
                 if run.program is None:
                     plan.not_measured = f"not measured: {run.unreadable}"
@@ -299,7 +303,7 @@ def _verify(facts: Facts, run: ModelRun, options: ProbeOptions, reporter: Report
 
 
 def _not_finished(graph: GraphFacts | None, verification: VerificationFacts | None, signal_name: str,
-                  model: str | None) -> list[ProbeIssue]:
+                  model: str) -> list[ProbeIssue]:
     """Graph coverage or measuring, cut by a stop signal, as what the checks that need them are told."""
     issues = []
     if graph is None:

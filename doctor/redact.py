@@ -57,14 +57,21 @@ PREFIXED_TOKEN = re.compile("|".join((
 )))
 TOKEN_RUN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 HEX_SECRET = re.compile(r"(?<![0-9a-f:])[0-9a-f]{64,}(?![0-9a-f])", re.I)  # long hex keys; 40 is a git commit, sha256:... a digest
+# the shapes that keep their key (and BEARER after them), in the order they are tried, each with the signs one of which it needs
+KEYED_SHAPES = ((SECRET_JSON, ":"), (SECRET_FLAG, "-"), (SECRET_PAIR, "=:"), (SECRET_COLON, ":"), (AUTHORIZATION, "=:"))
 TAIL_MARGIN = 4096  # longer than any secret the shapes cut
 CUT_THROUGH = re.compile(r"\A[^\n]*\n|\A\S*")
 PATH_WORD_JOINS = set("_-.")
 TOKEN_MIN_ENTROPY = 4.0  # bits per character: random base62/base64 runs of 32 are above
-# What every shape above needs: a sign (a key word needs one, or a dash before it as a flag), "bearer",
-# or a run of 15 or more token characters (the shortest token a shape cuts: xoxb- and 10) that holds a
-# capital or "+", or a known token's start or a long hex key. A text with none of them is returned as it is.
-SECRET_SIGN = re.compile(rf"[=:@]|-----|(?i:bearer|(?<![\w-])--?[a-z-]*{SECRET_KEY}\s)")
+# What every shape above needs: a sign, that is "=", "@", "-----" or "bearer"; a colon where a shape has
+# one (before a space, after a quote, or after the key words that take one: "module:CHECK" is none); a key
+# word with a dash before it as a flag; or a run of 15 or more token characters (the shortest token a shape
+# cuts: xoxb- and 10) that holds a capital or "+", or a known token's start or a long hex key. A text with
+# none of them is returned as it is. The plain signs are looked for as text, the others only where a colon
+# or a dash is there at all: a baseline's rules are read this way at every healthcheck.
+SIGNS = ("=", "@", "-----")
+COLON_SIGN = re.compile(r":\s|[\"']\s*:|(?:password|passwd|pwd|secret|token|authorization)\s*:", re.I)
+FLAG_SIGN = re.compile(rf"-(?<![\w-]-)-?[a-z-]*{SECRET_KEY}\s", re.I)  # "-" first: searched for as text
 TOKENISH = re.compile(r"[A-Za-z0-9_+/.-]{15,}")
 PLAIN_RUN = re.compile(r"[a-z0-9_./-]+")  # a path, a snake_case name
 UUID = re.compile(r"(?:[A-Z]+-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)  # GPU ids
@@ -81,19 +88,31 @@ def redact_text(text: str) -> str:
 
 
 def cut_every_shape(text: str) -> str:
-    """``redact_text`` without its first look: each shape tried in turn."""
-    text = PRIVATE_KEY.sub(lambda m: f"{m.group('begin')}{REDACTED}-----END {m.group('kind')}-----", text)
-    text = JWT.sub(REDACTED, text)
-    text = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    """``redact_text`` without its first look: each shape tried in turn, where the text holds what it needs."""
+    if "-----" in text:
+        text = PRIVATE_KEY.sub(lambda m: f"{m.group('begin')}{REDACTED}-----END {m.group('kind')}-----", text)
+    if "eyJ" in text:
+        text = JWT.sub(REDACTED, text)
+    if "@" in text:
+        text = URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
     text = PREFIXED_TOKEN.sub(REDACTED, text)
-    for shape in (SECRET_JSON, SECRET_FLAG, SECRET_PAIR, SECRET_COLON, AUTHORIZATION, BEARER):
-        text = shape.sub(lambda m: m.group("key") + REDACTED, text)
+    for shape, signs in KEYED_SHAPES:
+        if any(sign in text for sign in signs):
+            text = shape.sub(_keep_key, text)
+    if "bearer" in text.lower():
+        text = BEARER.sub(_keep_key, text)
     text = HEX_SECRET.sub(REDACTED, text)
     return TOKEN_RUN.sub(lambda m: REDACTED if _looks_random(m.group()) else m.group(), text)
 
 
+def _keep_key(match: re.Match[str]) -> str:
+    return match.group("key") + REDACTED
+
+
 def _may_hold_a_secret(text: str) -> bool:
-    if SECRET_SIGN.search(text):
+    if any(sign in text for sign in SIGNS) or "bearer" in text.lower():
+        return True
+    if (":" in text and COLON_SIGN.search(text)) or ("-" in text and FLAG_SIGN.search(text)):
         return True
     return any(not PLAIN_RUN.fullmatch(run) or PREFIXED_TOKEN.search(run) or HEX_SECRET.search(run)
                for run in TOKENISH.findall(text))

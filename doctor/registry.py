@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .facts.baseline import BaselineFacts
     from .facts.graph import GraphFacts
     from .facts.verification import VerificationFacts
+    from .rules import Rulebook
 
 ENTRY_POINT_GROUP = "paddle_doctor.checks"
 
@@ -119,8 +120,8 @@ class Check:
     (``--source`` or ``--pid``) could only skip there.
 
     ``evidence``: per rule, the type of the evidence its findings carry (or the types, where findings
-    of one rule say different things); the rule's fix may name their fields as ``{placeholders}``
-    (see :meth:`unfilled`)."""
+    of one rule say different things); the rule's fix may name their fields as ``{placeholders}``,
+    and a check whose evidence lacks one is refused at load (see :meth:`unfilled`)."""
 
     name: str
     rules: tuple[str, ...]
@@ -148,12 +149,12 @@ class Check:
         declared = self.evidence.get(rule_id, ())
         return declared if isinstance(declared, tuple) else (declared,)
 
-    def unfilled(self, placeholders: Mapping[str, frozenset[str]]) -> list[str]:
-        """Each ``{placeholder}`` a rule of this check names (``placeholders``: by rule id) that an evidence
-        type of the rule has no field for, said as "PD-CPU-010 {threads}: ThreadsEvidence has no field threads"."""
+    def unfilled(self, rulebook: Rulebook) -> list[str]:
+        """Each ``{placeholder}`` the fix of a rule of this check names that an evidence type of the rule
+        has no field for, said as "PD-CPU-010 {threads}: ThreadsEvidence has no field threads"."""
         problems = []
         for rule in self.rules:
-            wanted = placeholders.get(rule, frozenset())
+            wanted = rulebook[rule].placeholders if rule in rulebook else frozenset()
             kinds = self.evidence_types(rule)
             if wanted and not kinds:
                 problems.append(f"{rule} names {', '.join(sorted(wanted))} but check {self.name} declares no evidence type for it")
@@ -174,17 +175,18 @@ class LoadFailure:
     reason: str
 
 
-def discover_checks() -> tuple[list[Check], list[LoadFailure]]:
+def discover_checks(rulebook: Rulebook | None = None) -> tuple[list[Check], list[LoadFailure]]:
     """Every check: the built-in ones listed in ``paddle_doctor.checks.BUILT_IN``, then those third
     parties publish under the entry-point group, sorted by name.
 
-    A check that fails to import or is not a Check is reported, not fatal.
+    A check that fails to import or is not a Check is reported, not fatal; so is, given the
+    ``rulebook``, one whose rule's fix names a ``{placeholder}`` its evidence type has no field for.
     """
-    registered, failures = discover_registered()
+    registered, failures = discover_registered(rulebook)
     return [check for _, check in registered], failures
 
 
-def discover_registered() -> tuple[list[tuple[str, Check]], list[LoadFailure]]:
+def discover_registered(rulebook: Rulebook | None = None) -> tuple[list[tuple[str, Check]], list[LoadFailure]]:
     """Like :func:`discover_checks`, each check with its reference (``module:attribute``)."""
     from importlib import metadata  # here: scanning entry points is the slow part, and load_check avoids it
 
@@ -208,6 +210,10 @@ def discover_registered() -> tuple[list[tuple[str, Check]], list[LoadFailure]]:
             continue
         if check.name in checks:
             failures.append(LoadFailure(label, f"a check named {check.name!r} is already registered"))
+            continue
+        unfilled = check.unfilled(rulebook) if rulebook is not None else []
+        if unfilled:
+            failures.append(LoadFailure(label, f"its evidence does not fill its rules' fixes: {'; '.join(unfilled)}"))
             continue
         checks[check.name] = (entry.value, check)
     return [checks[name] for name in sorted(checks)], failures

@@ -1,7 +1,7 @@
 """JSON Schemas generated from the types that make a document, so the schema cannot drift from
 what is written: every dataclass field is required (serde writes them all), enums list their
 values, ``Optional`` admits null, and constraints ride on the types as ``Annotated`` metadata
-(:data:`Count`, :data:`RuleId`) or as ``field(metadata={"schema": {...}})``.
+(:data:`Count`, :data:`RuleId`, in :mod:`paddle_doctor.constraints`) or as ``field(metadata={"schema": {...}})``.
 
 ``python -m paddle_doctor.schema`` rewrites the committed schemas; a test fails when they are stale.
 """
@@ -17,44 +17,23 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any
 
+from .constraints import (  # noqa: F401 (the types that carry constraints, named here too)
+    Constraint,
+    Count,
+    ExitCode,
+    NonNegative,
+    Positive,
+    RuleId,
+    Url,
+    UrlReference,
+    version_field,
+    version_metadata,
+)
 from .serde import field_types
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # TensorRTShare: tensor_rt_share
-
-
-@dataclasses.dataclass(frozen=True)
-class Constraint:
-    """JSON Schema keywords a type carries: ``Annotated[int, Constraint(minimum=0)]``."""
-
-    keywords: dict[str, Any]
-
-    def __init__(self, **keywords: Any) -> None:
-        object.__setattr__(self, "keywords", keywords)
-
-    def __hash__(self) -> int:
-        return hash(json.dumps(self.keywords, sort_keys=True))
-
-
-Count = Annotated[int, Constraint(minimum=0)]
-Positive = Annotated[int, Constraint(minimum=1)]
-NonNegative = Annotated[float, Constraint(minimum=0)]
-RuleId = Annotated[str, Constraint(pattern=r"^PD-[A-Z]+-[0-9]{3}$")]
-Url = Annotated[str, Constraint(format="uri")]
-UrlReference = Annotated[str, Constraint(format="uri-reference")]
-ExitCode = Annotated[int, Constraint(enum=[0, 1, 2])]
-
-
-def version_metadata(version: int) -> dict[str, Any]:
-    """The metadata of a document's ``schema_version`` field: the schema admits this version and no
-    other (``field(metadata=version_metadata(N))`` where the field comes without a default)."""
-    return {"schema": {"const": version}}
-
-
-def version_field(version: int) -> int:
-    """A document's ``schema_version``: this version by default, and the schema admits no other."""
-    return dataclasses.field(default=version, metadata=version_metadata(version))
 
 
 def generate(root: type, schema_id: str, title: str, description: str) -> dict[str, Any]:

@@ -28,24 +28,20 @@ OVERLAY = Mount(mountpoint="/", fstype="overlay", source="overlay", root="/", op
 def live(baseline, **facts_options):
     """Live facts (2 CPUs by quota, 1 thread, throttled 0 of 1000 periods unless said) with this baseline."""
     options = {"quota": 2.0, "threads": 1, "throttled": (1000, 0), **facts_options}
-    facts = make_facts(**options)
-    facts.memory = MemoryFacts(limit_bytes=2 << 30, limit_file="/sys/fs/cgroup/memory.max")
-    facts.baseline = baseline
-    return facts
+    return dataclasses.replace(make_facts(**options), memory=MemoryFacts(limit_bytes=2 << 30, limit_file="/sys/fs/cgroup/memory.max"),
+                               baseline=baseline)
 
 
 def with_gpu(facts, nodes=("/dev/nvidia0", "/dev/nvidiactl"), driver="535.104.05", boot="boot-1"):
-    facts.gpu = GpuFacts(device_nodes=list(nodes), kernel_driver=driver)
-    facts.host = HostFacts(boot_id=boot)
-    facts.service.device = "gpu"
-    return facts
+    return dataclasses.replace(facts, gpu=GpuFacts(device_nodes=list(nodes), kernel_driver=driver), host=HostFacts(boot_id=boot),
+                               service=dataclasses.replace(facts.service, device="gpu"))
 
 
 def with_cache(facts, files=3, engines=2, mount=VOLUME, exists=True, directory="/cache/paddle"):
-    facts.trt_cache = TrtCacheFacts(status="probed", directory=directory, source="optim_cache_dir", exists=exists, files=files,
-                                    engines=[f"trt_serialized_{n}" for n in range(engines)])
-    facts.mounts = [OVERLAY, mount]
-    return facts
+    return dataclasses.replace(facts, trt_cache=TrtCacheFacts(status="probed", directory=directory, source="optim_cache_dir",
+                                                              exists=exists, files=files,
+                                                              engines=[f"trt_serialized_{n}" for n in range(engines)]),
+                               mounts=[OVERLAY, mount])
 
 
 def status_of(check, facts, rule):

@@ -1,5 +1,7 @@
 """PD-CPU-010/011/012/013/014: the CPU budget against threads, pools, throttling and binding."""
 
+from dataclasses import replace
+
 import pytest
 from factories import by_rule, make_facts
 from paddle_doctor.checks import core_binding, cpu_budget, cpu_quota, cpu_throttling, thread_pools
@@ -40,8 +42,7 @@ def test_threads_against_budget(facts, over, under):
 
 
 def test_oversubscription_names_budget_source_and_concrete_fix_values():
-    facts = make_facts(quota=1.5, threads=8, instances=1)
-    facts.service_origins = [SettingOrigin("threads", 8, "flag", "--threads")]
+    facts = replace(make_facts(quota=1.5, threads=8, instances=1), service_origins=[SettingOrigin("threads", 8, "flag", "--threads")])
     found = by_rule(cpu_budget.check(facts))["PD-CPU-010"]
     assert found.observed == "8 threads (--threads) x 1 instance = 8"
     assert found.expected == "at most 1 in total"
@@ -128,10 +129,9 @@ def test_half_cpu_quota_with_one_thread_reads_as_one_story():
 
 
 def test_threads_read_from_the_source_are_named_with_their_line_and_variable_not_a_flag():
-    facts = make_facts(quota=2, threads=6)
     where = "app.py:12 config.set_cpu_math_library_num_threads(THREADS); from INFER_THREADS (default 6, not set in /proc/9/environ)"
-    facts.service_origins = [SettingOrigin("threads", 6, "source", where)]
+    facts = replace(make_facts(quota=2, threads=6), service_origins=[SettingOrigin("threads", 6, "source", where)])
     found = by_rule(cpu_budget.check(facts))["PD-CPU-010"]
     assert found.observed == f"6 threads ({where}) x 1 instance = 6" and found.evidence["threads_set_by"] == where
-    facts.service_origins = []  # hand-built facts say nothing of where: no flag is named
+    facts = replace(facts, service_origins=[])  # hand-built facts say nothing of where: no flag is named
     assert "--threads" not in by_rule(cpu_budget.check(facts))["PD-CPU-010"].observed

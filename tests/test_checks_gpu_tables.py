@@ -3,6 +3,8 @@ architectures in the wheel, CUDA_VISIBLE_DEVICES, and cache writability by mount
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from factories import by_rule, make_facts, paddle_ok
 from paddle_doctor.checks import gpu_driver, gpu_precision, gpu_wheel, trt_cache
@@ -13,9 +15,8 @@ from paddle_doctor.gpu import cuda_visible, version_tuple
 def gpu_facts(cuda="11.8", driver="535.104.05", capability="7.5", archs=(61, 70, 75, 80, 86), **service):
     facts = make_facts(paddle=paddle_ok(distribution="paddlepaddle-gpu", with_cuda=True, cuda_version=cuda,
                                         cudnn_version="8.6.0", cuda_archs=list(archs)), device="gpu", **service)
-    facts.gpu = GpuFacts(status="ok", driver_version=driver, cuda_driver_version="12.2",
-                         devices=[GpuDevice(index=0, name="Test GPU", compute_capability=capability)])
-    return facts
+    return replace(facts, gpu=GpuFacts(status="ok", driver_version=driver, cuda_driver_version="12.2",
+                                       devices=[GpuDevice(index=0, name="Test GPU", compute_capability=capability)]))
 
 
 @pytest.mark.parametrize(
@@ -37,8 +38,7 @@ def test_driver_against_the_wheels_cuda(driver, cuda, status):
 
 
 def test_driver_version_falls_back_to_the_kernel_module_when_nvml_is_missing():
-    facts = gpu_facts(cuda="12.6")
-    facts.gpu = GpuFacts(status="library_not_found", reason="nvmlInit failed", kernel_driver="470.82.01")
+    facts = replace(gpu_facts(cuda="12.6"), gpu=GpuFacts(status="library_not_found", reason="nvmlInit failed", kernel_driver="470.82.01"))
     (finding,) = gpu_driver.check(facts)
     assert finding.status.value == "fail" and "470.82.01" in finding.message
 
@@ -95,7 +95,7 @@ def test_cuda_visible_devices(value, visible):
 
 def test_cuda_visible_devices_maps_the_service_device_to_nvml_numbering():
     facts = gpu_facts(env={"CUDA_VISIBLE_DEVICES": "1"})
-    facts.gpu.devices = [GpuDevice(0, "GPU zero", "6.1"), GpuDevice(1, "GPU one", "8.6")]
+    facts = replace(facts, gpu=replace(facts.gpu, devices=[GpuDevice(0, "GPU zero", "6.1"), GpuDevice(1, "GPU one", "8.6")]))
     assert "GPU 1 GPU one" in by_rule(gpu_precision.check(facts))["PD-PREC-002"].message
 
 
@@ -107,12 +107,11 @@ def test_version_tuple(text, version):
 
 def cache_facts(mode, uid=1000, gid=1000, euid=None, groups=(), options=("rw",)):
     facts = make_facts(tensorrt=TensorRTSettings(enabled=True, use_static=True))
-    facts.mounts = [Mount("/", "overlay", "overlay", "/", ["rw"], ["rw"]),
-                    Mount("/cache", "ext4", "/dev/sdb1", "/vol", list(options), ["rw"])]
-    facts.trt_cache = TrtCacheFacts(status="probed", directory="/cache/paddle", source="optim_cache_dir", exists=True,
-                                    checked_path="/cache/paddle", mode=mode, uid=uid, gid=gid)
-    facts.process.euid, facts.process.groups = euid, list(groups)
-    return facts
+    return replace(facts, mounts=[Mount("/", "overlay", "overlay", "/", ["rw"], ["rw"]),
+                                  Mount("/cache", "ext4", "/dev/sdb1", "/vol", list(options), ["rw"])],
+                   trt_cache=TrtCacheFacts(status="probed", directory="/cache/paddle", source="optim_cache_dir", exists=True,
+                                           checked_path="/cache/paddle", mode=mode, uid=uid, gid=gid),
+                   process=replace(facts.process, euid=euid, groups=list(groups)))
 
 
 @pytest.mark.parametrize(

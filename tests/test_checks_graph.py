@@ -1,6 +1,8 @@
 """PD-GRAPH-002/003/005/006/007: fusion coverage, chain breakers, dropout, unreadable programs and
 TensorRT coverage, checked on hand-built GraphFacts."""
 
+from dataclasses import replace
+
 import pytest
 from factories import by_rule, graph_facts, make_facts, run_check
 from paddle_doctor.checks import dropout_left, fusion_breakers, fusion_coverage, tensorrt_coverage
@@ -14,9 +16,7 @@ CUSTOM = ChainBreaker("op", "my_activation", 11, "%42", "add #10", "batch_norm #
 
 def with_graph(graph, **service):
     facts = make_facts(**service)
-    facts.service.model = "/models/m"
-    facts.graph = graph
-    return facts
+    return replace(facts, service=replace(facts.service, model="/models/m"), graph=graph)
 
 
 FUSED = ("conv_bn_act", "fused")

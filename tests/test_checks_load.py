@@ -1,6 +1,8 @@
 """PD-LOAD-001/002/003: shared predictors, the measured serving layout, idle instances; and the
 load plan: budget splits, candidates, memory."""
 
+from dataclasses import replace
+
 import pytest
 from factories import make_facts
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
@@ -76,10 +78,9 @@ def layouts_experiment(verdict="improved", ratio=1.7, recommended="2 processes x
 
 
 def with_experiment(experiment):
-    facts = make_facts(quota=2, instances=2, threads=8, concurrency=4)
-    facts.verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 40, 0.03, 0.01,
-                                           experiments=[experiment] if experiment else [])
-    return facts
+    return replace(make_facts(quota=2, instances=2, threads=8, concurrency=4),
+                   verification=VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 40, 0.03, 0.01,
+                                                  experiments=[experiment] if experiment else []))
 
 
 @pytest.mark.parametrize(
@@ -157,8 +158,8 @@ def model_files(tmp_path, size):
 
 
 def test_more_processes_than_memory_allows_is_an_error_before_anything_starts(tmp_path):
-    facts = make_facts(quota=2, instances=16, threads=1, concurrency=16)
-    facts.memory = MemoryFacts(limit_bytes=2 << 30, limit_file="/sys/fs/cgroup/memory.max")
+    facts = replace(make_facts(quota=2, instances=16, threads=1, concurrency=16),
+                    memory=MemoryFacts(limit_bytes=2 << 30, limit_file="/sys/fs/cgroup/memory.max"))
     with pytest.raises(LoadError) as error:
         plan_load(facts, model_files(tmp_path, 40 << 20))
     message = str(error.value)
@@ -166,8 +167,8 @@ def test_more_processes_than_memory_allows_is_an_error_before_anything_starts(tm
 
 
 def test_candidates_that_do_not_fit_memory_are_left_out_and_said_so(tmp_path):
-    facts = make_facts(quota=4, instances=1, threads=1, concurrency=4)
-    facts.memory = MemoryFacts(limit_bytes=1600 << 20, limit_file="/sys/fs/cgroup/memory.max")
+    facts = replace(make_facts(quota=4, instances=1, threads=1, concurrency=4),
+                    memory=MemoryFacts(limit_bytes=1600 << 20, limit_file="/sys/fs/cgroup/memory.max"))
     plan = plan_load(facts, model_files(tmp_path, 40 << 20))
     assert all(layout.processes < 4 for layout in plan.candidates)
     assert any(layout.startswith("4 processes") for layout, _ in plan.excluded)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 
 import pytest
 from conftest import ROOTS, facts_from_root
@@ -70,8 +71,7 @@ def checks_and_rules():
 @pytest.mark.parametrize("root, service, verdict", list(scenarios()))
 def test_every_finding_tells_one_story(checks_and_rules, root, service, verdict):
     checks, rulebook = checks_and_rules
-    facts = facts_from_root(root, **service)
-    facts.verification = measured(verdict, cv=0.12)
+    facts = replace(facts_from_root(root, **service), verification=measured(verdict, cv=0.12))
     for result in run_checks(checks, facts, rulebook):
         for finding in result.findings:
             assert finding.message, finding
@@ -100,8 +100,7 @@ def test_every_finding_tells_one_story(checks_and_rules, root, service, verdict)
 ])
 def test_latency_stability_names_the_reason_it_fails(checks_and_rules, cv, noisy, status, words):
     checks, rulebook = checks_and_rules
-    facts = facts_from_root("intel-avx512-v2-max")
-    facts.verification = measured("undecided" if noisy else "improved", cv)
+    facts = replace(facts_from_root("intel-avx512-v2-max"), verification=measured("undecided" if noisy else "improved", cv))
     (found,) = [f for r in run_checks(checks, facts, rulebook) for f in r.findings if f.rule_id == "PD-CPU-015"]
     assert found.status.value == status and words in found.message
     if status == "fail":

@@ -13,6 +13,7 @@ import json
 import math
 import random
 import re
+from dataclasses import replace
 
 import pytest
 from conftest import facts_from_root, report_json, run_doctor
@@ -161,8 +162,7 @@ def synthetic_verification(seed: int) -> VerificationFacts:
 def synthetic_facts(tmp_path_factory):
     paths = []
     for seed in range(3):
-        facts = facts_from_root("amd-avx512bf16-v2-quota", threads=8, onednn=False)
-        facts.verification = synthetic_verification(seed)
+        facts = replace(facts_from_root("amd-avx512bf16-v2-quota", threads=8, onednn=False), verification=synthetic_verification(seed))
         path = tmp_path_factory.mktemp("words") / f"facts-{seed}.json"
         path.write_text(facts.to_json(), encoding="utf-8")
         paths.append(path)

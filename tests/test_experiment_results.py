@@ -3,6 +3,7 @@ facts file, a result on the wrong experiment (or a measured one without its own)
 ``check --facts`` in one line naming it, and the reports say what each one measured."""
 
 import json
+from dataclasses import replace
 
 import jsonschema
 import pytest
@@ -61,8 +62,8 @@ def verification() -> VerificationFacts:
 
 def facts_data() -> dict:
     facts = make_facts(quota=2, warmup_runs=0, onednn=True, onednn_cache_capacity=0, concurrency=4)
-    facts.service.model = "m"  # make_facts' own ``model`` is the CPU's
-    facts.verification = verification()
+    facts = replace(facts, service=replace(facts.service, model="m"),  # make_facts' own ``model`` is the CPU's
+                    verification=verification())
     return json.loads(facts.to_json())
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -135,9 +136,8 @@ def test_sarif_carries_a_baseline_comparison_from_facts_that_hold_a_baseline(tmp
     from factories import make_facts, recorded_baseline
     from paddle_doctor.facts import MemoryFacts
 
-    facts = make_facts(quota=2.0, threads=1)
-    facts.memory = MemoryFacts(limit_bytes=1 << 30, limit_file="/sys/fs/cgroup/memory.max")
-    facts.baseline = recorded_baseline(memory=2 << 30)
+    facts = replace(make_facts(quota=2.0, threads=1), memory=MemoryFacts(limit_bytes=1 << 30, limit_file="/sys/fs/cgroup/memory.max"),
+                    baseline=recorded_baseline(memory=2 << 30))
     snapshot = tmp_path / "facts.json"
     snapshot.write_text(facts.to_json())
     sarif = json.loads(run_doctor("check", "--facts", str(snapshot), "--format", "sarif").stdout)

@@ -30,12 +30,11 @@ UNKNOWN_THREADS = SourceSetting(name="threads", value=None, evaluated=False, loc
 def service_facts(tree: str, pid: int, settings=(), busy: int | None = None, **machine):
     """Facts of the process recorded in ``tree`` (its /proc/PID read by the real probe), with the source
     settings given and, where ``busy`` is given, the busy threads a live sample would have counted."""
-    facts = make_facts(**machine)
-    facts.service_process = probe_service_process(ProbeContext(PROCESSES / tree), pid, sample_s=0)
+    process = probe_service_process(ProbeContext(PROCESSES / tree), pid, sample_s=0)
     if busy is not None:
-        facts.service_process = dataclasses.replace(facts.service_process, busy_threads=busy, sample_s=1.0)
-    facts.service, facts.service_origins = resolve_service(source=SourceFacts(settings=list(settings)))
-    return facts
+        process = dataclasses.replace(process, busy_threads=busy, sample_s=1.0)
+    service, origins = resolve_service(source=SourceFacts(settings=list(settings)))
+    return dataclasses.replace(make_facts(**machine), service_process=process, service=service, service_origins=origins)
 
 
 @pytest.mark.parametrize("tree, pid, settings, on_gpu", [

@@ -147,9 +147,9 @@ def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_repo
     from paddle_doctor.service import SettingOrigin
     from paddle_doctor.vocabulary import Device, Precision
 
-    facts = make_facts(flags=AVX2_FLAGS)
-    facts.service_origins = [SettingOrigin("device", Device.CPU, Origin.RECORD, "/tmp/records/r.json"),
-                             SettingOrigin("precision", Precision.BF16, Origin.RECORD, "/tmp/records/r.json")]
+    facts = replace(make_facts(flags=AVX2_FLAGS),
+                    service_origins=[SettingOrigin("device", Device.CPU, Origin.RECORD, "/tmp/records/r.json"),
+                                     SettingOrigin("precision", Precision.BF16, Origin.RECORD, "/tmp/records/r.json")])
     lines = service_lines(service_summary(facts))
     assert "device = 'cpu' (record: /tmp/records/r.json)" in lines
     assert "precision = 'bf16' (record: /tmp/records/r.json)" in lines

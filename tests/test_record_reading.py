@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -122,10 +123,8 @@ def test_the_record_stands_between_config_and_source(tmp_path):
 
 
 def _facts_with(read: ServiceRecord, flags: dict | None = None, **machine):
-    facts = make_facts(**machine)
-    facts.service, facts.service_origins = resolve_service(ServiceOptions(**(flags or {})), recorded=recorded_settings(read))
-    facts.service_record = read
-    return facts
+    service, origins = resolve_service(ServiceOptions(**(flags or {})), recorded=recorded_settings(read))
+    return replace(make_facts(**machine), service=service, service_origins=origins, service_record=read)
 
 
 def test_cpu_budget_counts_the_recorded_predictors_running_at_once_and_names_them():

@@ -97,18 +97,25 @@ BARE_SECRETS = [  # secrets with no sign or key word around them: only their own
     "xoxb-" + "abcdefghijkl", "sk-" + "abcdefghijklmnopqrstu", "glpat-" + "abcdefghijklmnopqrst",  # lowercase, yet tokens
     "/keys/" + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",  # a hex key at the end of a path
 ]
+COLON_SECRETS = [  # the shapes that take a colon, without the spaces around it
+    '{"api_key":"abc123secret"}', "{'token' :'hunter2'}", "Authorization:Basic dXNlcjpwYXNz", "TOKEN:hunter2",
+    "Secret:hunter2", "db_pwd:hunter2", "proxy-authorization:hunter2", "x-api-key:\thunter2",
+    "serve --api-key hunter2", "-TOKEN\thunter2", "(--db-password hunter2)", "BEARER hunter2",  # a flag, "bearer": no colon
+]
 WORDS = ["the", "service", "configuration", "optimisation", "PaddlePaddle", "threads", "/srv/models/det", "(4 CPUs)", "8",
          "baseline_cpu_budget", "set_cpu_math_library_num_threads", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus", "PD-CPU-001"]
 
 
 def test_a_text_returned_at_first_look_is_the_text_every_shape_leaves():
     """The first look (no sign, no key word, no long or odd run: returned as it is) never keeps what a shape would cut."""
-    texts = [value for _, value, _ in CASES] + BARE_SECRETS
+    texts = [value for _, value, _ in CASES] + BARE_SECRETS + COLON_SECRETS + [f"{w} {s}" for w in WORDS for s in COLON_SECRETS]
     texts += [f"{word} {secret}{end}" for word in WORDS for secret in BARE_SECRETS for end in ("", ".", ")", "\n")]
     texts += [" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))]
     for text in texts:
         assert redact_text(text) == cut_every_shape(text), text
-    assert all(redact_text(secret) != secret for secret in BARE_SECRETS)
+    assert all(redact_text(secret) != secret for secret in BARE_SECRETS + COLON_SECRETS)
+    reference = "paddle_doctor.checks.cpu_budget:CHECK"  # a baseline's every pinned check: no shape takes its colon
+    assert redact_text(reference) is reference and cut_every_shape(reference) == reference
     plain = "Threads x instances exceed the container's budget; keep threads per predictor within it"
     assert redact_text(plain) is plain  # returned at first look, not rebuilt
 

@@ -3,6 +3,7 @@ error finding with its reason and time, and the rest of the report is still prod
 
 import textwrap
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import report_json, run_doctor, statuses
@@ -132,20 +133,19 @@ def unmeasured_facts():
         trt, model = service.pop("tensorrt", None), service.pop("model", None)
         for gpu in (False, True):
             facts = make_facts(throttled=(1000, 400), quota=2.0, **service)
-            facts.service.model = model
+            facts = replace(facts, service=replace(facts.service, model=model))
             if trt:
-                facts.service.tensorrt = TensorRTSettings(**trt)
-                facts.trt_cache = TrtCacheFacts(status="probed", directory="/models/m/_opt_cache", source="model", exists=True,
-                                                engines=["trt_serialized_1"], checked_path="/models/m/_opt_cache", mode=0o755,
-                                                stamp={"tensorrt": "8.5.1", "gpu": "Tesla T4", "compute_capability": "7.5"},
-                                                shape_file="/m/s.pbtxt", shape_file_exists=False)
+                facts = replace(facts, service=replace(facts.service, tensorrt=TensorRTSettings(**trt)),
+                                trt_cache=TrtCacheFacts(status="probed", directory="/models/m/_opt_cache", source="model", exists=True,
+                                                        engines=["trt_serialized_1"], checked_path="/models/m/_opt_cache", mode=0o755,
+                                                        stamp={"tensorrt": "8.5.1", "gpu": "Tesla T4", "compute_capability": "7.5"},
+                                                        shape_file="/m/s.pbtxt", shape_file_exists=False))
             if gpu:
-                facts.paddle.with_cuda, facts.paddle.cuda_version, facts.paddle.cuda_archs = True, "12.6", [80]
-                facts.paddle.cudnn_version = "9.0"
-                facts.paddle.trt_compile_version = [8, 6, 1]
-                facts.gpu = GpuFacts(status="ok", driver_version="470.57.02", cuda_driver_version="11.4",
-                                     devices=[GpuDevice(index=0, name="Tesla T4", compute_capability="7.5",
-                                                        memory_total_bytes=16 << 30, memory_free_bytes=1 << 30)])
+                facts = replace(facts, paddle=replace(facts.paddle, with_cuda=True, cuda_version="12.6", cuda_archs=[80],
+                                                      cudnn_version="9.0", trt_compile_version=[8, 6, 1]),
+                                gpu=GpuFacts(status="ok", driver_version="470.57.02", cuda_driver_version="11.4",
+                                             devices=[GpuDevice(index=0, name="Tesla T4", compute_capability="7.5",
+                                                                memory_total_bytes=16 << 30, memory_free_bytes=1 << 30)]))
             yield facts
 
 
@@ -157,7 +157,7 @@ def outcomes_without_a_measurement(check) -> set[str]:
     cache = CacheRecord("/cache/paddle", exists=True, files=3, engines=2, mountpoint="/cache", fstype="ext4")
     outcomes = set()
     for facts in unmeasured_facts():
-        facts.baseline = recorded_baseline(gpu=gpu, cache=cache)
+        facts = replace(facts, baseline=recorded_baseline(gpu=gpu, cache=cache))
         outcomes |= {finding.status.value for finding in run_check(check, facts)}
     return outcomes
 

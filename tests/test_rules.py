@@ -11,7 +11,7 @@ import tokenize
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, fixture_root, report_json, run_doctor
 from factories import AVX2_FLAGS, make_facts
 from paddle_doctor.docs import README_END, README_START, rules_table_markdown
 from paddle_doctor.facts.document import load_facts
@@ -102,21 +102,42 @@ def placeholders(rulebook):
 
 def test_every_placeholder_of_a_fix_is_a_field_of_its_rules_evidence():
     rulebook = load_rules()
-    checks = discover_checks()[0]
+    checks, failures = discover_checks(rulebook)
     assert sum(bool(names) for names in placeholders(rulebook).values()) >= 20
-    assert [problem for check in checks for problem in check.unfilled(placeholders(rulebook))] == []
+    assert failures == [] and len(checks) == len(discover_checks()[0])
+    assert [problem for check in checks for problem in check.unfilled(rulebook)] == []
 
 
-def test_a_fix_naming_a_field_its_evidence_lacks_fails_the_rules_test():
+def rules_naming_thread_count() -> dict:
+    """rules.yaml with PD-CPU-010's fix naming ``{thread_count}``, a field its evidence (ThreadsEvidence) lacks."""
     data = copy.deepcopy(RAW)
     rule = next(rule for rule in data["rules"] if rule["id"] == "PD-CPU-010")
     rule["fix"]["changes"].append({"kind": "python", "code": "config.set_cpu_math_library_num_threads({thread_count})"})
-    rulebook = parse_rules(data, "rules.yaml")
+    return data
+
+
+def test_a_fix_naming_a_field_its_evidence_lacks_fails_the_rules_test():
+    rulebook = parse_rules(rules_naming_thread_count(), "rules.yaml")
     check = next(check for check in discover_checks()[0] if "PD-CPU-010" in check.rules)
-    assert check.unfilled(placeholders(rulebook)) == ["PD-CPU-010 {thread_count}: ThreadsEvidence has no field thread_count"]
+    assert check.unfilled(rulebook) == ["PD-CPU-010 {thread_count}: ThreadsEvidence has no field thread_count"]
     undeclared = Check(name="undeclared", rules=("PD-CPU-010",), run=check.run)
-    assert undeclared.unfilled(placeholders(rulebook)) == [
+    assert undeclared.unfilled(rulebook) == [
         "PD-CPU-010 names thread_count, threads_per_instance but check undeclared declares no evidence type for it"]
+
+
+def test_a_check_whose_evidence_lacks_a_field_its_rules_fix_names_is_refused_at_load(tmp_path):
+    rulebook = parse_rules(rules_naming_thread_count(), "rules.yaml")
+    checks, failures = discover_checks(rulebook)
+    assert "cpu_budget" not in {check.name for check in checks} and len(checks) == len(discover_checks()[0]) - 1
+    assert [(failure.entry_point, failure.reason) for failure in failures] == [
+        ("cpu_budget = paddle_doctor.checks.cpu_budget:CHECK",
+         "its evidence does not fill its rules' fixes: PD-CPU-010 {thread_count}: ThreadsEvidence has no field thread_count")]
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(yaml.safe_dump(rules_naming_thread_count(), sort_keys=False))
+    report = report_json(run_doctor("--json", "--no-paddle", "--rules", str(rules), "--root", str(fixture_root("intel-noavx2-v1-quota"))))
+    assert report["check_errors"] == [{"entry_point": "cpu_budget = paddle_doctor.checks.cpu_budget:CHECK",
+                                       "reason": failures[0].reason}]
+    assert not any(finding["check"] == "cpu_budget" for finding in report["findings"])
 
 
 def test_evidence_reads_and_serialises_as_the_mapping_of_its_fields():

@@ -5,6 +5,7 @@ import json
 import os
 import textwrap
 import time
+from dataclasses import replace
 
 import jsonschema
 import pytest
@@ -202,8 +203,8 @@ def test_flags_beat_config_which_beats_source(tmp_path):
 
 
 def test_the_verification_baseline_is_the_configuration_the_source_builds():
-    facts = make_facts()
-    facts.service, _ = resolve_service(source=read_source([str(SERVICES / "env_helper.py")], {"INFER_THREADS": "4"}))
+    service, _ = resolve_service(source=read_source([str(SERVICES / "env_helper.py")], {"INFER_THREADS": "4"}))
+    facts = replace(make_facts(), service=service)
     baseline = PredictorConfig.of_service(facts)
     assert (baseline.threads, baseline.onednn) == (4, False)
 
@@ -257,8 +258,7 @@ FIRES = {
 
 @pytest.mark.parametrize("service", sorted(FIRES))
 def test_each_lint_rule_fires_exactly_where_the_service_does_it(service):
-    facts = make_facts(flags=AVX2_FLAGS)
-    facts.service_source = read_source([str(SERVICES / service)])
+    facts = replace(make_facts(flags=AVX2_FLAGS), service_source=read_source([str(SERVICES / service)]))
     for rule, reference in LINT.items():
         (finding,) = load_check(reference).run(facts)
         if rule in FIRES[service]:
@@ -274,7 +274,7 @@ def test_the_lint_rules_skip_without_a_source_and_onednn_off_skips_without_avx2(
     for reference in LINT.values():
         (skip,) = run_check(load_check(reference), facts)
         assert (skip.status, skip.message) == (Status.SKIP, "no service source was read (--source FILE, or --pid for the script the service runs)")
-    facts.service_source = read_source([str(SERVICES / "env_helper.py")])
+    facts = replace(facts, service_source=read_source([str(SERVICES / "env_helper.py")]))
     (finding,) = load_check(LINT["PD-SRC-001"]).run(facts)
     assert finding.status == Status.SKIP and "lacks AVX2" in finding.message
 
@@ -422,8 +422,7 @@ def test_the_source_read_stops_when_its_time_runs_out_and_says_so(tmp_path):
     assert {setting.location.file for setting in source.settings} <= {str(tmp_path / "a_first.py"), str(tmp_path / "b_large.py")}
     assert [(str(e.location), e.message) for e in source.errors] == [
         (f"{tmp_path / 'b_large.py'}:0", f"cannot read: the {budget:g} s the doctor gives the source ran out in this file")]
-    facts = make_facts()
-    facts.service_source = source
+    facts = replace(make_facts(), service_source=source)
     (finding,) = load_check(LINT["PD-SRC-008"]).run(facts)
     assert finding.status == Status.FAIL and finding.message.startswith(
         "the time the doctor gives the source ran out, 3 Python files in: what was not read or searched by then is not judged; "

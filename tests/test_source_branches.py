@@ -3,6 +3,7 @@ not to run is left out, each Config is its own predictor, and a conditional sett
 most. Fixture sources are written here; nothing is imported or run."""
 
 import textwrap
+from dataclasses import replace
 
 import pytest
 from conftest import run_doctor
@@ -26,8 +27,7 @@ def made(source, name):
 
 
 def lint(source, rule):
-    facts = make_facts(flags=AVX2_FLAGS)
-    facts.service_source = source
+    facts = replace(make_facts(flags=AVX2_FLAGS), service_source=source)
     (finding,) = load_check(LINT[rule]).run(facts)
     return finding
 
@@ -236,8 +236,7 @@ def test_with_no_config_found_the_source_rules_skip_saying_what_was_read(tmp_pat
 def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tmp_path):
     from paddle_doctor.report import service_summary
 
-    facts = make_facts(flags=AVX2_FLAGS)
-    facts.service_source = read(tmp_path, """\
+    facts = replace(make_facts(flags=AVX2_FLAGS), service_source=read(tmp_path, """\
         from paddle import inference
 
         class Engine:
@@ -250,7 +249,7 @@ def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tm
 
         other = inference.Config("n.json", "n.pdiparams")
         engine = start()
-        """)
+        """))
     first, second = service_summary(facts).predictors
     assert (first.id, first.built_by, first.config, first.runs.runs) == (1, "source", None, 0)
     assert (first.origin.builder.line, first.origin.builder.function) == (5, "Engine.__init__")
@@ -270,14 +269,14 @@ def test_the_flags_given_read_back_as_typed_on_one_line_in_every_report_for_peop
     from paddle_doctor.report import service_summary
     from paddle_doctor.service import ServiceOptions
 
-    facts = make_facts(flags=AVX2_FLAGS)
-    facts.service_source = read(tmp_path, """\
+    facts = replace(make_facts(flags=AVX2_FLAGS), service_source=read(tmp_path, """\
         from paddle import inference
         config = inference.Config("m.json", "m.pdiparams")
         config.enable_mkldnn()
-        """)
+        """))
     options = ServiceOptions(model="/srv/my model", threads=8, onednn=False)
-    facts.service, facts.service_origins = resolve_service(options, facts.service_source)
+    service, origins = resolve_service(options, facts.service_source)
+    facts = replace(facts, service=service, service_origins=origins)
     lines = service_lines(service_summary(facts))
     assert "flags: --model '/srv/my model' --no-onednn --threads 8" in lines
     assert not any(line.startswith(("threads =", "model =", "onednn =")) for line in lines), lines

@@ -20,8 +20,9 @@ MEASURED_SECTIONS = ("paddle_doctor.facts.verification", "paddle_doctor.facts.gr
 # what only `check`, a measurement or a service's record needs
 REPORT_AND_COMMAND_LINE = ("paddle_doctor.report", "paddle_doctor.report_measured", "paddle_doctor.profile", "paddle_doctor.record",
                            "paddle_doctor.cli", "paddle_doctor.render.text", "paddle_doctor.wrapper_fix")
+# the schema generator: the types carry their constraints from paddle_doctor.constraints
 NOT_FOR_THE_HEALTHCHECK = (*MEASURED_SECTIONS, *REPORT_AND_COMMAND_LINE, "paddle_doctor.verify", "paddle_doctor.graph",
-                           "paddle_doctor.source")
+                           "paddle_doctor.source", "paddle_doctor.schema")
 THIRD_PARTY = ("paddle", "click", "rich", "yaml", "numpy", "cpuinfo", "pynvml")
 
 

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..schema import Count, version_field
+from ..constraints import Count, version_field
 from ..serde import to_data
 from ..service.config import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 from ..vocabulary import (
@@ -417,7 +417,7 @@ class ServiceProcessFacts:
     rss_source: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Facts:
     """The only input of the checks: everything the probes saw, and apart from it the service's
     declared configuration (``service``: what its flags, --config and source ask of Paddle, with

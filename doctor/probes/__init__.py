@@ -42,25 +42,14 @@ def collect_facts(
     env = live_environment() if environ is None else environ
     mounts = probe_mounts(reader)
     cgroup, memory = probe_cgroup(reader, mounts)
-    facts = Facts(
-        doctor_version=__version__,
-        root=os.fspath(ctx.root),
-        host=probe_host(reader),
-        container=probe_container(reader, mounts, env),
-        cpu=probe_cpu(reader),
-        cgroup=cgroup,
-        memory=memory,
-        process=probe_process(reader),
-        mounts=mounts,
-        env=env,
-        service=service,
-    )
-    facts.trt_cache = probe_trt_cache(reader, service)
+    host, container, cpu, process = probe_host(reader), probe_container(reader, mounts, env), probe_cpu(reader), probe_process(reader)
+    trt_cache = probe_trt_cache(reader, service)
     if paddle_probe is not None:
-        facts.paddle = paddle_probe.result()
+        paddle = paddle_probe.result()
     else:
-        facts.paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
-    facts.libraries = probe_libraries(reader, env, facts.paddle.cuda_lib_dirs)
-    facts.gpu = gpu_probe.result() if gpu_probe else probe_gpu(gpu_reader, None, gpu_timeout)
-    facts.issues = reader.issues + gpu_reader.issues
-    return facts
+        paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
+    libraries = probe_libraries(reader, env, paddle.cuda_lib_dirs)
+    gpu = gpu_probe.result() if gpu_probe else probe_gpu(gpu_reader, None, gpu_timeout)
+    return Facts(doctor_version=__version__, root=os.fspath(ctx.root), host=host, container=container, cpu=cpu, cgroup=cgroup,
+                 memory=memory, process=process, mounts=mounts, env=env, service=service, paddle=paddle, gpu=gpu,
+                 libraries=libraries, trt_cache=trt_cache, issues=reader.issues + gpu_reader.issues)

@@ -18,15 +18,16 @@ from urllib.parse import quote
 
 T = TypeVar("T")
 
+# The patterns are compiled where first used (``re`` keeps them): a healthcheck writes one terminal line, and no Markdown.
 # C0 controls but tab and newline, DEL, C1 controls, and the marks that reorder text (bidi overrides)
-TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-LINE_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-LINE_BREAKS = re.compile("\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]")
+TERMINAL_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+LINE_CONTROL = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+LINE_BREAKS = "\r\n|[\r\n\x0b\x0c\x85\u2028\u2029]"
 # a backtick, a tag's or autolink's "<", the "]" that would end a link's text (before "(", "[" or a
 # definition's ":"), a backslash that would escape what follows, an "&" that starts a character reference
-MARKDOWN_INLINE = re.compile(r"[`<]|\](?=[(\[:])|\\(?=[!-/:-@\[-`{-~])|&(?=#?\w+;)")
-MARKDOWN_BLOCK_START = re.compile(r"^(?=#{1,6}(?:\s|$)|>|[-+*](?:\s|$)|[-*_](?:\s*[-*_]){2,}\s*$|~{3,}|=+\s*$)")
-MARKDOWN_ORDERED_START = re.compile(r"^(\d{1,9})(?=[.)](?:\s|$))")
+MARKDOWN_INLINE = r"[`<]|\](?=[(\[:])|\\(?=[!-/:-@\[-`{-~])|&(?=#?\w+;)"
+MARKDOWN_BLOCK_START = r"^(?=#{1,6}(?:\s|$)|>|[-+*](?:\s|$)|[-*_](?:\s*[-*_]){2,}\s*$|~{3,}|=+\s*$)"
+MARKDOWN_ORDERED_START = r"^(\d{1,9})(?=[.)](?:\s|$))"
 WRITTEN_OUT = {"\n": "\\n", "\r": "\\r"}
 CODE_FIELDS = ("code", "snippet")  # Change.code, Recommendation.snippet: lines of code, pasted as they are
 
@@ -34,12 +35,12 @@ CODE_FIELDS = ("code", "snippet")  # Change.code, Recommendation.snippet: lines 
 def terminal_text(text: str) -> str:
     """Text a terminal shows as it is: ESC, CR, BEL and the other control characters (and the marks
     that reorder text) written as ``\\x1b``, ``\\u202e``; tabs and line breaks kept."""
-    return TERMINAL_CONTROL.sub(_written_out, text)
+    return re.sub(TERMINAL_CONTROL, _written_out, text)
 
 
 def terminal_line(text: str) -> str:
     """One line for a terminal (a message, an error): as :func:`terminal_text`, line breaks written out too (``\\n``)."""
-    return LINE_CONTROL.sub(_written_out, text)
+    return re.sub(LINE_CONTROL, _written_out, text)
 
 
 def _written_out(match: re.Match[str]) -> str:
@@ -51,14 +52,14 @@ def _written_out(match: re.Match[str]) -> str:
 def markdown_inline(text: str) -> str:
     """Text inside a Markdown line: one line (line breaks become spaces), and no raw HTML, link,
     code span or character reference from it."""
-    return MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(), LINE_BREAKS.sub(" ", text))
+    return re.sub(MARKDOWN_INLINE, lambda match: "\\" + match.group(), re.sub(LINE_BREAKS, " ", text))
 
 
 def markdown_line(text: str) -> str:
     """Text that starts a Markdown line: as :func:`markdown_inline`, and it starts no heading, list,
     quote, rule or fence."""
     inline = markdown_inline(text).lstrip()
-    return MARKDOWN_ORDERED_START.sub(r"\1\\", MARKDOWN_BLOCK_START.sub(r"\\", inline, count=1), count=1)
+    return re.sub(MARKDOWN_ORDERED_START, r"\1\\", re.sub(MARKDOWN_BLOCK_START, r"\\", inline, count=1), count=1)
 
 
 def markdown_cell(text: str) -> str:

@@ -1,13 +1,13 @@
 """The service: what it asks of Paddle, every place that says so, and where each value came from.
 
-- ``config``: the declared configuration (``ServiceConfig``), the ``--config`` file and its checks;
-- ``options``: what a command's options say of the service (``ServiceOptions``: ``check``, ``facts``,
-  ``baseline`` and ``healthcheck`` alike);
+- ``config``: the declared configuration (``ServiceConfig``) and what a command declares of it: its
+  flags (``ServiceOptions``, ``check``, ``facts``, ``baseline`` and ``healthcheck`` alike) and the
+  ``--config`` file, with its checks;
 - ``sources``: what the service's source sets, setting by setting, and the predictors it builds;
 - ``reading``: the live process, its source and its record (``paddle-doctor record``), read;
 - ``resolve``: the one function that merges them by precedence, each value with its origin.
 
-Only ``config`` and ``options`` load with the package: ``Facts`` holds a ``ServiceConfig``.
+Only ``config`` loads with the package: ``Facts`` holds a ``ServiceConfig``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from .config import (  # noqa: F401 (the package's names)
     PADDLE_DEFAULT_THREADS,
     ServiceConfig,
     ServiceConfigError,
+    ServiceOptions,
     SettingOrigin,
     SourceInputError,
     TensorRTSettings,
@@ -24,4 +25,3 @@ from .config import (  # noqa: F401 (the package's names)
     serving_layout,
     validate_service,
 )
-from .options import ServiceOptions  # noqa: F401

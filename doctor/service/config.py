@@ -1,5 +1,7 @@
-"""What the service asks of Paddle Inference (``ServiceConfig``), as declared, never probed; the
-``--config service.yaml`` file, which mirrors the ``paddle.inference.Config`` calls the service makes::
+"""What the service asks of Paddle Inference (``ServiceConfig``), as declared, never probed, and the
+two places a command declares it: its service flags (``ServiceOptions``, each a declaration with
+origin ``flag``) and the ``--config service.yaml`` file, which mirrors the
+``paddle.inference.Config`` calls the service makes::
 
     model: ./inference          # directory or file prefix
     device: cpu                 # cpu | gpu
@@ -52,8 +54,10 @@ PADDLE_DEFAULT_THREADS = 1  # what a predictor runs when set_cpu_math_library_nu
 POSITIVE = ("threads", "instances", "concurrency", "batch_size")
 KEYS_HINT = "see doctor/service/config.py for the keys"
 
+FlagValue = str | int | bool | Layout | Precision
 
-@dataclass
+
+@dataclass(frozen=True)
 class TensorRTSettings:
     """The service's ``enable_tensorrt_engine`` arguments (GPU only)."""
 
@@ -66,7 +70,7 @@ class TensorRTSettings:
     dynamic_shape_file: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServiceConfig:
     """How the service configures Paddle Inference, as declared: by flags, ``--config service.yaml``
     and its source (``Facts.service_origins`` says which); never probed.
@@ -112,6 +116,31 @@ class SettingOrigin:
     value: Any
     origin: Origin
     detail: str
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    """What a command's options declare of the service: ``--config FILE`` and the service flags,
+    typed, ``None`` where not given. ``check``, ``facts``, ``baseline`` and ``healthcheck`` build the
+    service from them through :func:`paddle_doctor.service.resolve.resolve_service` alike."""
+
+    config: str | None = None
+    model: str | None = None  # --model: the model the service serves, and the one measured
+    threads: int | None = None
+    instances: int | None = None
+    onednn: bool | None = None
+    precision: Precision | None = None
+    concurrency: int | None = None
+    layout: Layout | None = None
+
+    def declared(self) -> list[SettingOrigin]:
+        """The service flags given, each a setting with origin ``flag`` and the flag as typed
+        (``--threads``, ``--no-onednn``), in the order the origins name them."""
+        given: list[tuple[str, FlagValue | None]] = [
+            ("model", self.model), ("threads", self.threads), ("instances", self.instances), ("onednn", self.onednn),
+            ("precision", self.precision), ("concurrency", self.concurrency), ("layout", self.layout)]
+        return [SettingOrigin(name, value, Origin.FLAG, f"--no-{name}" if value is False else f"--{name}")
+                for name, value in given if value is not None]
 
 
 class ServiceConfigError(ValueError):

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts, SourceFacts
@@ -18,9 +19,19 @@ from ..record.reading import read_record
 from ..render.escape import terminal_line
 from ..source import read_source
 from ..vocabulary import RecordStatus
-from .options import PidChoice
 
 Say = Callable[[str], None]  # one line on stderr
+PidChoice = int | Literal["auto", "none"]  # --pid: a process, the one found, or none
+
+
+def pid_choice(text: str) -> PidChoice:
+    """``--pid``: a process id, ``auto`` or ``none``; ValueError saying what was expected."""
+    choice = text.strip().lower()
+    if choice in ("auto", "none"):
+        return "auto" if choice == "auto" else "none"
+    if choice.isdigit() and int(choice) > 0:
+        return int(choice)
+    raise ValueError(f"{text!r} is not a process id; expected a number, auto or none")
 
 
 @dataclass

@@ -19,15 +19,14 @@ from .config import (
     KEYS_HINT,
     ServiceConfig,
     ServiceConfigError,
+    ServiceOptions,
     SettingOrigin,
     TensorRTSettings,
     service_from_data,
     validate_service,
 )
-from .options import ServiceOptions
 from .sources import source_origins
 
-FLAG_NAMES = {"onednn": ("--onednn", "--no-onednn")}
 NO_OPTIONS = ServiceOptions()
 D = TypeVar("D", ServiceConfig, TensorRTSettings)
 
@@ -60,13 +59,13 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
             value = redact_text(value) if isinstance(value, str) else value  # a model URL with its credentials
             service = with_setting(service, name, value)
             origins[name] = SettingOrigin(name, value, Origin.CONFIG, options.config)
-    for name, value in options.flags():
-        service = with_setting(service, name, value)
-        shown = FLAG_NAMES.get(name, (f"--{name}", f"--{name}"))[value is False]
-        before = origins.get(name)
-        if before is not None and before.origin == Origin.RECORD and before.value != value:  # the flag is judged, not what runs
-            shown = f"{shown}: judged as {value}; the service runs {before.value} ({before.origin}: {before.detail})"
-        origins[name] = SettingOrigin(name, value, Origin.FLAG, shown)
+    for flag in options.declared():
+        service = with_setting(service, flag.name, flag.value)
+        before = origins.get(flag.name)
+        if before is not None and before.origin == Origin.RECORD and before.value != flag.value:  # the flag is judged, not what runs
+            flag = dataclasses.replace(flag, detail=f"{flag.detail}: judged as {flag.value}; the service runs {before.value} "
+                                                    f"({before.origin}: {before.detail})")
+        origins[flag.name] = flag
     said = [origin for origin in origins.values() if origin.value is not None]
     files = sorted({origin.detail if origin.origin == Origin.CONFIG else origin.origin for origin in said if origin.origin != Origin.FLAG})
     flags_given = [origin.detail for origin in said if origin.origin == Origin.FLAG]

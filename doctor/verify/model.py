@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..facts.verification import ModelInput
 from ..program import Program, ProgramError, read_program
@@ -27,6 +28,9 @@ from .npz import NpzError, read_samples
 from .protocol import FeedSpec, Model
 from .session import WorkerSession
 from .shape_range import read_opt_shapes
+
+if TYPE_CHECKING:
+    from ..service import ServiceOptions
 
 EMBEDDING_OPS = ("lookup_table", "lookup_table_v2", "embedding")
 PASS_THROUGH_LIMIT = 8
@@ -161,6 +165,12 @@ class ModelRun:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def flagged_run(service: ServiceOptions) -> ModelRun | None:
+    """The run of the model the service's flags name (``--model``), None where they name none: a
+    ``model:`` in --config only describes the service (its TensorRT cache, say)."""
+    return ModelRun(service.model) if service.model else None
 
 
 def input_specs(program: Program) -> list[InputSpec]:
