@@ -173,3 +173,10 @@ def test_the_wrappers_fixes_paste(tmp_path):
         report = report_json(run_doctor("--root", str(recorded_service(tmp_path / record, record)), "--pid", "auto", "--json", *NO_PROBES))
         changes = [change for f in report["findings"] if f["fix"]["wrapper"] for change in f["fix"]["changes"]]
         assert changes and [pasting_problem(c["kind"], c["code"]) for c in changes] == [None] * len(changes)
+
+
+def test_a_recorded_service_is_told_to_measure_with_measure_and_one_without_a_record_with_model(tmp_path):
+    with_record = run_doctor("--root", str(recorded_service(tmp_path / "a", "paddleocr-2.7.3.json")), "--pid", "auto", *NO_PROBES)
+    assert "confirm with a measurement: paddle-doctor --measure (experiment 'threads')" in " ".join(with_record.stdout.split())
+    without = run_doctor("--root", str(recorded_service(tmp_path / "b", None)), "--pid", "auto", "--threads", "8", *NO_PROBES)
+    assert "confirm with a measurement: paddle-doctor --model PATH (experiment 'threads')" in " ".join(without.stdout.split())

@@ -13,6 +13,7 @@ from ..facts import paddle_status_words
 from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from ..verify.words import describe, effect_words
 from ..vocabulary import (
+    BuiltBy,
     Effect,
     ExperimentStatus,
     FusionStatus,
@@ -56,7 +57,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     console.print(_host_table(report) if detail == "full" else _host_line(report), highlight=False)
     if report.service:
         _render_service(report.service, console)
-    clean = []
+    clean, measure = [], measure_hint(report)
     for area in dict.fromkeys(f.area for f in report.findings):
         findings = [f for f in report.findings if f.area == area]
         shown = [f for f in findings if detail == "full" or f.status.is_problem]
@@ -67,7 +68,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
         console.print()
         console.print(Text(report.areas.get(area, area), style="bold underline"))
         for finding in shown:
-            _render_finding(finding, console, detail)
+            _render_finding(finding, console, detail, measure)
         if collapsed:
             console.print(Text.assemble(*collapsed))
     if clean:
@@ -146,7 +147,14 @@ def id_ranges(ids: list[str]) -> str:
     return " ".join(run[0] if len(run) == 1 else f"{run[0]}..{run[-1].rpartition('-')[2]}" for run in runs)
 
 
-def _render_finding(finding: ReportFinding, console: Console, detail: str) -> None:
+def measure_hint(report: Report) -> str:
+    """The command that measures the service's model: ``--measure`` where its record names a model in files."""
+    predictors = report.service.predictors if report.service else []
+    recorded = any(p.built_by != BuiltBy.SOURCE and p.model is not None and not p.model.in_memory for p in predictors)
+    return "paddle-doctor --measure" if recorded else "paddle-doctor --model PATH"
+
+
+def _render_finding(finding: ReportFinding, console: Console, detail: str, measure: str) -> None:
     label, style = STATUS_STYLE[finding.status]
     verdict = f" [{finding.verdict}]" if finding.verdict else ""
     console.print(Text.assemble((f"{label:<7} ", style), (finding.rule_id, "bold"), " ",
@@ -156,7 +164,7 @@ def _render_finding(finding: ReportFinding, console: Console, detail: str) -> No
                                 (verdict, VERDICT_STYLE[finding.verdict] if finding.verdict else "")))
     if not finding.status.is_problem:
         return
-    for line in _body(finding, detail):
+    for line in _body(finding, detail, measure):
         console.print(Padding(line, (0, 0, 0, 2)))
     if finding.experiment == RECOMMEND and detail != "full":
         return  # its code is the recommended configuration, printed in full at the top
@@ -224,7 +232,7 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         console.print(Text(line))
 
 
-def _body(finding: ReportFinding, detail: str) -> list[Text]:
+def _body(finding: ReportFinding, detail: str, measure: str) -> list[Text]:
     """Compact: message, where, fix and the best measurement; ``full`` adds observed, expected,
     cause and every comparison."""
     parts = [Text(finding.message)]
@@ -245,7 +253,7 @@ def _body(finding: ReportFinding, detail: str) -> list[Text]:
         if detail == "full":  # else the summary says what it measured, and the message how it was reconciled
             parts.extend(measurement_lines(experiment))
     elif finding.experiment and finding.experiment != RECOMMEND and finding.status != Status.ERROR:
-        parts.append(Text(f"confirm with a measurement: paddle-doctor --model PATH (experiment '{finding.experiment}')", style="dim"))
+        parts.append(Text(f"confirm with a measurement: {measure} (experiment '{finding.experiment}')", style="dim"))
     if finding.status == Status.ERROR:
         parts.append(Text(_more(finding, detail), style="dim"))
     return parts
