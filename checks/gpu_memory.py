@@ -9,6 +9,7 @@ from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import describe, judged_gpu
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check, Need
+from paddle_doctor.vocabulary import Device
 
 MEMORY, SHARED = "PD-MEM-002", "PD-GPU-010"
 MiB = 1024 * 1024
@@ -76,5 +77,5 @@ def shared_finding(device: GpuDevice) -> Finding:
                    evidence=SharedGpuEvidence([p.pid for p in device.processes], used, device.index))
 
 
-CHECK = Check(name="gpu_memory", rules=(MEMORY, SHARED), run=each_predictor(check), requires=(Need.GPU_SERVICE,),
+CHECK = Check(name="gpu_memory", rules=(MEMORY, SHARED), run=each_predictor(check, on=Device.GPU), requires=(Need.GPU_SERVICE,),
               evidence={MEMORY: PoolEvidence, SHARED: SharedGpuEvidence})

@@ -9,7 +9,7 @@ from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import compute_capability, describe, judged_gpu
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check, Need
-from paddle_doctor.vocabulary import Precision
+from paddle_doctor.vocabulary import Device, Precision
 
 FP16_UNUSED, UNSUPPORTED = "PD-PREC-002", "PD-PREC-003"
 TENSOR_CORES = (7, 0)
@@ -67,5 +67,5 @@ def check(facts: Facts) -> list[Finding]:
     return [idle, unsupported]
 
 
-CHECK = Check(name="gpu_precision", rules=(FP16_UNUSED, UNSUPPORTED), run=each_predictor(check), requires=(Need.GPU_SERVICE,),
+CHECK = Check(name="gpu_precision", rules=(FP16_UNUSED, UNSUPPORTED), run=each_predictor(check, on=Device.GPU), requires=(Need.GPU_SERVICE,),
               evidence={FP16_UNUSED: PrecisionEvidence, UNSUPPORTED: PrecisionEvidence})

@@ -9,7 +9,7 @@ from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.gpu import cuda_visible
 from paddle_doctor.per_predictor import each_predictor
 from paddle_doctor.registry import Check, Need
-from paddle_doctor.vocabulary import GpuStatus
+from paddle_doctor.vocabulary import Device, GpuStatus
 
 NO_DEVICE, NO_RUNTIME, NO_DRIVER, NO_PERMISSION, CAPABILITIES = (
     "PD-GPU-003", "PD-GPU-006", "PD-GPU-007", "PD-GPU-008", "PD-GPU-009")
@@ -113,6 +113,6 @@ def capabilities_finding(facts: Facts) -> Finding:
                    evidence=CapabilitiesEvidence(missing, fixed))
 
 
-CHECK = Check(name="gpu_visibility", rules=(*NVML_RULES, CAPABILITIES), run=each_predictor(check), requires=(Need.GPU_SERVICE,),
+CHECK = Check(name="gpu_visibility", rules=(*NVML_RULES, CAPABILITIES), run=each_predictor(check, on=Device.GPU), requires=(Need.GPU_SERVICE,),
               evidence={NO_DEVICE: (DevicesEvidence, NvmlEvidence), NO_RUNTIME: NvmlEvidence, NO_DRIVER: NvmlEvidence,
                         NO_PERMISSION: NvmlEvidence, CAPABILITIES: CapabilitiesEvidence})

@@ -76,9 +76,15 @@ def host_evidence(facts: Facts) -> str:
 
 
 def uses_gpu(facts: Facts) -> bool:
-    """The service runs on a GPU: its config says so, or a GPU wheel sits on a host with an NVIDIA GPU,
-    unless its live process maps no CUDA library (the live process has the last word)."""
-    declared = facts.service.device == Device.GPU or (gpu_wheel(facts) is True and host_gpu(facts) == "present")
+    """The service runs on a GPU: its config says so, or the record of any of its predictors does (where
+    it recorded them, the record alone says where they run), or a GPU wheel sits on a host with an
+    NVIDIA GPU; unless its live process maps no CUDA library (the live process has the last word)."""
+    record = facts.service_record
+    known = [predictor.config for predictor in record.predictors if predictor.config is not None] if record and record.read else []
+    if known:  # the record says where each predictor runs: no guess from the wheel and the host
+        declared = facts.service.device == Device.GPU or any(config.device == Device.GPU for config in known)
+    else:
+        declared = facts.service.device == Device.GPU or (gpu_wheel(facts) is True and host_gpu(facts) == "present")
     return declared and live_cpu(facts) is None
 
 

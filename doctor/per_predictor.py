@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .facts import Facts, ServiceConfig, SettingOrigin
 from .findings import Finding, ForPredictors
-from .vocabulary import Origin, Status
+from .vocabulary import Device, Origin, Status
 
 if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
     from .facts.record import ServiceRecord
@@ -99,9 +99,12 @@ def measurement_for(facts: Facts, finding: Finding) -> VerificationFacts | None:
     return next((plan.verification for plan in record.measured if plan.predictor in named and plan.verification is not None), None)
 
 
-def each_predictor(judge: Judge) -> Judge:
-    """``judge`` run for every recorded predictor; without a record, once on the facts as they are."""
-    return _folding(judge, judged_predictors)
+def each_predictor(judge: Judge, on: Device | None = None) -> Judge:
+    """``judge`` run for every recorded predictor (``on`` a device: every one that runs there); without a
+    record, once on the facts as they are."""
+    if on is None:
+        return _folding(judge, judged_predictors)
+    return _folding(judge, lambda facts: [(predictor, view) for predictor, view in judged_predictors(facts) if view.service.device == on])
 
 
 def each_model(judge: Judge) -> Judge:

@@ -18,6 +18,8 @@ from paddle_doctor.checks import (
     bf16_unused,
     dropout_left,
     fusion_coverage,
+    gpu_memory,
+    gpu_precision,
     gpu_visibility,
     graph_switches,
     onednn,
@@ -334,3 +336,25 @@ def test_bf16_for_a_paddleocr_2_predictor_is_its_precision_setting_then_the_conf
         "PaddleOCR(enable_mkldnn=True, precision='fp16')", "paddleocr --enable_mkldnn true --precision fp16",
         "config.enable_mkldnn()\nconfig.enable_mkldnn_bfloat16()"]
     assert "precision='fp16' is what turns on oneDNN bfloat16" in fix.text and fix.wrapper.wrapper == "paddleocr-2"
+
+
+def test_one_predictor_on_the_gpu_makes_a_gpu_service_and_only_it_is_judged_by_the_gpu_checks():
+    """The busiest predictor runs on the CPU, rec on GPU 1 of a host with one: the GPU checks run, on rec alone."""
+    facts = replace(facts_of("rapidocr.json", changes={2: {**ON_GPU, "config.gpu_device_id": 1}}), gpu=ONE_GPU)
+    assert facts.service.device.value == "cpu"
+    findings = {f.rule_id: f for result in run_checks([gpu_visibility.CHECK, gpu_memory.CHECK, gpu_precision.CHECK], facts, load_rules())
+                for f in result.findings}
+    assert findings["PD-GPU-003"].status is Status.FAIL and findings["PD-GPU-003"].evidence["predictors"] == [2]
+    assert all(f.evidence["predictors"] == [2] and f.message.startswith(f"{REC} ({SITE})") for f in findings.values())
+    assert findings["PD-PREC-002"].status is Status.SKIP  # no precision judged for a GPU the service cannot see
+
+
+def test_a_record_of_cpu_predictors_is_no_gpu_service_on_a_gpu_host():
+    from paddle_doctor.gpu import gpu_wheel, host_gpu, uses_gpu
+
+    facts = replace(facts_of("rapidocr.json"), gpu=ONE_GPU)
+    on_gpu_wheel = replace(facts, paddle=replace(facts.paddle, with_cuda=True, cuda_version="12.3"))
+    assert gpu_wheel(on_gpu_wheel) is True and host_gpu(on_gpu_wheel) == "present"
+    assert not uses_gpu(on_gpu_wheel)  # the record says every predictor runs on the CPU
+    assert uses_gpu(replace(on_gpu_wheel, service_record=None))  # without one, the GPU wheel on a GPU host is a GPU service
+    assert uses_gpu(replace(facts_of("rapidocr.json", changes={1: ON_GPU}), gpu=ONE_GPU))
