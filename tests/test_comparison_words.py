@@ -35,7 +35,6 @@ NUMBER = r"(\d+\.\d+)"
 STATED = re.compile(
     rf"{NUMBER}x (faster|slower)( \(|, )(\d+)% CI (?:{NUMBER}-{NUMBER}x (faster|slower)|{NUMBER}x slower to {NUMBER}x faster)"
     rf"(?:; p50 {NUMBER} vs {NUMBER} ms)?")
-THROUGHPUT = re.compile(rf"{NUMBER}x the requests per second [^(]*\((\d+)% CI {NUMBER}-{NUMBER}\)")
 
 
 def signed(value: str, direction: str) -> float:
@@ -51,10 +50,6 @@ def stated_comparisons(document: str) -> list[dict]:
         interval = (signed(low, both), signed(high, both)) if low else (signed(slow, "slower"), signed(fast, "faster"))
         found.append({"text": match.group(0), "ratio": signed(ratio, direction), "interval": sorted(interval),
                       "decided": joint == " (", "p50": (float(candidate_p50), float(baseline_p50)) if candidate_p50 else None})
-    for match in THROUGHPUT.finditer(document):
-        ratio, _, low, high = match.groups()
-        found.append({"text": match.group(0), "ratio": math.log(float(ratio)), "interval": [math.log(float(low)), math.log(float(high))],
-                      "decided": False, "p50": None})
     intervals = len(re.findall(r"\d+% CI", document)) - len(re.findall(r"no \d+% CI", document))
     assert len(found) == intervals, f"{intervals} intervals stated, {len(found)} in the shared words: {document}"
     return found

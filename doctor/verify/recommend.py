@@ -18,7 +18,7 @@ from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
 from . import stats
-from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
+from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit, within_budget
 from .words import describe
 
 SEARCH_ORDER = (Experiment.ONEDNN, Experiment.THREADS, Experiment.IR_OPTIM, Experiment.FEED_FETCH, Experiment.BF16)
@@ -50,14 +50,19 @@ def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
 
 
 def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
-    """The fastest candidate decisively faster (``decisive``) and not moving threads above the limit."""
+    """The decisively faster candidate (``decisive``) not moving threads above the limit: of those
+    the measurement cannot tell from the fastest (their intervals overlap its), the one nearest the
+    configuration measured against (the fewest threads moved, then the fastest), so that candidates
+    within noise of each other never trade places from run to run."""
     configs = {arm.label: arm.config for arm in result.arms}
     base_threads = configs[BASELINE].threads
     winners = [c for c in result.comparisons if decisive(c, min_effect)
                and (configs[c.candidate].threads <= limit or configs[c.candidate].threads == base_threads)]
     if not winners:
         return None
-    best = max(winners, key=lambda c: c.ratio)
+    fastest = max(winners, key=lambda c: c.ratio)
+    tied = [c for c in winners if c.ci_high >= fastest.ci_low]
+    best = min(tied, key=lambda c: (abs(configs[c.candidate].threads - base_threads), -c.ratio))
     return best, configs[best.candidate]
 
 
@@ -70,7 +75,7 @@ def decisive_at_service(name: Experiment, result: ExperimentResult, current: Pre
     current count, measured in the same race."""
     if name != Experiment.THREADS:
         found = best_improvement(result, limit, min_effect)
-        base = next(arm.config for arm in result.arms if arm.label == BASELINE)
+        base = measured_at(result)
         changes = found[1].changes_from(base) if found else {}
         return found if found and set(current.vary(**changes).changes_from(current)) == set(changes) else None
     configs = {arm.label: arm.config for arm in result.arms}
@@ -83,20 +88,25 @@ def decisive_at_service(name: Experiment, result: ExperimentResult, current: Pre
     return (best, configs[best.candidate]) if best else None
 
 
-def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[PredictorConfig, str | None]:
+def admissible_start(ctx: Context, measured: dict[str, ExperimentResult]) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
-    with the budget's thread count, the one PD-CPU-010's fix sets: the search never starts from, and
-    so never recommends, a setting the doctor fails, and it moves to fewer threads only when they
-    measure decisively faster in context."""
+    with the budget's thread count, the one PD-CPU-010's fix sets (and the one the switches were
+    measured at): the search never starts from, and so never recommends, a setting the doctor fails,
+    and it moves to fewer threads only when they measure decisively faster in context."""
     baseline = ctx.baseline
-    if baseline.threads <= limit:
+    start = within_budget(ctx.facts, baseline)
+    if start == baseline:
         return baseline, None
-    start = baseline.vary(threads=limit)
     experiment = measured.get(Experiment.THREADS)
     measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
     found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
     return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
                    f"so the search starts at the budget, as that rule's fix says ({found})")
+
+
+def measured_at(result: ExperimentResult) -> PredictorConfig:
+    """The configuration an experiment's candidates were measured against."""
+    return next(arm.config for arm in result.arms if arm.label == BASELINE)
 
 
 def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
@@ -108,10 +118,11 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     started = time.monotonic()
     baseline = ctx.baseline
     limit = thread_limit(ctx.facts) or UNBOUNDED
-    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured}, limit)
+    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured})
     steps: list[str] = [forced] if forced else []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].measured]
     search_until = started + budget_s * (1 - FINAL_SHARE)
+    ctx.spare_until = search_until
     tried: set[tuple[str, str]] = set()
     decided: set[str] = set()  # dimensions already judged, in context or (out of time) at the service's configuration
     for _ in range(MAX_PASSES):
@@ -125,8 +136,8 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             if out_of_time and name in decided:
                 continue  # never let a measurement at the service's configuration undo one made in context
             decided.add(name)
-            if current == baseline or out_of_time:
-                result = measured[name]  # at the service's configuration; the final race measures the whole
+            if measured_at(measured[name]) == current or out_of_time:
+                result = measured[name]  # measured here already (or no time is left); the final race measures the whole
             else:
                 candidates = candidates_for(name, ctx, current)
                 if not candidates:
@@ -147,10 +158,10 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 steps.append(kept(name, current, result))
                 continue
             comparison, winner = found
-            config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == BASELINE))
+            config = adopt(current, winner, measured_at(result))
             if config == current:
                 continue
-            if not where and current != baseline and result is measured[name]:
+            if not where and measured_at(result) != current:
                 where = " (measured at the service's configuration: no time was left to measure it in context)"
             steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
             current, changed = config, True
