@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,29 @@ REPO = Path(__file__).resolve().parent.parent
 # Paddle processes of other tests running meanwhile must not become "the service".
 os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
 import_what_a_run_imports(ROOTS / "intel-noavx2-v1-quota")
+
+
+# The suite beside a competing busy loop pinned to this CPU (.ci/run runs the measurement tests so):
+# a noisy machine is part of what is tested.
+BUSY_LOOP = "PADDLE_DOCTOR_TEST_BUSY_LOOP"
+SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def competing_busy_loop():
+    """With PADDLE_DOCTOR_TEST_BUSY_LOOP=CPU, a busy loop pinned to that CPU, seen spinning before
+    the first test, for the whole session; None without it."""
+    cpu = os.environ.get(BUSY_LOOP)
+    if cpu is None:
+        yield None
+        return
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN, cpu], stdout=subprocess.PIPE, text=True)
+    try:
+        assert spinner.stdout is not None and spinner.stdout.readline().strip() == "spinning"
+        yield spinner
+    finally:
+        spinner.kill()
+        spinner.wait(timeout=10)
 
 
 def fixture_root(name: str) -> Path:

@@ -218,7 +218,7 @@ def test_a_finding_carries_only_the_measurement_of_its_own_fix(synthetic_facts):
 
 
 @pytest.mark.slow
-def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tmp_path):
+def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tmp_path, competing_busy_loop):
     facts = tmp_path / "facts.json"
     from paddle_doctor.modelzoo import build_model
 
@@ -228,7 +228,8 @@ def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tm
     assert result.returncode == 0, result.stderr
     for fmt, document in documents(facts).items():
         assert assert_consistent(document) >= 4, fmt
-        assert re.search(r"the machine was (busy|quiet): \d+% of the CPU time went to other processes", document), fmt
+        state = "busy" if competing_busy_loop else "(busy|quiet)"  # beside the suite's busy loop: said busy
+        assert re.search(rf"the machine was {state}: \d+% of the CPU time went to other processes", document), fmt
     assert assert_json_consistent(report_json(run_doctor("--facts", str(facts), "--json"))) >= 4
     verification = json.loads(facts.read_text())["verification"]
     assert verification["recommendation"] is not None

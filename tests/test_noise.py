@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SPIN
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
 from paddle_doctor.verify import stats
@@ -24,7 +25,6 @@ from paddle_doctor.vocabulary import Effect, Precision
 
 RECORDED = Path(__file__).parent / "fixtures" / "noise"
 WORKER, DOCTOR = 20043, 19961  # the pids of the recording
-SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
 
 
 def test_cpu_counters_are_read_from_the_kernel_s_formats():
@@ -319,3 +319,29 @@ def test_latency_stability_judges_the_service_s_own_configuration():
     facts = dataclasses.replace(make_facts(quota=2, threads=8, onednn=False), verification=verification)
     (finding,) = latency_stability.check(facts)
     assert finding.status.value == "pass" and "p50 12.00 ms" in finding.message, finding.message
+
+
+@pytest.mark.slow
+def test_a_busy_machine_s_undecided_race_runs_on_within_what_can_be_spared(models):
+    """A race given no time stops after its first two rounds, undecided; beside a real busy loop on
+    CPU 0 (seen spinning first), given 3 s to spare, it runs on past them, and no longer than that."""
+    from paddle_doctor.verify.measure import Measurer
+    from test_verify import CNN_FEEDS, open_worker
+
+    base = PredictorConfig(threads=2, onednn=True)
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN, "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert spinner.stdout.readline().strip() == "spinning"
+        measurer = Measurer(session, min_effect=0.03)
+        (cut,) = measurer.race(("baseline", base), [("oneDNN off", base.vary(onednn=False))], 0, "cut")
+        began = time.monotonic()
+        (ran_on,) = measurer.race(("baseline", base), [("threads=1", base.vary(threads=1))], 0, "ran on", extend_s=3.0)
+        took = time.monotonic() - began
+    finally:
+        spinner.kill()
+        spinner.wait(timeout=10)
+        session.close()
+    assert cut.rounds == 2 and cut.verdict == Effect.UNDECIDED
+    assert measurer.noise().others_share >= 0.10  # the busy loop's CPU counted
+    assert ran_on.rounds > 2 and took < 3.0 + 2.0, (ran_on, took)
