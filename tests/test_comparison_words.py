@@ -8,6 +8,7 @@ report also says how busy the machine was."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -21,13 +22,15 @@ from paddle_doctor.facts.verification import (
     ArmResult,
     ComparisonResult,
     ExperimentResult,
+    LayoutArm,
+    LayoutsResult,
     ModelFacts,
     Recommendation,
     VerificationFacts,
 )
 from paddle_doctor.verify import stats
 from paddle_doctor.verify.words import describe
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.vocabulary import Effect, Layout, RaceEnd
 
 BASE = PredictorConfig(threads=8, onednn=False)
 NUMBER = r"(\d+\.\d+)"
@@ -142,6 +145,13 @@ def synthetic_verification(seed: int) -> VerificationFacts:
         results = [ArmResult("baseline", BASE, runs=96, p50=10.0, p90=14.0, p99=20.0, mean=11.0, cv=0.4)]
         results += [ArmResult(label, BASE.vary(**changes), runs=96, p50=10.0 / speed) for label, changes, speed in arms]
         verification.experiments.append(ExperimentResult(name, "measured", arms=results, comparisons=comparisons))
+    service = ArmResult("service: 1 process x 8 threads", BASE, p50=80.0, p99=400.0, throughput_rps=30.0,
+                        layout=LayoutArm(Layout.PROCESSES, 1, 8, 1, 8, False))
+    best = ArmResult("2 processes x 1 thread", BASE.vary(threads=1), p50=50.0, p99=190.0, throughput_rps=51.0,
+                     layout=LayoutArm(Layout.PROCESSES, 2, 1, 2, 2, True))
+    served = dataclasses.replace(race(rng, best.label, 1.7, noise=0.08), baseline=service.label, baseline_p50=None, candidate_p50=None)
+    verification.experiments.append(ExperimentResult("layouts", "measured", arms=[service, best], comparisons=[served], layouts=LayoutsResult(
+        concurrency=4, budget_cpus=2, budget_s=20, window_s=0.5, rounds=12, stopped=RaceEnd.DECIDED, recommended=best.label, why="because")))
     final = race(rng, "recommended", 4.3, rounds=8, noise=0.1)
     recommended = BASE.vary(threads=2, onednn=True)
     verification.recommendation = Recommendation(
@@ -156,8 +166,8 @@ def synthetic_verification(seed: int) -> VerificationFacts:
 def synthetic_facts(tmp_path_factory):
     paths = []
     for seed in range(3):
-        facts = facts_from_root("amd-avx512bf16-v2-quota", threads=8, onednn=False)
-        facts.verification = synthetic_verification(seed)
+        facts = dataclasses.replace(facts_from_root("amd-avx512bf16-v2-quota", threads=8, onednn=False),
+                                    verification=synthetic_verification(seed))
         path = tmp_path_factory.mktemp("words") / f"facts-{seed}.json"
         path.write_text(facts.to_json(), encoding="utf-8")
         paths.append(path)
@@ -197,6 +207,8 @@ def test_every_format_states_each_comparison_once_and_consistently(synthetic_fac
         assert all(count >= 6 for count in counts.values()), counts
         report = report_json(run_doctor("--facts", str(path), "--json"))
         assert assert_json_consistent(report) >= 6
+        load = next(f for f in report["findings"] if f["rule_id"] == "PD-LOAD-002")
+        assert load["status"] == "fail" and assert_consistent(load["message"]) == 1, load["message"]  # in the shared words
         final = report["verification"]["recommendation"]["comparison"]
         p50 = f"p50 {final['candidate_p50']:.2f} vs {final['baseline_p50']:.2f} ms"
         for fmt, document in docs.items():
