@@ -17,14 +17,12 @@ import time
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
-from . import stats
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit, within_budget
 from .words import describe
 
 SEARCH_ORDER = (Experiment.ONEDNN, Experiment.THREADS, Experiment.IR_OPTIM, Experiment.FEED_FETCH, Experiment.BF16)
-FINAL_SHARE = 0.5
+FINAL_SHARE = 0.3  # of the recommendation's time, kept for the whole against the service: its effect is large, decided in a few rounds
 UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
-ADOPT_CONFIDENCE = 0.99
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
@@ -42,11 +40,10 @@ def candidates_for(name: Experiment, ctx: Context, current: PredictorConfig) -> 
 
 
 def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
-    """Faster beyond doubt: decided faster (past the machine's noise floor), the whole 99% interval
-    (the confidence of the race's strictest look: the search races many candidates) at least
+    """Faster beyond doubt: decided faster (past the machine's noise floor) at the look that ended its
+    race, the whole interval of that look (99% at an interim one, 95% at the final one) at least
     ``min_effect`` faster, and the outputs unchanged. Anything less keeps the setting as it is."""
-    low, _ = stats.interval_at(comparison, ADOPT_CONFIDENCE)
-    return comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs and low >= 1.0 + min_effect
+    return comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs and comparison.ci_low >= 1.0 + min_effect
 
 
 def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
