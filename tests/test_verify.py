@@ -341,25 +341,25 @@ def test_recommended_threads(comparisons, limit, chosen):
 )
 def test_search_starts_within_the_cpu_budget(comparisons, quota, start_threads):
     from factories import make_facts
-    from paddle_doctor.verify.experiments import Context, thread_limit
+    from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=quota, threads=8)
     ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=8), inputs={}, max_drift=0.01, new_session=None)
     measured = {"threads": threads_result(*comparisons)} if comparisons else {}
-    start, step = admissible_start(ctx, measured, thread_limit(facts))
+    start, step = admissible_start(ctx, measured)
     assert start.threads == start_threads and start == BASE.vary(threads=start_threads)
     assert "exceed the CPU budget (PD-CPU-010)" in step
 
 
 def test_search_starts_from_the_service_when_it_fits():
     from factories import make_facts
-    from paddle_doctor.verify.experiments import Context, thread_limit
+    from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=2, threads=2)
     ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=2), inputs={}, max_drift=0.01, new_session=None)
-    assert admissible_start(ctx, {}, thread_limit(facts)) == (BASE.vary(threads=2), None)
+    assert admissible_start(ctx, {}) == (BASE.vary(threads=2), None)
 
 
 def test_outputs_changing_candidates_are_never_recommended():
@@ -380,7 +380,7 @@ class RecordingMeasurer:
         self.raced = []
         self.min_effect = 0.03
 
-    def race(self, baseline, candidates, budget_s, what):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0):
         self.raced.append((baseline, candidates))
         return [comparison(label, "improved", 3.0) for label, _ in candidates]
 

@@ -20,7 +20,8 @@ from ..vocabulary import Effect, Experiment, Precision
 from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit, within_budget
 from .words import describe
 
-SEARCH_ORDER = (Experiment.ONEDNN, Experiment.THREADS, Experiment.IR_OPTIM, Experiment.FEED_FETCH, Experiment.BF16)
+# the settings measured to matter most first: when the search runs out of time, it is the small ones it judges out of context
+SEARCH_ORDER = (Experiment.ONEDNN, Experiment.THREADS, Experiment.BF16, Experiment.IR_OPTIM, Experiment.FEED_FETCH)
 FINAL_SHARE = 0.3  # of the recommendation's time, kept for the whole against the service: its effect is large, decided in a few rounds
 UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
@@ -106,6 +107,12 @@ def measured_at(result: ExperimentResult) -> PredictorConfig:
     return next(arm.config for arm in result.arms if arm.label == BASELINE)
 
 
+def where_measured(ctx: Context, result: ExperimentResult) -> str:
+    """The configuration an experiment was measured at, in words: the service's, or it within the CPU budget."""
+    at = measured_at(result)
+    return "the service's configuration" if at == ctx.baseline else f"the service's configuration at {at.label(ctx.baseline)}"
+
+
 def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
     """``current`` with the settings in which ``winner`` differs from the configuration it was measured against."""
     return current.vary(**winner.changes_from(measured_from))
@@ -143,14 +150,18 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
-            found = best_improvement(result, limit, ctx.measurer.min_effect)
+            elsewhere = measured_at(result) != current  # no time was left to measure it in context
+            if elsewhere:
+                found = decisive_at_service(name, result, current, limit, ctx.measurer.min_effect)
+            else:
+                found = best_improvement(result, limit, ctx.measurer.min_effect)
             where = ""
             if not found and result is not measured[name] and all(c.verdict == Effect.UNDECIDED for c in result.comparisons):
                 # undecided in context (a busy machine's short slice) is no evidence against what the service's measured
                 fallback = decisive_at_service(name, measured[name], current, limit, ctx.measurer.min_effect)
                 if fallback:
                     found, result = fallback, measured[name]
-                    where = " (undecided in context; decisive at the service's configuration)"
+                    where = f" (undecided in context; decisive at {where_measured(ctx, result)})"
             if not found:
                 steps.append(kept(name, current, result))
                 continue
@@ -158,8 +169,8 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             config = adopt(current, winner, measured_at(result))
             if config == current:
                 continue
-            if not where and measured_at(result) != current:
-                where = " (measured at the service's configuration: no time was left to measure it in context)"
+            if elsewhere:
+                where = f" (measured at {where_measured(ctx, result)}: no time was left to measure it in context)"
             steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
             current, changed = config, True
         if not changed:
