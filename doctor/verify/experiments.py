@@ -54,7 +54,7 @@ class Context:
     new_session: Callable[[], WorkerSession]
     notes: list[str] = field(default_factory=list)
     load: LoadPlan | None = None
-    spare_until: float | None = None  # (monotonic) until when a busy machine's undecided race may run on past its slice
+    spare_until: float | None = None  # (monotonic) until when a busy machine's undecided switch may run on past its slice
 
 
 def spare_s(ctx: Context, budget_s: float) -> float:
@@ -70,11 +70,12 @@ def skipped(name: str, reason: str) -> ExperimentResult:
 
 
 def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: float,
-         base: PredictorConfig | None = None, named: str = BASELINE) -> ExperimentResult:
-    """The candidates against ``base`` (the service's configuration by default), which the comparisons call ``named``."""
+         base: PredictorConfig | None = None, named: str = BASELINE, extend_s: float = 0.0) -> ExperimentResult:
+    """The candidates against ``base`` (the service's configuration by default), which the comparisons
+    call ``named``; on a busy machine, undecided, for up to ``extend_s`` past ``budget_s``."""
     base = base or ctx.baseline
     labelled = [(c.label(base), c) for c in candidates]
-    comparisons = ctx.measurer.race((named, base), labelled, budget_s, name, spare_s(ctx, budget_s))
+    comparisons = ctx.measurer.race((named, base), labelled, budget_s, name, extend_s)
     arms = [ctx.measurer.arm_result(BASELINE, base)] + [ctx.measurer.arm_result(label, c) for label, c in labelled]
     noisy = any(c.verdict == Effect.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
     return ExperimentResult(name=name, status=ExperimentStatus.MEASURED, arms=arms, comparisons=comparisons, noisy=noisy)
@@ -102,7 +103,7 @@ def switch_race(ctx: Context, name: str, candidate: Callable[[PredictorConfig], 
     name that configuration: ``oneDNN on vs baseline at threads=2``."""
     base = within_budget(ctx.facts, ctx.baseline)
     named = BASELINE if base == ctx.baseline else f"{BASELINE} at {base.label(ctx.baseline)}"
-    return race(ctx, name, [candidate(base)], budget_s, base=base, named=named)
+    return race(ctx, name, [candidate(base)], budget_s, base=base, named=named, extend_s=spare_s(ctx, budget_s))
 
 
 def thread_counts(facts: Facts, baseline: PredictorConfig) -> list[int]:

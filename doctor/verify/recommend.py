@@ -4,10 +4,11 @@ Fixes interact (IR optimisation with oneDNN off was measured 2.3x slower on a re
 so the search moves one setting at a time from the service's configuration (brought within the
 CPU budget first: a recommendation never breaks a rule the doctor enforces), adopting a change
 only when it measured decisively faster (``decisive``: a setting within noise keeps its value, so
-repeated runs under the same conditions recommend the same), re-measuring each
-setting in the context of the settings already adopted (in up to two passes, so a setting adopted
-early is revisited once the others have moved), and finally measures the whole recommendation
-against the baseline.
+repeated runs under the same conditions recommend the same) in the context of the settings already
+adopted (the experiments' own measurement where it was made there; in up to two passes, so a
+setting adopted early is revisited once the others have moved; a setting left with no time to
+measure in context keeps its value, whatever another configuration measured), and finally
+measures the whole recommendation against the baseline.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
-from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit, within_budget
+from .experiments import BF16_FLAGS, Context, attach_drift, race, spare_s, thread_counts, thread_limit, within_budget
 from .words import describe
 
 # the settings measured to matter most first: when the search runs out of time, it is the small ones it judges out of context
@@ -64,28 +65,6 @@ def best_improvement(result: ExperimentResult, limit: int, min_effect: float) ->
     return best, configs[best.candidate]
 
 
-def decisive_at_service(name: Experiment, result: ExperimentResult, current: PredictorConfig, limit: int,
-                        min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
-    """What the experiment at the service's configuration decided for the same change: a switch
-    decisively faster there that changes no more than it does here (bf16 at a service with oneDNN off
-    turns oneDNN on too: that is no evidence for bf16 where oneDNN is on already); a thread count
-    whose whole interval (against the service's) lies at least ``min_effect`` above that of the
-    current count, measured in the same race."""
-    if name != Experiment.THREADS:
-        found = best_improvement(result, limit, min_effect)
-        base = measured_at(result)
-        changes = found[1].changes_from(base) if found else {}
-        return found if found and set(current.vary(**changes).changes_from(current)) == set(changes) else None
-    configs = {arm.label: arm.config for arm in result.arms}
-    held = next((c for c in result.comparisons if configs[c.candidate].threads == current.threads), None)
-    if held is None:
-        return None
-    faster = [c for c in result.comparisons if configs[c.candidate].threads <= limit and not c.changes_outputs
-              and c.ci_low >= held.ci_high * (1.0 + min_effect)]
-    best = max(faster, key=lambda c: c.ratio, default=None)
-    return (best, configs[best.candidate]) if best else None
-
-
 def admissible_start(ctx: Context, measured: dict[str, ExperimentResult]) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
     with the budget's thread count, the one PD-CPU-010's fix sets (and the one the switches were
@@ -128,7 +107,6 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     search_until = started + budget_s * (1 - FINAL_SHARE)
     ctx.spare_until = search_until
     tried: set[tuple[str, str]] = set()
-    decided: set[str] = set()  # dimensions already judged, in context or (out of time) at the service's configuration
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
@@ -136,32 +114,22 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             if context in tried:
                 continue
             tried.add(context)
-            out_of_time = time.monotonic() >= search_until
-            if out_of_time and name in decided:
-                continue  # never let a measurement at the service's configuration undo one made in context
-            decided.add(name)
-            if measured_at(measured[name]) == current or out_of_time:
-                result = measured[name]  # measured here already (or no time is left); the final race measures the whole
+            if measured_at(measured[name]) == current:
+                result = measured[name]  # the experiment measured it here already
+            elif time.monotonic() >= search_until:
+                # evidence from another configuration (a busy machine's, or oneDNN's kernels for native ones) moves nothing
+                steps.append(kept(name, current, measured[name], f"no time was left to measure it in context "
+                                                                 f"(measured at {where_measured(ctx, measured[name])})"))
+                continue
             else:
                 candidates = candidates_for(name, ctx, current)
                 if not candidates:
                     continue
                 slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
-                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
+                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
-            elsewhere = measured_at(result) != current  # no time was left to measure it in context
-            if elsewhere:
-                found = decisive_at_service(name, result, current, limit, ctx.measurer.min_effect)
-            else:
-                found = best_improvement(result, limit, ctx.measurer.min_effect)
-            where = ""
-            if not found and result is not measured[name] and all(c.verdict == Effect.UNDECIDED for c in result.comparisons):
-                # undecided in context (a busy machine's short slice) is no evidence against what the service's measured
-                fallback = decisive_at_service(name, measured[name], current, limit, ctx.measurer.min_effect)
-                if fallback:
-                    found, result = fallback, measured[name]
-                    where = f" (undecided in context; decisive at {where_measured(ctx, result)})"
+            found = best_improvement(result, limit, ctx.measurer.min_effect)
             if not found:
                 steps.append(kept(name, current, result))
                 continue
@@ -169,9 +137,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             config = adopt(current, winner, measured_at(result))
             if config == current:
                 continue
-            if elsewhere:
-                where = f" (measured at {where_measured(ctx, result)}: no time was left to measure it in context)"
-            steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
+            steps.append(f"{config.label(current)}: {describe(comparison)}")
             current, changed = config, True
         if not changed:
             break
@@ -194,7 +160,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
 
 
 
-def kept(name: str, current: PredictorConfig, result: ExperimentResult) -> str:
-    """Why the setting ``name`` stays as it is: its fastest candidate was not decisively faster."""
+def kept(name: str, current: PredictorConfig, result: ExperimentResult, why: str = "nothing measured decisively faster") -> str:
+    """Why the setting ``name`` stays as it is (by default: its fastest candidate was not decisively faster)."""
     best = max(result.comparisons, key=lambda c: c.ratio, default=None)
-    return f"{name} kept as it is ({current.label()}): nothing measured decisively faster" + (f": {describe(best)}" if best else "")
+    return f"{name} kept as it is ({current.label()}): {why}" + (f": {describe(best)}" if best else "")
