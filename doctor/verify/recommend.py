@@ -107,6 +107,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     search_until = started + budget_s * (1 - FINAL_SHARE)
     ctx.spare_until = search_until
     tried: set[tuple[str, str]] = set()
+    judged: set[str] = set()  # the settings judged in some context already
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
@@ -118,8 +119,10 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = measured[name]  # the experiment measured it here already
             elif time.monotonic() >= search_until:
                 # evidence from another configuration (a busy machine's, or oneDNN's kernels for native ones) moves nothing
-                steps.append(kept(name, current, measured[name], f"no time was left to measure it in context "
-                                                                 f"(measured at {where_measured(ctx, measured[name])})"))
+                if name not in judged:
+                    steps.append(kept(name, current, measured[name], f"no time was left to measure it in context "
+                                                                     f"(measured at {where_measured(ctx, measured[name])})"))
+                    judged.add(name)
                 continue
             else:
                 candidates = candidates_for(name, ctx, current)
@@ -129,6 +132,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
+            judged.add(name)
             found = best_improvement(result, limit, ctx.measurer.min_effect)
             if not found:
                 steps.append(kept(name, current, result))
