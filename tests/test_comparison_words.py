@@ -17,6 +17,7 @@ import re
 
 import pytest
 from conftest import facts_from_root, report_json, run_doctor
+from machine import usable_cpus
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import (
     ArmResult,
@@ -247,3 +248,8 @@ def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tm
     assert verification["recommendation"] is not None
     assert 0 <= verification["noise"]["others_share"] <= 1 and verification["noise"]["aa"]["rounds"] >= 2
     assert verification["noise"]["floor"] >= verification["min_effect"]
+    # 8 threads: the switches are measured at the service's configuration within the CPU budget, and say so
+    within = min(8, max(1, int(usable_cpus())))
+    onednn = next(e for e in verification["experiments"] if e["name"] == "onednn")
+    assert onednn["arms"][0]["config"]["threads"] == within and onednn["arms"][0]["config"]["onednn"] is False
+    assert onednn["comparisons"][0]["baseline"] == ("baseline" if within == 8 else f"baseline at threads={within}")
