@@ -6,9 +6,10 @@ reverse order (A B C C B A), so drift within a round and order effects cancel. W
 (at least 3, up to 300 ms worth) are discarded.
 A race stops as soon as every comparison with the baseline is decided and its interval spans no
 more than a factor PRECISE (a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no number
-to print), or when its budget ends (then it says "undecided" rather than guess); on a busy machine (other processes took at least
-BUSY_SHARE of the CPU time while it ran) a race still undecided at the end of its budget runs on
-for up to ``extend_s`` more, the time its caller can spare within --budget. Every request to the
+to print), or when its budget ends (then it says "undecided" rather than guess); on a busy
+machine (other processes took at least BUSY_SHARE of the CPU time while it ran) a race still
+undecided at the end of its budget runs on for up to ``extend_s`` more, the time its caller can
+spare within --budget. Every request to the
 worker has a deadline: what is left of the verification's --budget, plus a grace. After every
 round the machine's CPU time is read, and every round's two half-blocks of the baseline are kept as
 an A/A comparison: where the baseline measurably differs from itself, no effect smaller than that
