@@ -345,3 +345,17 @@ def test_a_busy_machine_s_undecided_race_runs_on_within_what_can_be_spared(model
     assert cut.rounds == 2 and cut.verdict == Effect.UNDECIDED
     assert measurer.noise().others_share >= 0.10  # the busy loop's CPU counted
     assert ran_on.rounds > 2 and took < 3.0 + 2.0, (ran_on, took)
+
+
+@pytest.mark.parametrize("verdict, ratio, low, high, settled", [
+    (Effect.IMPROVED, 1.3, 1.2, 1.4, True),
+    (Effect.IMPROVED, 1.10, 1.01, 1.19, False),    # decided, but not past --min-effect by its whole interval: the search could not adopt it
+    (Effect.IMPROVED, 6.8, 1.7, 26.9, False),      # decided, but no number to print
+    (Effect.REGRESSED, 1 / 1.3, 1 / 1.4, 1 / 1.2, True),
+    (Effect.NO_EFFECT, 1.0, 0.98, 1.02, True),
+    (Effect.UNDECIDED, 1.02, 0.9, 1.1, False),
+])
+def test_a_race_stops_early_only_on_comparisons_settled_for_good(verdict, ratio, low, high, settled):
+    from paddle_doctor.verify.measure import settled as is_settled
+
+    assert is_settled(ComparisonResult("baseline", "candidate", ratio, low, high, verdict, 12), 0.03) is settled

@@ -4,9 +4,10 @@ Each configuration is loaded once (creation time and first-inference time record
 A race runs rounds: in each round every arm runs half a block in order and the other half in
 reverse order (A B C C B A), so drift within a round and order effects cancel. Warm-up runs
 (at least 3, up to 300 ms worth) are discarded.
-A race stops as soon as every comparison with the baseline is decided and its interval spans no
-more than a factor PRECISE (a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no number
-to print), or when its budget ends (then it says "undecided" rather than guess); on a busy
+A race stops as soon as every comparison with the baseline is settled (``settled``: decided, a
+speed-up or slow-down by its whole interval past --min-effect, the interval spanning no more than
+a factor PRECISE: a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no number to print),
+or when its budget ends (then it says "undecided" rather than guess); on a busy
 machine (other processes took at least BUSY_SHARE of the CPU time while it ran) a race still
 undecided at the end of its budget runs on for up to ``extend_s`` more, the time its caller can
 spare within --budget. Every request to the
@@ -49,6 +50,14 @@ class Warmed:
     create_ms: float
     first_ms: float
     warm_ms: float
+
+
+def settled(comparison: ComparisonResult, min_effect: float) -> bool:
+    """Decided for good: no effect, or an effect whose whole interval lies past ``min_effect`` (what the
+    recommendation adopts), and an interval no wider than a factor PRECISE."""
+    c = comparison
+    past = c.ci_low >= 1.0 + min_effect or c.ci_high <= 1.0 / (1.0 + min_effect) or c.verdict == Effect.NO_EFFECT
+    return c.verdict != Effect.UNDECIDED and past and c.ci_high <= c.ci_low * PRECISE
 
 
 class Measurer:
@@ -162,8 +171,7 @@ class Measurer:
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
                            for i, candidate in enumerate(candidates)]
-            settled = all(c.verdict != Effect.UNDECIDED and c.ci_high <= c.ci_low * PRECISE for c in comparisons)
-            if round_index >= 1 and (final or settled):
+            if round_index >= 1 and (final or all(settled(c, self.min_effect) for c in comparisons)):
                 break
         return comparisons
 
