@@ -57,12 +57,13 @@ class Context:
     spare_until: float | None = None  # (monotonic) until when a busy machine's undecided switch may run on past its slice
 
 
-def spare_s(ctx: Context, budget_s: float) -> float:
-    """How long a race given ``budget_s`` may run on when the machine is busy: up to its slice again,
-    within the part of --budget its caller set aside (``spare_until``)."""
+def spare_s(ctx: Context, budget_s: float, at_most: float | None = None) -> float:
+    """How long a race given ``budget_s`` may run on when the machine is busy: within the part of
+    --budget its caller set aside (``spare_until``), and no more than ``at_most``."""
     if ctx.spare_until is None:
         return 0.0
-    return min(budget_s, max(0.0, ctx.spare_until - time.monotonic() - budget_s))
+    left = max(0.0, ctx.spare_until - time.monotonic() - budget_s)
+    return left if at_most is None else min(at_most, left)
 
 
 def skipped(name: str, reason: str) -> ExperimentResult:
@@ -103,7 +104,8 @@ def switch_race(ctx: Context, name: str, candidate: Callable[[PredictorConfig], 
     name that configuration: ``oneDNN on vs baseline at threads=2``."""
     base = within_budget(ctx.facts, ctx.baseline)
     named = BASELINE if base == ctx.baseline else f"{BASELINE} at {base.label(ctx.baseline)}"
-    return race(ctx, name, [candidate(base)], budget_s, base=base, named=named, extend_s=spare_s(ctx, budget_s))
+    # up to its slice again: the experiments after it keep theirs
+    return race(ctx, name, [candidate(base)], budget_s, base=base, named=named, extend_s=spare_s(ctx, budget_s, at_most=budget_s))
 
 
 def thread_counts(facts: Facts, baseline: PredictorConfig) -> list[int]:
