@@ -253,3 +253,6 @@ def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tm
     onednn = next(e for e in verification["experiments"] if e["name"] == "onednn")
     assert onednn["arms"][0]["config"]["threads"] == within and onednn["arms"][0]["config"]["onednn"] is False
     assert onednn["comparisons"][0]["baseline"] == ("baseline" if within == 8 else f"baseline at threads={within}")
+    bf16 = next(e for e in verification["experiments"] if e["name"] == "bf16")
+    if bf16["status"] == "measured":  # a CPU with bf16 units: measured on oneDNN, as it runs
+        assert bf16["arms"][0]["config"]["threads"] == within and bf16["arms"][0]["config"]["onednn"] is True

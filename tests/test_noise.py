@@ -359,3 +359,23 @@ def test_a_race_stops_early_only_on_comparisons_settled_for_good(verdict, ratio,
     from paddle_doctor.verify.measure import settled as is_settled
 
     assert is_settled(ComparisonResult("baseline", "candidate", ratio, low, high, verdict, 12), 0.03) is settled
+
+
+def test_onednn_and_bf16_measured_where_the_search_starts_are_adopted_before_any_race():
+    """8 threads on 2 CPUs, oneDNN off: oneDNN was measured at 2 threads, bf16 at 2 threads with oneDNN
+    on; both decisive, both are adopted as measured, and the search's first race is the threads one,
+    in their context."""
+    service = PredictorConfig(threads=8, onednn=False)
+    start = service.vary(threads=2)
+    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", start), ArmResult("oneDNN on", start.vary(onednn=True))],
+                              comparisons=[ComparisonResult("baseline at threads=2", "oneDNN on", 6.0, 5.5, 6.5, Effect.IMPROVED, 12)])
+    on = start.vary(onednn=True)
+    bf16 = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", on), ArmResult("bf16", on.vary(precision=Precision.BF16))],
+                            comparisons=[ComparisonResult("baseline at threads=2, oneDNN on", "bf16", 1.5, 1.4, 1.6, Effect.IMPROVED, 12)])
+    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
+        ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2)], comparisons=[
+        ComparisonResult("baseline", f"threads={n}", 1.0, 0.9, 1.1, Effect.UNDECIDED, 12) for n in (1, 2)])
+    recommendation, measurer = recommendation_for(service, {"onednn": onednn, "bf16": bf16, "threads": threads}, {})
+    assert recommendation.config == on.vary(precision=Precision.BF16)
+    first_what, (_, first_base), _ = measurer.raced[0]
+    assert first_what == "recommend:threads" and first_base == recommendation.config
