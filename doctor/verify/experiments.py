@@ -54,16 +54,15 @@ class Context:
     new_session: Callable[[], WorkerSession]
     notes: list[str] = field(default_factory=list)
     load: LoadPlan | None = None
-    spare_until: float | None = None  # (monotonic) until when a busy machine's undecided switch may run on past its slice
+    spare_until: float | None = None  # (monotonic) until when a busy machine's undecided race of the search may run on
 
 
-def spare_s(ctx: Context, budget_s: float, at_most: float | None = None) -> float:
-    """How long a race given ``budget_s`` may run on when the machine is busy: within the part of
-    --budget its caller set aside (``spare_until``), and no more than ``at_most``."""
+def spare_s(ctx: Context, budget_s: float) -> float:
+    """How long a race given ``budget_s`` may run on when the machine is busy: what is left of the
+    part of --budget its caller set aside (``spare_until``; none where it set none)."""
     if ctx.spare_until is None:
         return 0.0
-    left = max(0.0, ctx.spare_until - time.monotonic() - budget_s)
-    return left if at_most is None else min(at_most, left)
+    return max(0.0, ctx.spare_until - time.monotonic() - budget_s)
 
 
 def skipped(name: str, reason: str) -> ExperimentResult:
@@ -107,8 +106,7 @@ def switch_race(ctx: Context, name: str, candidate: Callable[[PredictorConfig], 
     base = within_budget(ctx.facts, ctx.baseline)
     base = base if onednn is None else base.vary(onednn=onednn)
     named = BASELINE if base == ctx.baseline else f"{BASELINE} at {base.label(ctx.baseline)}"
-    # up to its slice again: the experiments after it keep theirs
-    return race(ctx, name, [candidate(base)], budget_s, base=base, named=named, extend_s=spare_s(ctx, budget_s, at_most=budget_s))
+    return race(ctx, name, [candidate(base)], budget_s, base=base, named=named)
 
 
 def thread_counts(facts: Facts, baseline: PredictorConfig) -> list[int]:

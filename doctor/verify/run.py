@@ -130,7 +130,6 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
     """Every experiment in its share of the budget; False when measuring had to stop (budget
     exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
     measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
-    ctx.spare_until = deadline.started + measure_budget
     shares = {name: 0.0 if name == Experiment.LAYOUTS and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
     shares_left = sum(shares.values())
     for name, (runner, _) in EXPERIMENTS.items():
