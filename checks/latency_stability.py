@@ -29,7 +29,9 @@ class StabilityEvidence(Evidence):
 def check(facts: Facts) -> list[Finding]:
     verification = verification_of(facts)
     measured = [e for e in verification.experiments if e.measured and e.arms]
-    baseline = next((arm for e in measured for arm in e.arms if arm.label == "baseline" and arm.cv is not None), None)
+    # the service's own configuration (the switches are measured at it within the CPU budget), else any baseline
+    baselines = [arm for e in measured for arm in e.arms if arm.label == "baseline" and arm.cv is not None]
+    baseline = next((arm for arm in baselines if arm.config == verification.baseline), baselines[0] if baselines else None)
     if baseline is None or baseline.cv is None or baseline.p50 is None or baseline.p99 is None:
         return [skipped(RULE, "measured with --model")]
     noisy = [e.name for e in measured if e.noisy]

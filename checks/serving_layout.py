@@ -10,6 +10,7 @@ from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.quoting import Code
 from paddle_doctor.registry import Check, Need, verification_of
 from paddle_doctor.verify.layouts import layout_snippet
+from paddle_doctor.verify.words import describe
 from paddle_doctor.vocabulary import Effect, Experiment, ExperimentStatus
 
 if TYPE_CHECKING:
@@ -54,14 +55,13 @@ def check(facts: Facts) -> list[Finding]:
         return [passed(RULE, f"the service's layout stays: {measured.why}", RpsEvidence(_rps(service)))]
     if comparison.verdict != Effect.IMPROVED:
         return [passed(RULE, f"{best.label} fits the CPU budget but did not serve measurably more requests than the "
-                             f"service's layout ({comparison.verdict}); see PD-CPU-010", RpsEvidence(_rps(service)))]
+                             f"service's layout (requests per second: {describe(comparison)}); see PD-CPU-010", RpsEvidence(_rps(service)))]
     layout = best.layout
     if layout is None:
         return [Finding(RULE, Status.ERROR, f"the measured arm {best.label} names no layout")]
-    ci = f"{comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}"
     return [Finding(RULE, Status.FAIL,
-                    f"{best.label} serves {comparison.ratio:.2f}x the requests per second of the service's layout "
-                    f"({ci}) at concurrency {measured.concurrency}, within the CPU budget",
+                    f"{best.label} serves more requests per second than the service's layout at concurrency "
+                    f"{measured.concurrency}, within the CPU budget: {describe(comparison)}",
                     observed=f"{service.label}: {_rps(service)} req/s, p50 {service.p50:.1f} ms, p99 {service.p99:.1f} ms",
                     expected=f"{best.label}: {_rps(best)} req/s, p50 {best.p50:.1f} ms, p99 {best.p99:.1f} ms",
                     evidence=LayoutEvidence(round(comparison.ratio, 3), round(comparison.ci_low, 3), round(comparison.ci_high, 3),

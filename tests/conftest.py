@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,37 @@ REPO = Path(__file__).resolve().parent.parent
 # Paddle processes of other tests running meanwhile must not become "the service".
 os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
 import_what_a_run_imports(ROOTS / "intel-noavx2-v1-quota")
+
+
+# The suite beside a competing busy loop pinned to this CPU (.ci/run runs the measurement tests so):
+# a noisy machine is part of what is tested.
+BUSY_LOOP = "PADDLE_DOCTOR_TEST_BUSY_LOOP"
+SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
+
+
+# started by a launcher that exits at once: the busy loop is no child of the test session, whose tests
+# check that they leave no child behind
+LAUNCH = "import subprocess, sys\nprint(subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2]]).pid, flush=True)\n"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def competing_busy_loop():
+    """With PADDLE_DOCTOR_TEST_BUSY_LOOP=CPU, a busy loop pinned to that CPU, seen spinning before
+    the first test, for the whole session; its pid, or None without it."""
+    cpu = os.environ.get(BUSY_LOOP)
+    if cpu is None:
+        yield None
+        return
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCH, SPIN, cpu], stdout=subprocess.PIPE, text=True)
+    assert launcher.stdout is not None
+    pid = int(launcher.stdout.readline())
+    try:
+        launcher.wait(timeout=30)
+        assert launcher.stdout.readline().strip() == "spinning"  # the busy loop writes to the launcher's pipe
+        yield pid
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        launcher.stdout.close()
 
 
 def fixture_root(name: str) -> Path:

@@ -102,7 +102,9 @@ def test_serving_layout(experiment, status):
 
 def test_slower_layout_names_the_ratio_and_the_code_to_switch_to():
     (finding,) = serving_layout.check(with_experiment(layouts_experiment()))
-    assert "1.70x the requests per second" in finding.message and "95% CI 1.36-2.12" in finding.message
+    # the comparison in the shared words (doctor/verify/words.py), the interval in the ratio's own words
+    assert "serves more requests per second than the service's layout" in finding.message
+    assert "1.70x faster (95% CI 1.36-2.12x faster)" in finding.message
     assert finding.evidence["switch_to"] == "2 processes x 1 thread"
     assert "config.set_cpu_math_library_num_threads(1)" in finding.evidence["layout_code"]
     assert "gunicorn --workers 2" in finding.evidence["layout_code"]

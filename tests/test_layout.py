@@ -161,7 +161,8 @@ def test_ci_runs_exactly_the_readme_commands():
     block = readme.split("(the same commands CI runs, in `.ci/run`):\n\n```sh\n", 1)[1].split("\n```", 1)[0]
     ci = (REPO / ".ci" / "run").read_text()
     assert ci.rstrip("\n").endswith("\n" + block)
-    assert "ruff check ." in block and "scripts/checkout.py typecheck" in block and block.endswith(".venv/bin/python -m pytest")
+    assert "ruff check ." in block and "scripts/checkout.py typecheck" in block and "&& .venv/bin/python -m pytest\n" in block
+    assert block.splitlines()[-1].startswith("PADDLE_DOCTOR_TEST_BUSY_LOOP=0 .venv/bin/python -m pytest tests/test_noise.py")
     assert '.venv/bin/python -m pytest -m "not slow" -n auto\n' in readme
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SPIN
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
 from paddle_doctor.verify import stats
@@ -24,7 +25,6 @@ from paddle_doctor.vocabulary import Effect, Precision
 
 RECORDED = Path(__file__).parent / "fixtures" / "noise"
 WORKER, DOCTOR = 20043, 19961  # the pids of the recording
-SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
 
 
 def test_cpu_counters_are_read_from_the_kernel_s_formats():
@@ -116,6 +116,9 @@ def test_the_report_says_how_busy_the_machine_was():
     assert words.startswith("the machine was busy: 41% of the CPU time went to other processes; 2% was stolen by the hypervisor")
     assert "throttled the container for 1.50 s" in words
     assert words.endswith("the baseline differed from itself by 5.3% (A/A over 30 rounds), so no smaller effect is decided")
+    with_service = dataclasses.replace(busy, service_share=0.12)
+    assert noise_words(with_service, 0.03).startswith(
+        "the machine was busy: 41% of the CPU time went to other processes, 12% of it to the service itself; 2% was stolen")
     quiet = MachineNoise(0.03, 0.0, 0.0, aa(1.0, 0.99, 1.01, 40), 0.03)  # the A/A said nothing beyond --min-effect
     assert noise_words(quiet, 0.03) == "the machine was quiet: 3% of the CPU time went to other processes"
     assert noise_words(MachineNoise(None, None, None, None, 0.03), 0.03) == "how busy the machine was could not be read"
@@ -130,7 +133,7 @@ class ContextMeasurer:
     def __init__(self, answers: dict[str, ComparisonResult]):
         self.answers, self.raced, self.min_effect = answers, [], 0.03
 
-    def race(self, baseline, candidates, budget_s, what):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0):
         """The scripted answer for ``what`` once, then: undecided."""
         self.raced.append((what, baseline, candidates))
         answer = self.answers.pop(what, ComparisonResult("baseline", "", 1.0, 0.9, 1.1, Effect.UNDECIDED, 10))
@@ -192,37 +195,37 @@ def test_over_the_budget_the_search_starts_where_pd_cpu_010_s_fix_says_and_moves
     assert recommendation.config.threads == 1
 
 
-def test_a_switch_undecided_in_context_keeps_what_it_measured_decisively_at_the_service():
-    """oneDNN on measured 6x faster at the service's configuration; a race in context that decides
-    nothing is no evidence against it (a busy machine's short slice), one that finds no effect is."""
+def test_a_switch_undecided_in_context_keeps_its_value_whatever_another_configuration_measured():
+    """oneDNN on measured 6x faster at the service's configuration, where the search starts: adopted.
+    IR optim off measured 1.3x faster there, with oneDNN off: oneDNN's kernels are other kernels, so
+    only a race in context decides it; one that decides nothing (a busy machine's short slice)
+    keeps the setting, one that finds it decisively faster moves it."""
     service = PredictorConfig(threads=2, onednn=False)
     onednn = experiment("onednn", service, "oneDNN on", {"onednn": True}, Effect.IMPROVED, 6.0, 5.5, 6.5)
     ir_off = experiment("ir_optim", service, "IR optim off", {"ir_optim": False}, Effect.IMPROVED, 1.3, 1.2, 1.4)
     recommendation, _ = recommendation_for(service, {"onednn": onednn, "ir_optim": ir_off}, {})
-    assert recommendation.config == service.vary(onednn=True, ir_optim=False)
-    assert any(step.startswith("IR optim off") and "undecided in context" in step for step in recommendation.steps)
-    none = ComparisonResult("baseline", "", 1.0, 0.99, 1.01, Effect.NO_EFFECT, 12)
-    recommendation, _ = recommendation_for(service, {"onednn": onednn, "ir_optim": ir_off}, {"recommend:ir_optim": none})
     assert recommendation.config == service.vary(onednn=True)
+    assert any(step.startswith("ir_optim kept as it is") and "nothing measured decisively faster" in step
+               for step in recommendation.steps)
+    faster = ComparisonResult("baseline", "", 1.3, 1.2, 1.4, Effect.IMPROVED, 12)
+    recommendation, _ = recommendation_for(service, {"onednn": onednn, "ir_optim": ir_off}, {"recommend:ir_optim": faster})
+    assert recommendation.config == service.vary(onednn=True, ir_optim=False)
 
 
-def test_a_thread_count_undecided_in_context_moves_only_when_its_interval_clears_the_current_one_s():
-    """8 threads on 2 CPUs; the race of 1 against 2 threads in context decides nothing. In the threads
-    experiment (one race, against the service's 8), 1 thread's whole interval lies above 2 threads':
-    it moves; where the intervals overlap, 2 threads stay."""
+def test_a_thread_count_moves_only_on_a_race_in_context():
+    """8 threads on 2 CPUs: in the threads experiment (against the service's 8) 1 thread's whole
+    interval lies far above 2 threads'; the race of 1 against 2 threads in context decides nothing:
+    2 threads stay. Decisively faster in context, 1 thread is adopted."""
     service = PredictorConfig(threads=8, onednn=True)
-
-    def threads(one, two):
-        return ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
-            ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2)], comparisons=[
-            ComparisonResult("baseline", "threads=1", *one, Effect.IMPROVED, 12),
-            ComparisonResult("baseline", "threads=2", *two, Effect.IMPROVED, 12)])
-
-    recommendation, _ = recommendation_for(service, {"threads": threads((3.0, 2.8, 3.2), (1.3, 1.2, 1.4))}, {})
-    assert recommendation.config.threads == 1
-    assert any(step.startswith("threads=1") and "undecided in context" in step for step in recommendation.steps)
-    recommendation, _ = recommendation_for(service, {"threads": threads((1.4, 1.25, 1.55), (1.3, 1.2, 1.4))}, {})
+    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
+        ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2)], comparisons=[
+        ComparisonResult("baseline", "threads=1", 3.0, 2.8, 3.2, Effect.IMPROVED, 12),
+        ComparisonResult("baseline", "threads=2", 1.3, 1.2, 1.4, Effect.IMPROVED, 12)])
+    recommendation, _ = recommendation_for(service, {"threads": threads}, {})
     assert recommendation.config.threads == 2
+    faster = ComparisonResult("baseline", "threads=1", 1.25, 1.15, 1.35, Effect.IMPROVED, 12)
+    recommendation, _ = recommendation_for(service, {"threads": threads}, {"recommend:threads": faster})
+    assert recommendation.config.threads == 1
 
 
 def test_bf16_measured_at_a_service_with_onednn_off_is_no_evidence_where_onednn_is_on():
@@ -234,3 +237,145 @@ def test_bf16_measured_at_a_service_with_onednn_off_is_no_evidence_where_onednn_
     recommendation, _ = recommendation_for(service, {"onednn": onednn, "bf16": bf16}, {})
     assert recommendation.config == service.vary(onednn=True)
     assert any(step.startswith("bf16 kept as it is") for step in recommendation.steps)
+
+
+def test_switches_measured_within_the_cpu_budget_are_taken_as_measured_in_context():
+    """8 threads on 2 CPUs: the switch experiments ran at 2 threads (where the search starts), so oneDNN
+    on, decisive there, is adopted without a race of its own; it names the configuration it was measured at."""
+    service = PredictorConfig(threads=8, onednn=False)
+    start = service.vary(threads=2)
+    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", start), ArmResult("oneDNN on", start.vary(onednn=True))],
+                              comparisons=[ComparisonResult("baseline at threads=2", "oneDNN on", 6.0, 5.5, 6.5, Effect.IMPROVED, 12)])
+    recommendation, measurer = recommendation_for(service, {"onednn": onednn}, {})
+    assert recommendation.config == start.vary(onednn=True)
+    # no race of oneDNN at 2 threads; only the second pass's look at oneDNN off, once it is on, and the whole
+    assert [(what, base) for what, (_, base), _ in measurer.raced] == [("recommend:onednn", start.vary(onednn=True)),
+                                                                      ("recommended", service)]
+    assert any(step.startswith("oneDNN on: oneDNN on vs baseline at threads=2: 6.00x faster") for step in recommendation.steps)
+    assert not any("no time was left" in step for step in recommendation.steps)
+
+
+def test_thread_counts_within_noise_of_the_fastest_keep_the_one_nearest_the_service_s():
+    """4 CPUs, 4 threads: 1, 2 and 3 threads all decisively faster, 3 and 2 within noise of each other,
+    1 decisively slower than them: 3 threads, whichever of the tied ones measured fastest this time."""
+    service = PredictorConfig(threads=4, onednn=True)
+
+    def threads(*ratios):
+        return ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
+            ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2, 3)], comparisons=[
+            ComparisonResult("baseline", f"threads={n}", ratio, low, high, Effect.IMPROVED, 12)
+            for n, (ratio, low, high) in zip((1, 2, 3), ratios)])
+
+    for two, three in (((1.30, 1.20, 1.40), (1.25, 1.15, 1.35)), ((1.25, 1.15, 1.35), (1.30, 1.20, 1.40))):
+        recommendation, _ = recommendation_for(service, {"threads": threads((1.1, 1.05, 1.14), two, three)}, {}, quota=4)
+        assert recommendation.config.threads == 3, recommendation.steps
+    recommendation, _ = recommendation_for(service, {"threads": threads((1.1, 1.05, 1.14), (1.6, 1.5, 1.7), (1.25, 1.15, 1.35))}, {},
+                                           quota=4)
+    assert recommendation.config.threads == 2  # decisively faster than 3 threads: it moves that far
+
+
+def test_the_live_service_s_cpu_time_is_told_apart_from_the_other_processes():
+    """A real 'service' spinning on CPU 0 and a real 'worker' on CPU 1, each seen spinning first: of
+    both CPUs, the service's time is counted as another process's, and told apart; the words say so."""
+    started = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu)], stdout=subprocess.PIPE, text=True) for cpu in (0, 1)]
+    try:
+        for process in started:
+            assert process.stdout.readline().strip() == "spinning"
+        service, worker = started
+        meter = CpuMeter(worker.pid, service_pid=service.pid)
+        meter.cpus = {0, 1}
+        before = meter.read()
+        time.sleep(1.0)  # a measured second; the doctor waits on its worker then, as this test does
+        after = meter.read()
+    finally:
+        for process in started:
+            process.kill()
+            process.wait(timeout=10)
+    share = CpuShare()
+    share.add(before, after)
+    assert after.service > before.service and share.service == min(share.others, after.service - before.service), share
+    noise = machine_noise(share, None, 0.03)
+    assert noise.service_share is not None and noise.service_share <= noise.others_share
+    assert noise_words(noise, 0.03).startswith(f"the machine was busy: {noise.others_share:.0%} of the CPU time went to other "
+                                               f"processes, {noise.service_share:.0%} of it to the service itself")
+    without = CpuShare()
+    without.add(CpuMeter(worker.pid).read(), CpuMeter(worker.pid).read())  # no service given: none told apart
+    assert machine_noise(without, None, 0.03).service_share is None
+
+
+def test_latency_stability_judges_the_service_s_own_configuration():
+    """The first experiment's baseline ran at 2 threads of the service's 8 (a switch, within the CPU
+    budget), noisy; the threads experiment's baseline is the service's own, steady: PD-CPU-015 judges that."""
+    from factories import make_facts
+    from paddle_doctor.facts.verification import ModelFacts, VerificationFacts
+
+    from checks import latency_stability
+
+    service = PredictorConfig(threads=8, onednn=False)
+    verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 20, 0.03, 0.01, baseline=service)
+    verification.experiments = [
+        ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", service.vary(threads=2), runs=40, p50=10.0, p99=30.0, cv=0.6)]),
+        ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service, runs=40, p50=12.0, p99=13.0, cv=0.05)])]
+    facts = dataclasses.replace(make_facts(quota=2, threads=8, onednn=False), verification=verification)
+    (finding,) = latency_stability.check(facts)
+    assert finding.status.value == "pass" and "p50 12.00 ms" in finding.message, finding.message
+
+
+@pytest.mark.slow
+def test_a_busy_machine_s_undecided_race_runs_on_within_what_can_be_spared(models):
+    """A race given no time stops after its first two rounds, undecided; beside a real busy loop on
+    CPU 0 (seen spinning first), given 3 s to spare, it runs on past them, and no longer than that."""
+    from paddle_doctor.verify.measure import Measurer
+    from test_verify import CNN_FEEDS, open_worker
+
+    base = PredictorConfig(threads=2, onednn=True)
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN, "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert spinner.stdout.readline().strip() == "spinning"
+        measurer = Measurer(session, min_effect=0.03)
+        (cut,) = measurer.race(("baseline", base), [("oneDNN off", base.vary(onednn=False))], 0, "cut")
+        began = time.monotonic()
+        (ran_on,) = measurer.race(("baseline", base), [("threads=1", base.vary(threads=1))], 0, "ran on", extend_s=3.0)
+        took = time.monotonic() - began
+    finally:
+        spinner.kill()
+        spinner.wait(timeout=10)
+        session.close()
+    assert cut.rounds == 2 and cut.verdict == Effect.UNDECIDED
+    assert measurer.noise().others_share >= 0.10  # the busy loop's CPU counted
+    assert ran_on.rounds > 2 and took < 3.0 + 2.0, (ran_on, took)
+
+
+@pytest.mark.parametrize("verdict, ratio, low, high, settled", [
+    (Effect.IMPROVED, 1.3, 1.2, 1.4, True),
+    (Effect.IMPROVED, 1.10, 1.01, 1.19, False),    # decided, but not past --min-effect by its whole interval: the search could not adopt it
+    (Effect.IMPROVED, 6.8, 1.7, 26.9, False),      # decided, but no number to print
+    (Effect.REGRESSED, 1 / 1.3, 1 / 1.4, 1 / 1.2, True),
+    (Effect.NO_EFFECT, 1.0, 0.98, 1.02, True),
+    (Effect.UNDECIDED, 1.02, 0.9, 1.1, False),
+])
+def test_a_race_stops_early_only_on_comparisons_settled_for_good(verdict, ratio, low, high, settled):
+    from paddle_doctor.verify.measure import settled as is_settled
+
+    assert is_settled(ComparisonResult("baseline", "candidate", ratio, low, high, verdict, 12), 0.03) is settled
+
+
+def test_onednn_and_bf16_measured_where_the_search_starts_are_adopted_before_any_race():
+    """8 threads on 2 CPUs, oneDNN off: oneDNN was measured at 2 threads, bf16 at 2 threads with oneDNN
+    on; both decisive, both are adopted as measured, and the search's first race is the threads one,
+    in their context."""
+    service = PredictorConfig(threads=8, onednn=False)
+    start = service.vary(threads=2)
+    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", start), ArmResult("oneDNN on", start.vary(onednn=True))],
+                              comparisons=[ComparisonResult("baseline at threads=2", "oneDNN on", 6.0, 5.5, 6.5, Effect.IMPROVED, 12)])
+    on = start.vary(onednn=True)
+    bf16 = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", on), ArmResult("bf16", on.vary(precision=Precision.BF16))],
+                            comparisons=[ComparisonResult("baseline at threads=2, oneDNN on", "bf16", 1.5, 1.4, 1.6, Effect.IMPROVED, 12)])
+    threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service)] + [
+        ArmResult(f"threads={n}", service.vary(threads=n)) for n in (1, 2)], comparisons=[
+        ComparisonResult("baseline", f"threads={n}", 1.0, 0.9, 1.1, Effect.UNDECIDED, 12) for n in (1, 2)])
+    recommendation, measurer = recommendation_for(service, {"onednn": onednn, "bf16": bf16, "threads": threads}, {})
+    assert recommendation.config == on.vary(precision=Precision.BF16)
+    first_what, (_, first_base), _ = measurer.raced[0]
+    assert first_what == "recommend:threads" and first_base == recommendation.config

@@ -49,7 +49,7 @@ def test_the_default_report_starts_with_a_measured_gain_and_fits_120_lines(measu
     skip_unless(conditions, onednn=True)  # a loaded machine measures no oneDNN gain, and finds more to report
     assert len(lines) <= MAX_LINES, "\n".join(lines)
     summary = "\n".join(lines[:SUMMARY_LINES])
-    assert "PD-CPU-004" in summary and re.search(r"measured\s+oneDNN\s+on\s+vs\s+baseline:\s+\d+\.\d+x\s+faster", summary), summary
+    assert "PD-CPU-004" in summary and re.search(r"measured\s+oneDNN\s+on\s+vs\s+baseline(\s+at\s+threads=\d+)?:\s+\d+\.\d+x\s+faster", summary), summary
     assert "Recommended configuration" in summary and "import paddle.inference as paddle_infer" in summary
 
 

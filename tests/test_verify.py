@@ -2,6 +2,7 @@
 verdict path, crash isolation, bad inputs, and replay of measured facts."""
 
 import json
+import re
 import sys
 
 import jsonschema
@@ -193,7 +194,8 @@ def test_text_report_shows_measurements_and_the_snippet(models):
     assert "Recommended configuration" in result.stdout, result.stderr
     assert "predictor = paddle_infer.create_predictor(config)" in result.stdout
     skip_unless(machine.conditions, onednn=True)
-    assert "measured oneDNN on vs baseline: " in result.stdout  # the measured gain, in the summary (-v: each comparison)
+    # the measured gain, in the summary (-v: each comparison), against the service's configuration within the CPU budget
+    assert re.search(r"measured oneDNN on vs baseline( at threads=\d+)?: ", result.stdout), result.stdout
 
 
 def test_measured_facts_replay_to_identical_findings(models, tmp_path):
@@ -341,25 +343,25 @@ def test_recommended_threads(comparisons, limit, chosen):
 )
 def test_search_starts_within_the_cpu_budget(comparisons, quota, start_threads):
     from factories import make_facts
-    from paddle_doctor.verify.experiments import Context, thread_limit
+    from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=quota, threads=8)
     ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=8), inputs={}, max_drift=0.01, new_session=None)
     measured = {"threads": threads_result(*comparisons)} if comparisons else {}
-    start, step = admissible_start(ctx, measured, thread_limit(facts))
+    start, step = admissible_start(ctx, measured)
     assert start.threads == start_threads and start == BASE.vary(threads=start_threads)
     assert "exceed the CPU budget (PD-CPU-010)" in step
 
 
 def test_search_starts_from_the_service_when_it_fits():
     from factories import make_facts
-    from paddle_doctor.verify.experiments import Context, thread_limit
+    from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import admissible_start
 
     facts = make_facts(quota=2, threads=2)
     ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=2), inputs={}, max_drift=0.01, new_session=None)
-    assert admissible_start(ctx, {}, thread_limit(facts)) == (BASE.vary(threads=2), None)
+    assert admissible_start(ctx, {}) == (BASE.vary(threads=2), None)
 
 
 def test_outputs_changing_candidates_are_never_recommended():
@@ -380,7 +382,7 @@ class RecordingMeasurer:
         self.raced = []
         self.min_effect = 0.03
 
-    def race(self, baseline, candidates, budget_s, what):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0):
         self.raced.append((baseline, candidates))
         return [comparison(label, "improved", 3.0) for label, _ in candidates]
 
@@ -390,27 +392,36 @@ class RecordingMeasurer:
         return ArmResult(label, config)
 
 
-def test_with_no_time_left_the_search_adopts_what_was_measured_at_the_service_and_measures_the_whole():
+def test_with_no_time_left_the_search_adopts_only_what_was_measured_in_context_and_measures_the_whole():
     """Busy machine: the experiments used the budget. The search starts within the CPU budget and,
-    with no time to re-measure in context, takes oneDNN on as measured at the service's
-    configuration; the final race still measures the whole recommendation against the service's."""
+    with no time to measure in context, takes oneDNN on as measured there (the switches are measured
+    at the service's configuration within the CPU budget), keeps IR optimisation as it is (measured
+    only at the service's 8 threads), and the final race still measures the whole recommendation
+    against the service's."""
     from factories import make_facts
     from paddle_doctor.facts.verification import ArmResult, ExperimentResult
     from paddle_doctor.verify.experiments import Context
     from paddle_doctor.verify.recommend import recommend
 
     service = BASE.vary(threads=8, onednn=False)
+    start = service.vary(threads=2)
     facts = make_facts(quota=2, threads=8, onednn=False)
-    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", service), ArmResult("oneDNN on", service.vary(onednn=True))],
+    onednn = ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", start), ArmResult("oneDNN on", start.vary(onednn=True))],
                               comparisons=[comparison("oneDNN on", "improved", 6.5)])
+    ir_optim = ExperimentResult("ir_optim", "measured", arms=[ArmResult("baseline", service), ArmResult("IR optim off", service.vary(ir_optim=False))],
+                                comparisons=[comparison("IR optim off", "improved", 1.5)])
     threads = ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service), ArmResult("threads=1", service.vary(threads=1)),
                                                             ArmResult("threads=2", service.vary(threads=2))],
                                comparisons=[comparison("threads=1", "regressed", 0.8), comparison("threads=2", "undecided", 1.02)])
     measurer = RecordingMeasurer()
     ctx = Context(facts, measurer=measurer, baseline=service, inputs={}, max_drift=0.01, new_session=None)
-    recommendation = recommend(ctx, {"onednn": onednn, "threads": threads}, 0.0, "m/inference.json", "m/inference.pdiparams")
+    recommendation = recommend(ctx, {"onednn": onednn, "threads": threads, "ir_optim": ir_optim}, 0.0, "m/inference.json",
+                               "m/inference.pdiparams")
     assert recommendation.config == service.vary(threads=2, onednn=True)
     assert recommendation.enforced == ["PD-CPU-010"]
-    assert any("oneDNN on" in step and "no time was left" in step for step in recommendation.steps)
+    assert any(step.startswith("oneDNN on: oneDNN on vs baseline") for step in recommendation.steps)
+    assert any(step.startswith("ir_optim kept as it is") and "no time was left to measure it in context (measured at the "
+               "service's configuration)" in step for step in recommendation.steps), recommendation.steps
+    assert len(measurer.raced) == 1  # the whole, nothing else
     (_, base), [(_, final)] = measurer.raced[-1]
     assert base == service and final == recommendation.config

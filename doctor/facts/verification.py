@@ -246,13 +246,16 @@ class MachineNoise:
     """How busy the machine was while the races ran: the shares of the CPU time (of the CPUs the
     worker may use) that went to other processes and to the hypervisor (steal), the seconds the
     cgroup's quota throttled it (None where unreadable), the baseline measured against itself (A/A:
-    its first half-blocks against its last), and the smallest effect decided under that noise."""
+    its first half-blocks against its last), the smallest effect decided under that noise, and the
+    share of the CPU time the live service took (part of ``others_share``; None where its process
+    was not read: no --pid, or another container's)."""
 
     others_share: float | None
     steal_share: float | None
     throttled_s: float | None
     aa: ComparisonResult | None
     floor: float
+    service_share: float | None = None
 
 
 @dataclass

@@ -4,11 +4,17 @@ Each configuration is loaded once (creation time and first-inference time record
 A race runs rounds: in each round every arm runs half a block in order and the other half in
 reverse order (A B C C B A), so drift within a round and order effects cancel. Warm-up runs
 (at least 3, up to 300 ms worth) are discarded.
-A race stops as soon as every comparison with the baseline is decided, or when its budget ends
-(then it says "undecided" rather than guess). Every request to the worker has a deadline: what
-is left of the verification's --budget, plus a grace. Around every race the machine's CPU time is
-read, and every round's two half-blocks of the baseline are kept as an A/A comparison: where the
-baseline measurably differs from itself, no effect smaller than that difference is decided (``noise``).
+A race stops as soon as every comparison with the baseline is settled (``settled``: decided, a
+speed-up or slow-down by its whole interval past --min-effect, the interval spanning no more than
+a factor PRECISE: a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no number to print),
+or when its budget ends (then it says "undecided" rather than guess); on a busy
+machine (other processes took at least BUSY_SHARE of the CPU time while it ran) a race still
+undecided at the end of its budget runs on for up to ``extend_s`` more, the time its caller can
+spare within --budget. Every request to the
+worker has a deadline: what is left of the verification's --budget, plus a grace. After every
+round the machine's CPU time is read, and every round's two half-blocks of the baseline are kept as
+an A/A comparison: where the baseline measurably differs from itself, no effect smaller than that
+difference is decided (``noise``).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ BLOCK_TARGET_MS = 80.0
 MAX_BLOCK = 50
 WARMUP_RUNS, MAX_WARMUP_RUNS, WARMUP_MS = 3, 30, 300.0
 MAX_ROUNDS = 60
+PRECISE = 1.5  # an early stop needs every interval's high end within this factor of its low end
 
 Progress = Callable[[str, float], None]
 
@@ -45,11 +52,19 @@ class Warmed:
     warm_ms: float
 
 
+def settled(comparison: ComparisonResult, min_effect: float) -> bool:
+    """Decided for good: no effect, or an effect whose whole interval lies past ``min_effect`` (what the
+    recommendation adopts), and an interval no wider than a factor PRECISE."""
+    c = comparison
+    past = c.ci_low >= 1.0 + min_effect or c.ci_high <= 1.0 / (1.0 + min_effect) or c.verdict == Effect.NO_EFFECT
+    return c.verdict != Effect.UNDECIDED and past and c.ci_high <= c.ci_low * PRECISE
+
+
 class Measurer:
     """Loads configurations in one worker and races them; ``sample_count`` inputs are fed in turn."""
 
     def __init__(self, session: WorkerSession, min_effect: float, progress: Progress | None = None,
-                 deadline: Deadline | None = None, sample_count: int = 1):
+                 deadline: Deadline | None = None, sample_count: int = 1, service_pid: int | None = None):
         self.session = session
         self.deadline = deadline or Deadline()
         self.min_effect = min_effect
@@ -62,6 +77,7 @@ class Measurer:
         self.aa_halves: tuple[list[list[float]], list[list[float]]] = ([], [])
         self.cpu = CpuShare()
         self.meter: CpuMeter | None = None  # made at the first race, for the worker's process
+        self.service_pid = service_pid  # the live service's process, whose CPU time the noise tells apart
 
     def load(self, config: PredictorConfig) -> Warmed:
         """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
@@ -109,11 +125,13 @@ class Measurer:
         candidates: list[tuple[str, PredictorConfig]],
         budget_s: float,
         what: str,
+        extend_s: float = 0.0,
     ) -> list[ComparisonResult]:
         """Measure candidates against the baseline; one comparison per candidate.
 
         A candidate whose configuration equals the baseline's runs on the same predictor (a
-        no-op fix: an A/A measurement).
+        no-op fix: an A/A measurement). Undecided at ``budget_s`` on a busy machine, the race runs on
+        for up to ``extend_s`` more.
         """
         arms = [baseline, *candidates]
         for _, config in arms:
@@ -123,8 +141,8 @@ class Measurer:
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
         start, comparisons = time.monotonic(), []
-        self.meter = self.meter or CpuMeter(self.session.proc.pid)
-        counters = self.meter.read()
+        self.meter = self.meter or CpuMeter(self.session.proc.pid, service_pid=self.service_pid)
+        counters, busy = self.meter.read(), CpuShare()
         for round_index in range(MAX_ROUNDS):
             values: list[list[float]] = [[] for _ in arms]
             fed: list[list[int]] = [[] for _ in arms]
@@ -142,15 +160,19 @@ class Measurer:
                 blocks[index].append(values[index])
                 self.samples[config.key()].extend(values[index])
                 self.sample_of_run[config.key()].extend(fed[index])
+            read = self.meter.read()
+            busy.add(counters, read)
+            self.cpu.add(counters, read)
+            counters = read
             elapsed = time.monotonic() - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
-            final = elapsed >= budget_s or round_index == MAX_ROUNDS - 1
+            ran_on = elapsed < budget_s + extend_s and busy.busy  # a busy machine's race, still within what can be spared
+            final = (elapsed >= budget_s and not ran_on) or round_index == MAX_ROUNDS - 1
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
                            for i, candidate in enumerate(candidates)]
-            if round_index >= 1 and (final or all(c.verdict != Effect.UNDECIDED for c in comparisons)):
+            if round_index >= 1 and (final or all(settled(c, self.min_effect) for c in comparisons)):
                 break
-        self.cpu.add(counters, self.meter.read())
         return comparisons
 
     def aa(self) -> ComparisonResult | None:

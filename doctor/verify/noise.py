@@ -3,8 +3,11 @@
 CPU time is read before and after every race: /proc/stat's counters for the CPUs the worker may
 run on, the worker's and the doctor's own CPU time (/proc/PID/stat) and the cgroup's throttling
 (cpu.stat). What those CPUs spent neither idle nor on the doctor went to other processes (other
-containers, the live service in the same container, a neighbour's build); steal is time the
-hypervisor gave to other machines.
+containers, the live service in the same container, a neighbour's build); of that, the live
+service's own share is told apart where its process is readable here (the process probe's pid:
+/proc/PID/stat sums its threads, the busy ones the probe counts among them); steal is time the
+hypervisor gave to other machines. The counters are read after every round, so each race knows
+how busy the machine was while it ran (``CpuShare.busy``).
 
 A/A: every round runs the baseline twice, first and last (A B B A). The ratio of its two halves
 is an A/A comparison. Its interval is as wide as the machine is noisy (and so is every
@@ -23,19 +26,22 @@ from ..facts.verification import ComparisonResult, MachineNoise
 from ..probes.common import Reader, parse_cpu_list
 from . import stats
 
+BUSY_SHARE = 0.10  # from this share of the CPU time going to other processes on, the machine is called busy
 STEAL_FIELD, IDLE_FIELDS = 7, (3, 4)  # /proc/stat: user nice system idle iowait irq softirq steal ...
 
 
 @dataclass(frozen=True)
 class CpuCounters:
-    """Clock ticks of the CPUs measured on (all states, idle, steal), of the measuring processes,
-    and the cgroup's throttled microseconds (None without counters)."""
+    """Clock ticks of the CPUs measured on (all states, idle, steal), of the measuring processes and
+    of the live service (None where it is not read), and the cgroup's throttled microseconds (None
+    without counters)."""
 
     total: int
     idle: int
     steal: int
     measuring: int
     throttled_us: int | None
+    service: int | None = None
 
 
 def cpu_ticks(proc_stat: str, cpus: set[int]) -> tuple[int, int, int]:
@@ -59,12 +65,14 @@ def process_ticks(pid_stat: str) -> int:
 
 
 class CpuMeter:
-    """Reads the counters for a worker process and the doctor itself (``own_pid``) under ``root``."""
+    """Reads the counters for a worker process and the doctor itself (``own_pid``) under ``root``,
+    and the live service's (``service_pid``) where one is given."""
 
-    def __init__(self, worker_pid: int, root: str = "/", own_pid: int | None = None):
+    def __init__(self, worker_pid: int, root: str = "/", own_pid: int | None = None, service_pid: int | None = None):
         self.root = root
         self.reader = Reader(ProbeContext(root))
         self.pids = (worker_pid, own_pid or os.getpid())
+        self.service_pid = service_pid
         status = self.reader.text("noise", f"/proc/{worker_pid}/status", required=False) or ""
         allowed = next((line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("Cpus_allowed_list:")), "")
         self.cpus = set(parse_cpu_list(allowed)) if allowed else set(range(os.cpu_count() or 1))
@@ -78,18 +86,21 @@ class CpuMeter:
             return None
         total, idle, steal = cpu_ticks(stat, self.cpus)
         throttling = read_throttling(self.root)
+        service = self.reader.text("noise", f"/proc/{self.service_pid}/stat", required=False) if self.service_pid else None
         return CpuCounters(total, idle, steal, sum(process_ticks(text) for text in processes),
-                           throttling[2] if throttling else None)
+                           throttling[2] if throttling else None, process_ticks(service) if service else None)
 
 
 @dataclass
 class CpuShare:
-    """Clock ticks over the races so far: all, spent by other processes, stolen; throttled µs."""
+    """Clock ticks over the races so far: all, spent by other processes (``service`` of them by the
+    live service, None where it was not read), stolen; throttled µs."""
 
     total: int = 0
     others: int = 0
     steal: int = 0
     throttled_us: int | None = None
+    service: int | None = None
 
     def add(self, before: CpuCounters | None, after: CpuCounters | None) -> None:
         if before is None or after is None or after.total <= before.total:
@@ -97,11 +108,20 @@ class CpuShare:
         busy = (after.total - after.idle) - (before.total - before.idle)
         steal = after.steal - before.steal
         measuring = after.measuring - before.measuring
+        others = max(0, busy - steal - measuring)
         self.total += after.total - before.total
         self.steal += steal
-        self.others += max(0, busy - steal - measuring)
+        self.others += others
         if before.throttled_us is not None and after.throttled_us is not None:
             self.throttled_us = (self.throttled_us or 0) + after.throttled_us - before.throttled_us
+        if before.service is not None and after.service is not None:
+            # the service's threads may run on CPUs the worker may not: only as much as went to others here
+            self.service = (self.service or 0) + min(others, max(0, after.service - before.service))
+
+    @property
+    def busy(self) -> bool:
+        """Whether other processes took at least BUSY_SHARE of the CPU time counted."""
+        return bool(self.total) and self.others / self.total >= BUSY_SHARE
 
 
 def noise_floor(aa: ComparisonResult | None, min_effect: float) -> float:
@@ -118,4 +138,5 @@ def machine_noise(share: CpuShare, aa: ComparisonResult | None, min_effect: floa
         others_share=round(share.others / ticks, 4) if ticks else None,
         steal_share=round(share.steal / ticks, 4) if ticks else None,
         throttled_s=round(share.throttled_us / 1e6, 3) if share.throttled_us is not None else None,
-        aa=aa, floor=round(noise_floor(aa, min_effect), 4))
+        aa=aa, floor=round(noise_floor(aa, min_effect), 4),
+        service_share=round(share.service / ticks, 4) if ticks and share.service is not None else None)

@@ -4,10 +4,11 @@ Fixes interact (IR optimisation with oneDNN off was measured 2.3x slower on a re
 so the search moves one setting at a time from the service's configuration (brought within the
 CPU budget first: a recommendation never breaks a rule the doctor enforces), adopting a change
 only when it measured decisively faster (``decisive``: a setting within noise keeps its value, so
-repeated runs under the same conditions recommend the same), re-measuring each
-setting in the context of the settings already adopted (in up to two passes, so a setting adopted
-early is revisited once the others have moved), and finally measures the whole recommendation
-against the baseline.
+repeated runs under the same conditions recommend the same) in the context of the settings already
+adopted (the experiments' own measurement where it was made there; in up to two passes, so a
+setting adopted early is revisited once the others have moved; a setting left with no time to
+measure in context keeps its value, whatever another configuration measured), and finally
+measures the whole recommendation against the baseline.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import time
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
-from . import stats
-from .experiments import BF16_FLAGS, Context, attach_drift, race, thread_counts, thread_limit
+from .experiments import BF16_FLAGS, Context, attach_drift, race, spare_s, thread_counts, thread_limit, within_budget
 from .words import describe
 
-SEARCH_ORDER = (Experiment.ONEDNN, Experiment.THREADS, Experiment.IR_OPTIM, Experiment.FEED_FETCH, Experiment.BF16)
-FINAL_SHARE = 0.5
+# the settings measured to matter most first, when the search runs out of time it is the small ones it leaves as
+# they are; oneDNN and bf16 first, measured by their experiments where the search starts, oneDNN off and on
+SEARCH_ORDER = (Experiment.ONEDNN, Experiment.BF16, Experiment.THREADS, Experiment.IR_OPTIM, Experiment.FEED_FETCH)
+FINAL_SHARE = 0.3  # of the recommendation's time, kept for the whole against the service: its effect is large, decided in a few rounds
 UNBOUNDED = 1 << 16  # no CPU budget is known: no thread count is enforced
-ADOPT_CONFIDENCE = 0.99
 MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the context of the later ones
 
 
@@ -42,61 +43,54 @@ def candidates_for(name: Experiment, ctx: Context, current: PredictorConfig) -> 
 
 
 def decisive(comparison: ComparisonResult, min_effect: float) -> bool:
-    """Faster beyond doubt: decided faster (past the machine's noise floor), the whole 99% interval
-    (the confidence of the race's strictest look: the search races many candidates) at least
+    """Faster beyond doubt: decided faster (past the machine's noise floor) at the look that ended its
+    race, the whole interval of that look (99% at an interim one, 95% at the final one) at least
     ``min_effect`` faster, and the outputs unchanged. Anything less keeps the setting as it is."""
-    low, _ = stats.interval_at(comparison, ADOPT_CONFIDENCE)
-    return comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs and low >= 1.0 + min_effect
+    return comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs and comparison.ci_low >= 1.0 + min_effect
 
 
 def best_improvement(result: ExperimentResult, limit: int, min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
-    """The fastest candidate decisively faster (``decisive``) and not moving threads above the limit."""
+    """The decisively faster candidate (``decisive``) not moving threads above the limit: of those
+    the measurement cannot tell from the fastest (their intervals overlap its), the one nearest the
+    configuration measured against (the fewest threads moved, then the fastest), so that candidates
+    within noise of each other never trade places from run to run."""
     configs = {arm.label: arm.config for arm in result.arms}
     base_threads = configs[BASELINE].threads
     winners = [c for c in result.comparisons if decisive(c, min_effect)
                and (configs[c.candidate].threads <= limit or configs[c.candidate].threads == base_threads)]
     if not winners:
         return None
-    best = max(winners, key=lambda c: c.ratio)
+    fastest = max(winners, key=lambda c: c.ratio)
+    tied = [c for c in winners if c.ci_high >= fastest.ci_low]
+    best = min(tied, key=lambda c: (abs(configs[c.candidate].threads - base_threads), -c.ratio))
     return best, configs[best.candidate]
 
 
-def decisive_at_service(name: Experiment, result: ExperimentResult, current: PredictorConfig, limit: int,
-                        min_effect: float) -> tuple[ComparisonResult, PredictorConfig] | None:
-    """What the experiment at the service's configuration decided for the same change: a switch
-    decisively faster there that changes no more than it does here (bf16 at a service with oneDNN off
-    turns oneDNN on too: that is no evidence for bf16 where oneDNN is on already); a thread count
-    whose whole interval (against the service's) lies at least ``min_effect`` above that of the
-    current count, measured in the same race."""
-    if name != Experiment.THREADS:
-        found = best_improvement(result, limit, min_effect)
-        base = next(arm.config for arm in result.arms if arm.label == BASELINE)
-        changes = found[1].changes_from(base) if found else {}
-        return found if found and set(current.vary(**changes).changes_from(current)) == set(changes) else None
-    configs = {arm.label: arm.config for arm in result.arms}
-    held = next((c for c in result.comparisons if configs[c.candidate].threads == current.threads), None)
-    if held is None:
-        return None
-    faster = [c for c in result.comparisons if configs[c.candidate].threads <= limit and not c.changes_outputs
-              and c.ci_low >= held.ci_high * (1.0 + min_effect)]
-    best = max(faster, key=lambda c: c.ratio, default=None)
-    return (best, configs[best.candidate]) if best else None
-
-
-def admissible_start(ctx: Context, measured: dict[str, ExperimentResult], limit: int) -> tuple[PredictorConfig, str | None]:
+def admissible_start(ctx: Context, measured: dict[str, ExperimentResult]) -> tuple[PredictorConfig, str | None]:
     """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
-    with the budget's thread count, the one PD-CPU-010's fix sets: the search never starts from, and
-    so never recommends, a setting the doctor fails, and it moves to fewer threads only when they
-    measure decisively faster in context."""
+    with the budget's thread count, the one PD-CPU-010's fix sets (and the one the switches were
+    measured at): the search never starts from, and so never recommends, a setting the doctor fails,
+    and it moves to fewer threads only when they measure decisively faster in context."""
     baseline = ctx.baseline
-    if baseline.threads <= limit:
+    start = within_budget(ctx.facts, baseline)
+    if start == baseline:
         return baseline, None
-    start = baseline.vary(threads=limit)
     experiment = measured.get(Experiment.THREADS)
     measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
     found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
     return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
                    f"so the search starts at the budget, as that rule's fix says ({found})")
+
+
+def measured_at(result: ExperimentResult) -> PredictorConfig:
+    """The configuration an experiment's candidates were measured against."""
+    return next(arm.config for arm in result.arms if arm.label == BASELINE)
+
+
+def where_measured(ctx: Context, result: ExperimentResult) -> str:
+    """The configuration an experiment was measured at, in words: the service's, or it within the CPU budget."""
+    at = measured_at(result)
+    return "the service's configuration" if at == ctx.baseline else f"the service's configuration at {at.label(ctx.baseline)}"
 
 
 def adopt(current: PredictorConfig, winner: PredictorConfig, measured_from: PredictorConfig) -> PredictorConfig:
@@ -108,12 +102,13 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     started = time.monotonic()
     baseline = ctx.baseline
     limit = thread_limit(ctx.facts) or UNBOUNDED
-    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured}, limit)
+    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured})
     steps: list[str] = [forced] if forced else []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].measured]
     search_until = started + budget_s * (1 - FINAL_SHARE)
+    ctx.spare_until = search_until
     tried: set[tuple[str, str]] = set()
-    decided: set[str] = set()  # dimensions already judged, in context or (out of time) at the service's configuration
+    judged: set[str] = set()  # the settings judged in some context already
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
@@ -121,38 +116,34 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             if context in tried:
                 continue
             tried.add(context)
-            out_of_time = time.monotonic() >= search_until
-            if out_of_time and name in decided:
-                continue  # never let a measurement at the service's configuration undo one made in context
-            decided.add(name)
-            if current == baseline or out_of_time:
-                result = measured[name]  # at the service's configuration; the final race measures the whole
+            if measured_at(measured[name]) == current:
+                result = measured[name]  # the experiment measured it here already
+            elif time.monotonic() >= search_until:
+                # evidence from another configuration (a busy machine's, or oneDNN's kernels for native ones) moves nothing
+                if name not in judged:
+                    steps.append(kept(name, current, measured[name], f"no time was left to measure it in context "
+                                                                     f"(measured at {where_measured(ctx, measured[name])})"))
+                    judged.add(name)
+                continue
             else:
                 candidates = candidates_for(name, ctx, current)
                 if not candidates:
                     continue
                 slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
-                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current)
+                # on a busy machine, undecided, it may take what is left of the search: the settings after it matter less
+                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
+            judged.add(name)
             found = best_improvement(result, limit, ctx.measurer.min_effect)
-            where = ""
-            if not found and result is not measured[name] and all(c.verdict == Effect.UNDECIDED for c in result.comparisons):
-                # undecided in context (a busy machine's short slice) is no evidence against what the service's measured
-                fallback = decisive_at_service(name, measured[name], current, limit, ctx.measurer.min_effect)
-                if fallback:
-                    found, result = fallback, measured[name]
-                    where = " (undecided in context; decisive at the service's configuration)"
             if not found:
                 steps.append(kept(name, current, result))
                 continue
             comparison, winner = found
-            config = adopt(current, winner, next(arm.config for arm in result.arms if arm.label == BASELINE))
+            config = adopt(current, winner, measured_at(result))
             if config == current:
                 continue
-            if not where and current != baseline and result is measured[name]:
-                where = " (measured at the service's configuration: no time was left to measure it in context)"
-            steps.append(f"{config.label(current)}: {describe(comparison)}{where}")
+            steps.append(f"{config.label(current)}: {describe(comparison)}")
             current, changed = config, True
         if not changed:
             break
@@ -175,7 +166,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
 
 
 
-def kept(name: str, current: PredictorConfig, result: ExperimentResult) -> str:
-    """Why the setting ``name`` stays as it is: its fastest candidate was not decisively faster."""
+def kept(name: str, current: PredictorConfig, result: ExperimentResult, why: str = "nothing measured decisively faster") -> str:
+    """Why the setting ``name`` stays as it is (by default: its fastest candidate was not decisively faster)."""
     best = max(result.comparisons, key=lambda c: c.ratio, default=None)
-    return f"{name} kept as it is ({current.label()}): nothing measured decisively faster" + (f": {describe(best)}" if best else "")
+    return f"{name} kept as it is ({current.label()}): {why}" + (f": {describe(best)}" if best else "")

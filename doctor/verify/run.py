@@ -5,6 +5,7 @@ in the run's shared worker, and the run ends every worker."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from ..children import Interrupted
 from ..facts import Facts
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
-from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus
+from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus, ProcessStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
@@ -77,8 +78,9 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
 
     version = f" ({files.format} version {program.version})" if program.version is not None else ""
     model = f"{files.program}{version}: Paddle {facts.paddle.version}"
+    service_pid = live_service_pid(facts)
     measurer = _load_baseline(verification, baseline, model, lambda: new_session(shared=True), options.min_effect, progress,
-                              deadline, len(samples))
+                              deadline, len(samples), service_pid)
     if measurer is not None:
         ctx = Context(facts, measurer, baseline, inputs, options.max_drift, new_session, load=load_plan)
         if _run_experiments(verification, ctx, options, deadline):
@@ -94,13 +96,23 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
     return verification
 
 
+def live_service_pid(facts: Facts) -> int | None:
+    """The service's process where it runs beside the doctor (the live root, its /proc read): its CPU
+    time is told apart in the machine's noise."""
+    process = facts.service_process
+    live = os.path.realpath(facts.root) == "/"
+    readable = process.status in (ProcessStatus.PROBED, ProcessStatus.NO_PERMISSION)  # /proc/PID/stat is world-readable
+    return process.pid if live and readable and process.pid is not None else None
+
+
 def _load_baseline(verification: VerificationFacts, baseline: PredictorConfig, model: str, new_session: Callable[[], WorkerSession],
-                   min_effect: float, progress: Progress | None, deadline: Deadline, sample_count: int) -> Measurer | None:
+                   min_effect: float, progress: Progress | None, deadline: Deadline, sample_count: int,
+                   service_pid: int | None) -> Measurer | None:
     """A Measurer with the service's configuration loaded; None (and why, in ``verification``) when it cannot be.
     ``model`` names the program and the Paddle that failed to load it."""
     try:
         with children.phase("loading the service's configuration to measure it"):
-            measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count)
+            measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count, service_pid)
             measurer.load(baseline)
         return measurer
     except Interrupted as exc:
@@ -140,7 +152,8 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
             return False
         if result.status == ExperimentStatus.ERROR and ctx.measurer.session.proc.poll() is not None:
             try:
-                ctx.measurer = Measurer(ctx.new_session(), options.min_effect, ctx.measurer.progress, deadline, ctx.measurer.sample_count)
+                ctx.measurer = Measurer(ctx.new_session(), options.min_effect, ctx.measurer.progress, deadline, ctx.measurer.sample_count,
+                                        ctx.measurer.service_pid)
             except (WorkerError, WorkerDied, Interrupted) as exc:
                 verification.error = f"the predictor worker could not be restarted after {name}: {_failure(exc)}"
                 return False

@@ -14,11 +14,11 @@ import math
 from typing import TYPE_CHECKING
 
 from ..vocabulary import Effect
+from .noise import BUSY_SHARE
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, MachineNoise
 
-BUSY_SHARE = 0.10  # from this share of the CPU time going to other processes on, the machine is called busy
 
 
 def speed_words(ratio: float) -> str:
@@ -68,7 +68,8 @@ def noise_words(noise: MachineNoise, min_effect: float) -> str:
     parts = []
     if noise.others_share is not None:
         state = "busy" if noise.others_share >= BUSY_SHARE else "quiet"
-        parts.append(f"the machine was {state}: {noise.others_share:.0%} of the CPU time went to other processes")
+        service = f", {noise.service_share:.0%} of it to the service itself" if noise.service_share is not None else ""
+        parts.append(f"the machine was {state}: {noise.others_share:.0%} of the CPU time went to other processes{service}")
     if noise.steal_share and noise.steal_share >= 0.005:
         parts.append(f"{noise.steal_share:.0%} was stolen by the hypervisor")
     if noise.throttled_s:
