@@ -151,3 +151,41 @@ def test_with_pid_the_configs_inside_the_wrapper_the_service_imports_are_found(s
     assert predictors == [("source", engine, 8, str(script))] * 2
     threads = next(s for s in service_report["settings"] if s["name"] == "threads")
     assert (threads["value"], threads["origin"]) == (4, "source")
+
+
+def test_a_package_that_builds_predictors_is_read_before_the_rest_of_a_big_wrapper(tmp_path):
+    """A wrapper whose __init__ imports many modules before its engine (PaddleNLP's before taskflow/task.py):
+    the modules of the package that builds a predictor are read first, so the bound runs out in the rest."""
+    many = {f"nlpkit/models/m{index}.py": "import numpy\nimport nlpkit.models.shared\n" for index in range(30)}
+    write_tree(tmp_path / "site", {
+        "nlpkit/__init__.py": "".join(f"from .models import m{index}\n" for index in range(30)) + "from .flow import Flow\n",
+        "nlpkit/models/__init__.py": "", "nlpkit/models/shared.py": "import paddle\n", **many,
+        "nlpkit/flow/__init__.py": "from .flow import Flow\n",
+        "nlpkit/flow/flow.py": "from .tasks import ner\n\n\nclass Flow:\n    def __init__(self, task):\n        self.task = ner.Ner()\n",
+        "nlpkit/flow/tasks/__init__.py": "",
+        "nlpkit/flow/tasks/ner.py": "from .task import Task\n\n\nclass Ner(Task):\n    pass\n",
+        "nlpkit/flow/tasks/task.py": """\
+            import paddle.inference as paddle_infer
+
+
+            class Task:
+                def __init__(self):
+                    config = paddle_infer.Config("model.pdmodel", "model.pdiparams")
+                    config.set_cpu_math_library_num_threads(6)
+                    self.predictor = paddle_infer.create_predictor(config)
+            """,
+    })
+    write_tree(tmp_path / "app", {"serve.py": "from nlpkit import Flow\n\nner = Flow('ner')\n"})
+    script, site = tmp_path / "app" / "serve.py", tmp_path / "site"
+    import ast
+
+    from paddle_doctor.source.imports import ImportedFile
+
+    start = [ImportedFile(str(script), str(script.parent))]
+    imports = follow(start, [str(script.parent), str(site)], lambda file: ast.parse(open(file).read()), most=8)
+    read = [os.path.relpath(item.file, site) for item in imports.found]
+    assert "nlpkit/flow/tasks/task.py" in read and imports.left_out > 0  # the bound ran out among the models
+    models = [index for index, file in enumerate(read) if file.startswith("nlpkit/models/")]
+    assert models and min(models) > read.index("nlpkit/flow/tasks/task.py")
+    source = read_source([str(script)], search=[str(script.parent), str(site)])
+    assert [(p.function, {s.value for s in source.settings if s.name == "threads"}) for p in source.predictors] == [("Task.__init__", {6})]

@@ -7,6 +7,7 @@ package whose code never names Paddle."""
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import glob
 import os
@@ -19,6 +20,7 @@ MAX_IMPORTED = 400
 IMPORT_SECONDS = 10.0
 MAX_SCANNED = 5000  # files of one package looked through for the word "paddle"
 SCANNED_BYTES = 2 << 20
+BUILDS_A_PREDICTOR = b"create_predictor"  # a module or package holding it is followed before the others
 
 
 @dataclass
@@ -155,7 +157,10 @@ def module_name(file: str, root: str) -> str:
 
 def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: float = IMPORT_SECONDS,
            most: int = MAX_IMPORTED) -> Imports:
-    """Every module reached from ``start`` through its imports, breadth first, within the bounds.
+    """Every module reached from ``start`` through its imports, within the bounds: breadth first, but
+    the modules of a package whose code builds a predictor (``create_predictor``) before the others,
+    so a wrapper's engine is read before the bounds run out in the rest of a big package (PaddleNLP's
+    ``__init__`` imports hundreds of modules before ``taskflow/task.py``).
     ``parse(file)`` gives the file's tree, or None when it is not read. A name not found on
     ``folders`` is looked for beside the importing module and in its top package (a package that
     puts its own folder on ``sys.path``). A package outside the folders of ``start`` is followed
@@ -163,11 +168,17 @@ def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: flo
     imports = Imports()
     seen = {item.file for item in start}
     own = {item.root for item in start}
-    queue = list(start)
+    leads, queue = collections.deque(start), collections.deque[ImportedFile]()
     deadline = time.monotonic() + deadline_s
-    mentions: dict[str, bool] = {}
-    while queue:
-        item = queue.pop(0)
+    named_paddle: dict[str, bool] = {}
+    builds: dict[str, bool] = {}
+    while leads or queue:
+        item = leads.popleft() if leads else queue.popleft()
+        if item not in start:  # counted as read: found earlier, read in its turn
+            if len(imports.found) >= most or time.monotonic() > deadline:
+                imports.left_out += 1 + len(leads) + len(queue)
+                break
+            imports.found.append(item)
         tree = parse(item.file)
         if tree is None:
             continue
@@ -180,19 +191,21 @@ def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: flo
                     continue
                 seen.add(found.file)
                 top = os.path.join(found.root, os.path.relpath(found.file, found.root).split(os.sep)[0])
-                if found.root not in own and not mentions.setdefault(top, mentions_paddle(top, deadline)):
+                if found.root not in own and not named_paddle.setdefault(top, mentions_paddle(top, deadline)):
                     continue
-                if len(imports.found) >= most or time.monotonic() > deadline:
-                    imports.left_out += 1
-                    continue
-                imports.found.append(found)
-                queue.append(found)
+                where = os.path.dirname(found.file)  # its package: a wrapper's engine and the modules beside it
+                (leads if builds.setdefault(where, mentions(where, BUILDS_A_PREDICTOR, deadline)) else queue).append(found)
     return imports
 
 
 def mentions_paddle(path: str, deadline: float) -> bool:
-    """Whether a module file, or any .py file of a package folder, contains the word ``paddle``; read
-    as bytes, at most MAX_SCANNED files, and no later than ``deadline``."""
+    """Whether a module file, or any .py file of a package folder, contains the word ``paddle``."""
+    return mentions(path, b"paddle", deadline)
+
+
+def mentions(path: str, word: bytes, deadline: float) -> bool:
+    """Whether a module file, or any .py file of a package folder, contains ``word`` (lower case, matched
+    regardless of case); read as bytes, at most MAX_SCANNED files, and no later than ``deadline``."""
     if os.path.isfile(path):
         files = [path]
     else:
@@ -207,7 +220,7 @@ def mentions_paddle(path: str, deadline: float) -> bool:
             return False
         try:
             with open(file, "rb") as handle:
-                if b"paddle" in handle.read(SCANNED_BYTES).lower():
+                if word in handle.read(SCANNED_BYTES).lower():
                     return True
         except OSError:
             continue
