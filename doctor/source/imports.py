@@ -172,6 +172,7 @@ def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: flo
     deadline = time.monotonic() + deadline_s
     named_paddle: dict[str, bool] = {}
     builds: dict[str, bool] = {}
+    building: dict[str, bool] = {}  # each file read once for BUILDS_A_PREDICTOR
     while leads or queue:
         item = leads.popleft() if leads else queue.popleft()
         if item not in start:  # counted as read: found earlier, read in its turn
@@ -194,7 +195,7 @@ def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: flo
                 if found.root not in own and not named_paddle.setdefault(top, mentions_paddle(top, deadline)):
                     continue
                 where = os.path.dirname(found.file)  # its package: a wrapper's engine and the modules beside it
-                (leads if builds.setdefault(where, mentions(where, BUILDS_A_PREDICTOR, deadline)) else queue).append(found)
+                (leads if builds.setdefault(where, mentions(where, BUILDS_A_PREDICTOR, deadline, building)) else queue).append(found)
     return imports
 
 
@@ -203,9 +204,11 @@ def mentions_paddle(path: str, deadline: float) -> bool:
     return mentions(path, b"paddle", deadline)
 
 
-def mentions(path: str, word: bytes, deadline: float) -> bool:
+def mentions(path: str, word: bytes, deadline: float, read: dict[str, bool] | None = None) -> bool:
     """Whether a module file, or any .py file of a package folder, contains ``word`` (lower case, matched
-    regardless of case); read as bytes, at most MAX_SCANNED files, and no later than ``deadline``."""
+    regardless of case); read as bytes, at most MAX_SCANNED files, and no later than ``deadline``.
+    ``read`` keeps what each file held, so that a file of nested packages asked about in turn is read once."""
+    read = {} if read is None else read
     if os.path.isfile(path):
         files = [path]
     else:
@@ -216,14 +219,16 @@ def mentions(path: str, word: bytes, deadline: float) -> bool:
             if len(files) >= MAX_SCANNED:
                 break
     for file in files[:MAX_SCANNED]:
-        if time.monotonic() > deadline:
-            return False
-        try:
-            with open(file, "rb") as handle:
-                if word in handle.read(SCANNED_BYTES).lower():
-                    return True
-        except OSError:
-            continue
+        if file not in read:
+            if time.monotonic() > deadline:
+                return False
+            try:
+                with open(file, "rb") as handle:
+                    read[file] = word in handle.read(SCANNED_BYTES).lower()
+            except OSError:
+                read[file] = False
+        if read[file]:
+            return True
     return False
 
 
