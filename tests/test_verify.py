@@ -160,6 +160,9 @@ def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfi
     recommendation = report["verification"]["recommendation"]
     assert recommendation["config"]["onednn"] is True
     assert "config.enable_mkldnn()" in recommendation["snippet"]
+    # it turns oneDNN on as PD-CPU-004's fix does: with the shape cache bounded
+    (onednn_fix,) = (change["code"] for change in found["PD-CPU-004"]["fix"]["changes"])
+    assert all(line in recommendation["snippet"].splitlines() for line in onednn_fix.splitlines()), recommendation["snippet"]
     assert recommendation["comparison"]["verdict"] == "improved"
     assert found["PD-CFG-001"]["status"] == "fail"
     assert "config.enable_mkldnn()" in found["PD-CFG-001"]["fix"]["changes"][0]["code"]

@@ -37,6 +37,7 @@ def _switch(name: str) -> Callable[[Any], str]:
     return lambda on: f"{name} {'on' if on else 'off'}"
 
 
+ONEDNN_CACHE_DEFAULT = 10  # Paddle's own: shapes whose oneDNN primitives are kept (PD-MEM-001's fix says it)
 # the settings a configuration's name for people shows, in order, each as it shows it
 LABELS: dict[str, Callable[[Any], str]] = {
     "threads": lambda threads: f"threads={threads}",
@@ -111,8 +112,8 @@ class PredictorConfig:
         calls: list[Call] = [("disable_gpu", []), ("set_cpu_math_library_num_threads", [self.threads])]
         if self.onednn:
             calls.append(("enable_mkldnn", []))
-            if self.onednn_cache_capacity is not None:
-                calls.append(("set_mkldnn_cache_capacity", [self.onednn_cache_capacity]))
+            capacity = self.onednn_cache_capacity
+            calls.append(("set_mkldnn_cache_capacity", [ONEDNN_CACHE_DEFAULT if capacity is None else capacity]))
             if self.precision == Precision.BF16:
                 calls.append(("enable_mkldnn_bfloat16", []))
         else:

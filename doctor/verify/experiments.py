@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..budget import cpu_budget
 from ..facts import Facts
-from ..facts.predictor import PredictorConfig
+from ..facts.predictor import ONEDNN_CACHE_DEFAULT, PredictorConfig
 from ..facts.verification import (
     BASELINE,
     ColdStartResult,
@@ -72,7 +72,7 @@ def skipped(name: str, reason: str) -> ExperimentResult:
 def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: float,
          base: PredictorConfig | None = None, named: str = BASELINE, extend_s: float = 0.0) -> ExperimentResult:
     """The candidates against ``base`` (the service's configuration by default), which the comparisons
-    call ``named``; on a busy machine, undecided, for up to ``extend_s`` past ``budget_s``."""
+    call ``named``; not settled, for up to ``extend_s`` past ``budget_s``."""
     base = base or ctx.baseline
     labelled = [(c.label(base), c) for c in candidates]
     comparisons = ctx.measurer.race((named, base), labelled, budget_s, name, extend_s)
@@ -230,7 +230,7 @@ def onednn_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     if not shapes:
         return skipped(Experiment.ONEDNN_CACHE, "the model's inputs have no dynamic dimension to vary")
     growth, deadline = {}, ctx.measurer.deadline
-    for name, arm in (("service", ctx.baseline), ("bounded", ctx.baseline.vary(onednn_cache_capacity=10))):
+    for name, arm in (("service", ctx.baseline), ("bounded", ctx.baseline.vary(onednn_cache_capacity=ONEDNN_CACHE_DEFAULT))):
         session = ctx.new_session()
         try:
             deadline.request(session, f"creating the predictor for {arm.label()}", Load(name, arm), creates=True)
