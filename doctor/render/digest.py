@@ -12,6 +12,7 @@ from ..report import Report, ReportFinding
 from ..verify.words import describe, noise_words
 from ..vocabulary import Effect, Status, Verdict
 from ..wrapper_fix import WrapperSnippet, recommended_in_wrapper_terms
+from .words import first_clause
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, ModelInput, Recommendation
@@ -117,7 +118,7 @@ def _problem(finding: ReportFinding) -> Problem:
     if comparison is None:
         experiment = finding.experiment_result
         if experiment is not None and experiment.measured:  # measured, but not the change this finding proposes
-            return Problem(finding, None, f"{finding.title}: {finding.message.split('; ')[0]}")
+            return Problem(finding, None, f"{finding.title}: {first_clause(finding.message)}")
         reason = "not measured" if not finding.experiment else f"not measured (experiment '{finding.experiment}')"
         return Problem(finding, None, f"{finding.title}: {reason}")
     gain = comparison.ratio if comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs else None

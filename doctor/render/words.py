@@ -1,4 +1,5 @@
-"""Numbers as a person reads them in every report: a count with its noun, a size in bytes."""
+"""Numbers and words as a person reads them in every report: a count with its noun, a size in bytes,
+the first clause of a message."""
 
 from __future__ import annotations
 
@@ -24,3 +25,13 @@ def byte_size(value: int | None) -> str:
 def shape_options(options: list[str]) -> str:
     """``x:1x3x48x320 x6, x:1x3x48x640 x2``: ``--shape`` options, each with how often it repeats."""
     return ", ".join(f"{option} x{count}" for option, count in Counter(options).items()) or "its default shapes"
+
+
+def first_clause(message: str) -> str:
+    """``message`` up to its first ``; `` outside parentheses: a clause that closes every parenthesis it opens."""
+    depth = 0
+    for index, char in enumerate(message):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth <= 0 and message.startswith("; ", index):
+            return message[:index]
+    return message

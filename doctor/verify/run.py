@@ -184,5 +184,5 @@ def over_budget(deadline: Deadline, seconds: float) -> str | None:
         return deadline.exceeded
     if seconds <= deadline.budget_s:
         return None
-    return (f"measuring took {seconds:.1f} s of a {deadline.budget_s:g} s budget: starting workers, creating predictors "
-            f"and their first runs took {deadline.creating_s:.1f} s, and every experiment measures at least two rounds")
+    return (f"starting workers, creating predictors and their first runs took {deadline.creating_s:.1f} s, "
+            "and every experiment measures at least two rounds")
