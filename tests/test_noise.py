@@ -379,3 +379,54 @@ def test_onednn_and_bf16_measured_where_the_search_starts_are_adopted_before_any
     assert recommendation.config == on.vary(precision=Precision.BF16)
     first_what, (_, first_base), _ = measurer.raced[0]
     assert first_what == "recommend:threads" and first_base == recommendation.config
+
+
+class SyntheticWorker:
+    """A worker whose runs take ``ms[arm]`` each, with seeded lognormal noise: a race's decisions
+    through the real statistics, fast and the same every time."""
+
+    def __init__(self, ms_of: dict[str, float], noise: float, seed: int = 7):
+        import os
+        import random
+
+        self.proc = type("Proc", (), {"pid": os.getpid()})()
+        self.ms_of, self.noise, self.rng, self.sent = ms_of, noise, random.Random(seed), None
+
+    def send(self, request):
+        self.sent = request
+
+    def receive(self, timeout, request):
+        from paddle_doctor.verify.protocol import Load, Loaded, Runs
+
+        if isinstance(request, Load):
+            return Loaded(1.0, 1.0)
+        ms = self.ms_of[request.arm]
+        return Runs([ms * self.rng.lognormvariate(0, self.noise) for _ in range(request.n)], [0] * request.n)
+
+
+@pytest.mark.parametrize("speedup, settles_by", [
+    (1.035, None),   # about --min-effect: adopted in one run and kept in the next, until more rounds tell
+    (1.5, 8),        # settled as soon as it has the rounds to decide, far past it
+    (0.7, 8),        # settled: slower
+    (1.0, 12),       # settled: no measurable effect, once the interval is within 3% both ways
+])
+def test_on_a_quiet_machine_a_race_not_settled_runs_on_within_what_can_be_spared(tmp_path, speedup, settles_by):
+    from paddle_doctor.verify.measure import MAX_ROUNDS, Measurer, settled
+    from paddle_doctor.verify.stats import MIN_ROUNDS
+
+    base = PredictorConfig(threads=2, onednn=True)
+    other = base.vary(ir_optim=False)
+    worker = SyntheticWorker({base.key(): 10.0, other.key(): 10.0 / speedup}, noise=0.03)
+    measurer = Measurer(worker, min_effect=0.03)
+    measurer.meter = CpuMeter(worker.proc.pid, root=str(tmp_path))  # no counters: the machine reads as quiet
+    began = time.monotonic()
+    (comparison,) = measurer.race(("baseline", base), [("IR optim off", other)], 0, "spared", extend_s=5.0)
+    assert time.monotonic() - began < 5.0 + 2.0
+    assert measurer.noise().others_share in (None, 0.0)
+    (cut,) = Measurer(worker, min_effect=0.03).race(("baseline", base), [("IR optim off", other)], 0, "no time to spare")
+    assert cut.rounds == 2 and cut.verdict == Effect.UNDECIDED  # fewer rounds than a verdict needs
+    assert settled(comparison, 0.03) or comparison.rounds == MAX_ROUNDS, comparison
+    if settles_by is None:  # near the bar: it took more rounds than any clear effect needs
+        assert comparison.rounds > 12, comparison
+    else:  # settled for good as soon as it could be: the time it could spare is left unused
+        assert MIN_ROUNDS <= comparison.rounds <= settles_by, comparison
