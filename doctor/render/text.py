@@ -57,13 +57,17 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     console.print(_host_table(report) if detail == "full" else _host_line(report), highlight=False)
     if report.service:
         _render_service(report.service, console)
-    clean, measure = [], measure_hint(report)
+    clean, not_applying, measure = [], [], measure_hint(report)
     for area in dict.fromkeys(f.area for f in report.findings):
         findings = [f for f in report.findings if f.area == area]
         shown = [f for f in findings if detail == "full" or f.status.is_problem]
         collapsed = [] if detail == "full" else _collapsed(findings)
         if not shown:
-            clean.append(Text.assemble((f"{report.areas.get(area, area)}: ", "bold"), *collapsed))
+            name = report.areas.get(area, area)
+            if all(f.status == Status.SKIP for f in findings):
+                not_applying.append(name)
+            else:
+                clean.append(Text.assemble((f"{name}: ", "bold"), *_passed_here(findings)))
             continue
         console.print()
         console.print(Text(report.areas.get(area, area), style="bold underline"))
@@ -71,10 +75,10 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
             _render_finding(finding, console, detail, measure)
         if collapsed:
             console.print(Text.assemble(*collapsed))
+    if not_applying:
+        clean.append(Text.assemble(("nothing applies here", "bold"), " (all skipped): ", ", ".join(not_applying)))
     if clean:
         console.print()
-        for line in clean:
-            line.rstrip()
         # one paragraph: the areas with nothing to fix are read at a glance, not line by line
         console.print(Text.assemble(("Nothing to fix here", "bold underline"), " (-v shows each check): ", Text("; ").join(clean)))
     if report.graph and detail == "full":  # else its finding (PD-GRAPH-003) says the coverage
@@ -132,6 +136,14 @@ def _collapsed(findings: list[ReportFinding]) -> list[Text]:
             label, style = STATUS_STYLE[status]
             parts += [Text(f"{label} ", style=style), Text(id_ranges(ids) + "  ", style="dim")]
     return parts
+
+
+def _passed_here(findings: list[ReportFinding]) -> list[Text]:
+    """An area with nothing to fix, as its passes' rule ids and how many of its checks were skipped."""
+    skipped = sum(f.status == Status.SKIP for f in findings)
+    label, style = STATUS_STYLE[Status.PASS]
+    passes = id_ranges([f.rule_id for f in findings if f.status == Status.PASS])
+    return [Text(f"{label} ", style=style), Text(passes + (f" ({skipped} skipped)" if skipped else ""), style="dim")]
 
 
 def id_ranges(ids: list[str]) -> str:
