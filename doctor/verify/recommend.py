@@ -178,7 +178,8 @@ def measure_whole(ctx: Context, start: PredictorConfig, current: PredictorConfig
     if current != start:
         alone = BASELINE if start == baseline else start.label(baseline)
         share = budget_s if start == baseline else budget_s / 2
-        (together,) = ctx.measurer.race((alone, start), [("recommended", current)], share, "recommended")
+        what = "recommended" if start == baseline else "recommend:together"
+        (together,) = ctx.measurer.race((alone, start), [("recommended", current)], share, what)
         offered = decisive(together, ctx.measurer.min_effect)
         against = "the service's configuration" if start == baseline else f"{alone} alone"
         steps.append(f"{current.label(baseline)} measured together against {against}: {effect_words(together)}: "
