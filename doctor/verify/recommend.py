@@ -189,7 +189,9 @@ def measure_whole(ctx: Context, start: PredictorConfig, current: PredictorConfig
         current = current if offered else start
     if current == baseline:
         return current, None
-    (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], max(0.0, until - time.monotonic()), "recommended")
+    # at least half the time, even where the first race ran past its own half on a busy machine: two rounds decide nothing
+    (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], max(budget_s / 2, until - time.monotonic()),
+                                 "recommended")
     return current, whole
 
 
