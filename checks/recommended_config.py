@@ -9,7 +9,7 @@ from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.quoting import Code
 from paddle_doctor.reconcile import outcome
 from paddle_doctor.registry import Check, Need, verification_of
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.verify.offered import headline, measured_faster
 
 RULE = "PD-CFG-001"
 
@@ -30,12 +30,9 @@ def check(facts: Facts) -> list[Finding]:
         # --model asked for a measurement and none could be made (budget, interruption): an error, never a silent pass
         return [Finding(RULE, Status.ERROR, f"no configuration could be measured: {verification.error or 'no recommendation was searched'}")]
     comparison = recommendation.comparison
-    if comparison is not None and recommendation.enforced and comparison.verdict != Effect.IMPROVED:
-        return [passed(RULE, f"no configuration within {', '.join(recommendation.enforced)} measured faster than the service's: "
-                             f"{outcome(comparison)}; the recommendation keeps that rule, which the service breaks")]
-    if comparison is None or comparison.verdict != Effect.IMPROVED:
-        verdict = comparison.verdict if comparison else "no candidate was faster"
-        return [passed(RULE, f"no configuration measured faster than the service's ({verdict})")]
+    if comparison is None or not measured_faster(recommendation):
+        # in the words the recommendation is shown in: enforced, or the service's kept, never as if faster
+        return [passed(RULE, f"no configuration measured faster than the service's; {headline(recommendation)}")]
     calls = Code("\n".join(line for line in recommendation.snippet.splitlines() if line.startswith("config.")))
     return [Finding(RULE, Status.FAIL,
                     f"the recommended configuration, measured as a whole: {outcome(comparison)}",

@@ -10,6 +10,7 @@ from .facts.predictor import PredictorConfig
 from .facts.record import PredictorMeasured
 from .facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, Recommendation, VerificationFacts
 from .schema import Count
+from .verify import offered
 from .vocabulary import ExperimentStatus
 
 
@@ -21,6 +22,20 @@ class ExperimentOutline:
     status: ExperimentStatus
     reason: str | None
     seconds: float
+
+
+@dataclass(kw_only=True)
+class RecommendationSummary(Recommendation):
+    """The recommendation with what it offers in the words every format shows: ``title`` (``Recommended
+    configuration``, qualified where it is not measured faster) and ``headline`` (how it measured as a
+    whole, and why it is offered when not for speed)."""
+
+    title: str
+    headline: str
+
+
+def summarize_recommendation(recommendation: Recommendation) -> RecommendationSummary:
+    return RecommendationSummary(**vars(recommendation), title=offered.title(recommendation), headline=offered.headline(recommendation))
 
 
 @dataclass
@@ -38,7 +53,7 @@ class VerificationSummary:
     error: str | None
     over_budget: str | None
     experiments: list[ExperimentOutline]
-    recommendation: Recommendation | None
+    recommendation: RecommendationSummary | None
     noise: MachineNoise | None = None
 
 
@@ -60,7 +75,7 @@ def summarize_verification(verification: VerificationFacts) -> VerificationSumma
         error=verification.error,
         over_budget=verification.over_budget,
         experiments=[ExperimentOutline(e.name, e.status, e.reason, e.seconds) for e in verification.experiments],
-        recommendation=verification.recommendation,
+        recommendation=summarize_recommendation(verification.recommendation) if verification.recommendation else None,
         noise=verification.noise,
     )
 

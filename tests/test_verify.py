@@ -399,8 +399,8 @@ def test_with_no_time_left_the_search_adopts_only_what_was_measured_in_context_a
     """Busy machine: the experiments used the budget. The search starts within the CPU budget and,
     with no time to measure in context, takes oneDNN on as measured there (the switches are measured
     at the service's configuration within the CPU budget), keeps IR optimisation as it is (measured
-    only at the service's 8 threads), and the final race still measures the whole recommendation
-    against the service's."""
+    only at the service's 8 threads), and the final races still measure the whole recommendation
+    against the start it grew from and against the service's."""
     from factories import make_facts
     from paddle_doctor.facts.verification import ArmResult, ExperimentResult
     from paddle_doctor.verify.experiments import Context
@@ -425,6 +425,7 @@ def test_with_no_time_left_the_search_adopts_only_what_was_measured_in_context_a
     assert any(step.startswith("oneDNN on: oneDNN on vs baseline") for step in recommendation.steps)
     assert any(step.startswith("ir_optim kept as it is") and "no time was left to measure it in context (measured at the "
                "service's configuration)" in step for step in recommendation.steps), recommendation.steps
-    assert len(measurer.raced) == 1  # the whole, nothing else
-    (_, base), [(_, final)] = measurer.raced[-1]
-    assert base == service and final == recommendation.config
+    # the whole, nothing else: against the start within the CPU budget (its changes offered only when faster
+    # together), then against the service's configuration
+    assert [(base, [config for _, config in candidates]) for (_, base), candidates in measurer.raced] == \
+        [(start, [recommendation.config]), (service, [recommendation.config])]

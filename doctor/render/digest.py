@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..quoting import shell_word
 from ..report import Report, ReportFinding
+from ..verify.offered import kept
 from ..verify.words import describe, noise_words
 from ..vocabulary import Effect, Status, Verdict
 from ..wrapper_fix import WrapperSnippet, recommended_in_wrapper_terms
@@ -16,6 +17,7 @@ from .words import first_clause
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, ModelInput, Recommendation
+    from ..report_measured import RecommendationSummary
 
 TOP_PROBLEMS = 5
 STATUS_LABEL = {Status.FAIL: "✗ FAIL", Status.WARN: "! WARN", Status.ERROR: "? ERROR", Status.PASS: "✓ pass", Status.SKIP: "- skip"}
@@ -56,8 +58,9 @@ class InputView:
 class RecommendationView:
     """The recommendation as the summary shows it, with how busy the machine was while it was measured."""
 
+    title: str
     headline: str
-    snippet: str
+    snippet: str | None  # None when the service's configuration is kept
     steps: list[str]
     enforced: list[str]
     noise: str | None = None
@@ -131,12 +134,13 @@ def _verdict_words(finding: ReportFinding) -> str:
     return f" — {VERDICT_WORDS[finding.verdict]}" if finding.verdict in VERDICT_WORDS else ""
 
 
-def _recommendation_view(recommendation: Recommendation, noise: MachineNoise | None, min_effect: float,
+def _recommendation_view(recommendation: RecommendationSummary, noise: MachineNoise | None, min_effect: float,
                          wrapper: WrapperSnippet | None) -> RecommendationView:
-    comparison = recommendation.comparison
-    headline = f"measured as a whole: {describe(comparison)}" if comparison else "not measured as a whole"
-    return RecommendationView(headline, recommendation.snippet, recommendation.steps, recommendation.enforced,
-                              noise_words(noise, min_effect) if noise else None, wrapper)
+    """The service's own configuration, kept, is not shown as code to paste: there is nothing to change."""
+    change = not kept(recommendation)
+    return RecommendationView(recommendation.title, recommendation.headline, recommendation.snippet if change else None,
+                              recommendation.steps, recommendation.enforced, noise_words(noise, min_effect) if noise else None,
+                              wrapper if change else None)
 
 
 def dims(shape: list[int]) -> str:

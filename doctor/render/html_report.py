@@ -39,13 +39,13 @@ def render_html(report: Report) -> str:
         body += _table(problem_table(summary))
     recommendation = summary.recommendation
     if recommendation:
-        body += ["<h2>Recommended configuration</h2>", f"<p>{html.escape(recommendation.headline)}</p>"]
+        body += [f"<h2>{html.escape(recommendation.title)}</h2>", f"<p>{html.escape(recommendation.headline)}</p>"]
         body += [f"<p>{html.escape(recommendation.noise)}</p>"] if recommendation.noise else []
         if recommendation.enforced:
             body.append(f"<p>Enforced: {html.escape(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).</p>")
         if recommendation.wrapper:
             body += [f"<p>{html.escape(recommendation.wrapper.words)}</p>", code_block(recommendation.wrapper.code)]
-        body.append(code_block(recommendation.snippet))
+        body += [code_block(recommendation.snippet)] if recommendation.snippet else []
         body.append("<ul>" + "".join(f"<li>{html.escape(step)}</li>" for step in recommendation.steps) + "</ul>")
     for table in input_tables(summary):
         body += _table(table)

@@ -20,13 +20,13 @@ def render_markdown(report: Report) -> str:
         lines += _table(problem_table(summary))
     if summary.recommendation:
         recommendation = summary.recommendation
-        lines += ["## Recommended configuration", "", markdown_line(recommendation.headline), ""]
+        lines += [f"## {markdown_inline(recommendation.title)}", "", markdown_line(recommendation.headline), ""]
         lines += [markdown_line(recommendation.noise), ""] if recommendation.noise else []
         if recommendation.enforced:
             lines += [f"Enforced: {markdown_inline(', '.join(recommendation.enforced))} ({ENFORCED_WHY}).", ""]
         if recommendation.wrapper:
             lines += [markdown_line(recommendation.wrapper.words), "", *fenced(recommendation.wrapper.code, "text"), ""]
-        lines += [*fenced(recommendation.snippet, "python"), ""]
+        lines += [*fenced(recommendation.snippet, "python"), ""] if recommendation.snippet else []
         lines += [f"- {markdown_line(step)}" for step in recommendation.steps] + [""]
     for table in input_tables(summary):
         lines += _table(table)

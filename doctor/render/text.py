@@ -104,7 +104,7 @@ def _render_summary(report: Report, summary: Digest, console: Console) -> None:
             console.print(Text(f"and {len(summary.problems) - len(summary.top)} more below", style="dim"))
     recommendation = summary.recommendation
     if recommendation:
-        console.print(Text("Recommended configuration", style="bold underline"))
+        console.print(Text(recommendation.title, style="bold underline"))
         console.print(Text(recommendation.headline), highlight=False)
         if recommendation.noise:
             console.print(Text(recommendation.noise, style="yellow"), highlight=False)
@@ -113,7 +113,8 @@ def _render_summary(report: Report, summary: Digest, console: Console) -> None:
         if recommendation.wrapper:
             console.print(Text(recommendation.wrapper.words), highlight=False)
             print_code(console, recommendation.wrapper.code)
-        print_code(console, recommendation.snippet)
+        if recommendation.snippet:
+            print_code(console, recommendation.snippet)
     for view in summary.inputs:
         console.print(Text.assemble(("input ", "bold"), (view.name, "bold"),
                                     f": {view.dtype}, declared {view.declared}; measured {', '.join(view.shapes)}; "

@@ -7,8 +7,10 @@ only when it measured decisively faster (``decisive``: a setting within noise ke
 repeated runs under the same conditions recommend the same) in the context of the settings already
 adopted (the experiments' own measurement where it was made there; in up to two passes, so a
 setting adopted early is revisited once the others have moved; a setting left with no time to
-measure in context keeps its value, whatever another configuration measured), and finally
-measures the whole recommendation against the baseline.
+measure in context keeps its value, whatever another configuration measured). Changes that each
+measured faster in context can measure slower together: they are offered only when, together, they
+measure decisively faster than the start they grew from (else the recommendation is the start), and
+what is recommended is finally measured against the service's configuration.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
 from .experiments import BF16_FLAGS, Context, attach_drift, race, spare_s, thread_counts, thread_limit, within_budget
-from .words import describe
+from .words import describe, effect_words
 
 # the settings measured to matter most first, when the search runs out of time it is the small ones it leaves as
 # they are; oneDNN and bf16 first, measured by their experiments where the search starts, oneDNN off and on
@@ -102,7 +104,8 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     started = time.monotonic()
     baseline = ctx.baseline
     limit = thread_limit(ctx.facts) or UNBOUNDED
-    current, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured})
+    start, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured})
+    current = start
     steps: list[str] = [forced] if forced else []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].measured]
     search_until = started + budget_s * (1 - FINAL_SHARE)
@@ -147,12 +150,10 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             current, changed = config, True
         if not changed:
             break
-    whole: ComparisonResult | None = None
-    if current != baseline:
-        remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
-        (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], remaining, "recommended")
-    else:
+    if current == baseline:
         steps.append("no change measured decisively faster than the service's configuration")
+    remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
+    current, whole = measure_whole(ctx, start, current, remaining, steps)
     return Recommendation(
         config=current,
         snippet=current.snippet(program, params),
@@ -164,6 +165,34 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     )
 
 
+def measure_whole(ctx: Context, start: PredictorConfig, current: PredictorConfig, budget_s: float,
+                  steps: list[str]) -> tuple[PredictorConfig, ComparisonResult | None]:
+    """The recommendation and its comparison with the service's configuration, both measured as a whole.
+
+    The changes beyond the start (the service's configuration, or it within the CPU budget) were adopted one
+    at a time; they are offered only when, together, they measure decisively faster than the start alone
+    (``decisive``), else the recommendation is the start. Then what is recommended races the service's
+    configuration: the report's one comparison (the first race is that one where the start is the service's)."""
+    baseline = ctx.baseline
+    until = time.monotonic() + budget_s
+    if current != start:
+        alone = BASELINE if start == baseline else start.label(baseline)
+        share = budget_s if start == baseline else budget_s / 2
+        what = "recommended" if start == baseline else "recommend:together"
+        (together,) = ctx.measurer.race((alone, start), [("recommended", current)], share, what)
+        offered = decisive(together, ctx.measurer.min_effect)
+        against = "the service's configuration" if start == baseline else f"{alone} alone"
+        steps.append(f"{current.label(baseline)} measured together against {against}: {effect_words(together)}: "
+                     + ("offered" if offered else "the changes adopted one at a time are not offered"))
+        if start == baseline:
+            return (current, together) if offered else (start, None)
+        current = current if offered else start
+    if current == baseline:
+        return current, None
+    # at least half the time, even where the first race ran past its own half on a busy machine: two rounds decide nothing
+    (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], max(budget_s / 2, until - time.monotonic()),
+                                 "recommended")
+    return current, whole
 
 
 def kept(name: str, current: PredictorConfig, result: ExperimentResult, why: str = "nothing measured decisively faster") -> str:

@@ -1,0 +1,49 @@
+"""What a recommendation offers, in the same words in every format and in PD-CFG-001: a configuration
+measured faster than the service's, one that a rule the service breaks moved it to whatever it
+measured (threads within the CPU budget, PD-CPU-010), or the service's own, kept as it is."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..vocabulary import Effect
+from .words import describe
+
+if TYPE_CHECKING:
+    from ..facts.verification import Recommendation
+
+TITLE = "Recommended configuration"
+
+
+def measured_faster(recommendation: Recommendation) -> bool:
+    """Measured as a whole faster than the service's configuration, with its outputs unchanged."""
+    comparison = recommendation.comparison
+    return comparison is not None and comparison.verdict == Effect.IMPROVED and not comparison.changes_outputs
+
+
+def kept(recommendation: Recommendation) -> bool:
+    """The service's configuration itself: nothing to change."""
+    return recommendation.config == recommendation.baseline.config
+
+
+def title(recommendation: Recommendation) -> str:
+    """``Recommended configuration``, qualified where it is not measured faster."""
+    if measured_faster(recommendation):
+        return TITLE
+    if kept(recommendation):
+        return f"{TITLE}: keep the service's"
+    within = f": within the CPU budget ({', '.join(recommendation.enforced)})" if recommendation.enforced else ""
+    return f"{TITLE}{within}, not measured faster"
+
+
+def headline(recommendation: Recommendation) -> str:
+    """What was measured of the recommendation as a whole, and why it is offered when not for speed."""
+    comparison = recommendation.comparison
+    measured = describe(comparison) if comparison else "not measured as a whole"
+    if measured_faster(recommendation):
+        return f"measured as a whole: {measured}"
+    if kept(recommendation):
+        return "the service's configuration is kept" + (f": {recommendation.steps[-1]}" if recommendation.steps else "")
+    if recommendation.enforced:
+        return f"the recommendation keeps {', '.join(recommendation.enforced)}, which the service breaks, whatever it measured: {measured}"
+    return f"not offered as faster: {measured}"
