@@ -204,3 +204,25 @@ def test_the_recogniser_s_recommendation_never_reads_faster_than_it_measured(tmp
     assert (finding["status"] == "fail") == faster == (recommendation["title"] == "Recommended configuration"), (finding, recommendation)
     if not faster:
         assert recommendation["headline"] in finding["message"]
+
+
+def test_an_unbounded_onednn_cache_is_bounded_in_the_recommendation_as_pd_mem_001_says():
+    """oneDNN on with its shape cache unbounded (PD-MEM-001 fails): the search starts with it bounded, and a
+    recommendation not measured faster says which rule moved it there; turning oneDNN on bounds it too."""
+    from paddle_doctor.verify.offered import title
+    from paddle_doctor.verify.recommend import candidates_for
+    from paddle_doctor.vocabulary import Experiment
+
+    service = SERVICE.vary(threads=2, onednn_cache_capacity=0)
+    start = service.vary(onednn_cache_capacity=10)
+    measurer = StandInMeasurer({(service, start): UNDECIDED})
+    ctx = Context(make_facts(quota=2, threads=2, onednn=True), measurer=measurer, baseline=service, inputs={},
+                  max_drift=0.01, new_session=None)
+    recommendation = recommend(ctx, {}, 0.0, "m/inference.json", "m/inference.pdiparams")
+    assert recommendation.config == start and recommendation.enforced == ["PD-MEM-001"]
+    assert "config.set_mkldnn_cache_capacity(10)" in recommendation.snippet.splitlines()
+    assert recommendation.steps[0].startswith("oneDNN cache 10: the service leaves oneDNN's shape cache unbounded (0: PD-MEM-001)")
+    assert title(recommendation) == "Recommended configuration: with oneDNN's shape cache bounded (PD-MEM-001), not measured faster"
+    assert measurer.raced == [(service, start)]
+    off = service.vary(onednn=False, onednn_cache_capacity=-1)
+    assert candidates_for(Experiment.ONEDNN, ctx, off) == [off.vary(onednn=True, onednn_cache_capacity=10)]

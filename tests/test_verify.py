@@ -352,9 +352,9 @@ def test_search_starts_within_the_cpu_budget(comparisons, quota, start_threads):
     facts = make_facts(quota=quota, threads=8)
     ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=8), inputs={}, max_drift=0.01, new_session=None)
     measured = {"threads": threads_result(*comparisons)} if comparisons else {}
-    start, step = admissible_start(ctx, measured)
+    start, (step,), enforced = admissible_start(ctx, measured)
     assert start.threads == start_threads and start == BASE.vary(threads=start_threads)
-    assert "exceed the CPU budget (PD-CPU-010)" in step
+    assert "exceed the CPU budget (PD-CPU-010)" in step and enforced == ["PD-CPU-010"]
 
 
 def test_search_starts_from_the_service_when_it_fits():
@@ -364,7 +364,7 @@ def test_search_starts_from_the_service_when_it_fits():
 
     facts = make_facts(quota=2, threads=2)
     ctx = Context(facts, measurer=None, baseline=BASE.vary(threads=2), inputs={}, max_drift=0.01, new_session=None)
-    assert admissible_start(ctx, {}) == (BASE.vary(threads=2), None)
+    assert admissible_start(ctx, {}) == (BASE.vary(threads=2), [], [])
 
 
 def test_outputs_changing_candidates_are_never_recommended():

@@ -88,6 +88,13 @@ def thread_limit(facts: Facts) -> int | None:
     return budget.threads_per_instance(facts.service.instances) if budget else None
 
 
+def bounded_cache(config: PredictorConfig) -> PredictorConfig:
+    """``config`` with oneDNN's shape cache bounded (the capacity PD-MEM-001's fix sets) where oneDNN is
+    on and its cache unbounded (0 or less), else ``config`` itself."""
+    capacity = config.onednn_cache_capacity
+    return config.vary(onednn_cache_capacity=ONEDNN_CACHE_DEFAULT) if config.onednn and capacity is not None and capacity <= 0 else config
+
+
 def within_budget(facts: Facts, config: PredictorConfig) -> PredictorConfig:
     """``config`` with its threads brought within the CPU budget (the count PD-CPU-010's fix sets)
     where they exceed it, else ``config`` itself."""

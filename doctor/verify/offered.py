@@ -1,6 +1,7 @@
 """What a recommendation offers, in the same words in every format and in PD-CFG-001: a configuration
 measured faster than the service's, one that a rule the service breaks moved it to whatever it
-measured (threads within the CPU budget, PD-CPU-010), or the service's own, kept as it is."""
+measured (threads within the CPU budget, PD-CPU-010; oneDNN's shape cache bounded, PD-MEM-001), or
+the service's own, kept as it is."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from ..facts.verification import Recommendation
 
 TITLE = "Recommended configuration"
+ENFORCED_WORDS = {"PD-CPU-010": "within the CPU budget", "PD-MEM-001": "with oneDNN's shape cache bounded"}
 
 
 def measured_faster(recommendation: Recommendation) -> bool:
@@ -32,8 +34,8 @@ def title(recommendation: Recommendation) -> str:
         return TITLE
     if kept(recommendation):
         return f"{TITLE}: keep the service's"
-    within = f": within the CPU budget ({', '.join(recommendation.enforced)})" if recommendation.enforced else ""
-    return f"{TITLE}{within}, not measured faster"
+    within = " and ".join(f"{ENFORCED_WORDS[rule]} ({rule})" for rule in recommendation.enforced)
+    return f"{TITLE}{': ' + within if within else ''}, not measured faster"
 
 
 def headline(recommendation: Recommendation) -> str:

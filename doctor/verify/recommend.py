@@ -20,7 +20,17 @@ import time
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
-from .experiments import BF16_FLAGS, Context, attach_drift, race, spare_s, thread_counts, thread_limit, within_budget
+from .experiments import (
+    BF16_FLAGS,
+    Context,
+    attach_drift,
+    bounded_cache,
+    race,
+    spare_s,
+    thread_counts,
+    thread_limit,
+    within_budget,
+)
 from .words import describe, effect_words
 
 # the settings measured to matter most first, when the search runs out of time it is the small ones it leaves as
@@ -37,8 +47,8 @@ def candidates_for(name: Experiment, ctx: Context, current: PredictorConfig) -> 
     if name == Experiment.THREADS:
         limit = thread_limit(ctx.facts) or UNBOUNDED
         return [current.vary(threads=n) for n in thread_counts(ctx.facts, current) if n != current.threads and n <= limit]
-    if name == Experiment.ONEDNN:
-        return [current.vary(onednn=not current.onednn, precision=Precision.FP32)]
+    if name == Experiment.ONEDNN:  # turned on with its shape cache bounded, as PD-CPU-004's fix does
+        return [bounded_cache(current.vary(onednn=not current.onednn, precision=Precision.FP32))]
     if name == Experiment.BF16:
         return [current.vary(precision=Precision.BF16)] if current.precision != Precision.BF16 else []
     return [current.vary(**{name.value: not getattr(current, name.value)})]
@@ -68,20 +78,28 @@ def best_improvement(result: ExperimentResult, limit: int, min_effect: float) ->
     return best, configs[best.candidate]
 
 
-def admissible_start(ctx: Context, measured: dict[str, ExperimentResult]) -> tuple[PredictorConfig, str | None]:
-    """The service's configuration, or, when its threads exceed the CPU budget (PD-CPU-010), the same
-    with the budget's thread count, the one PD-CPU-010's fix sets (and the one the switches were
-    measured at): the search never starts from, and so never recommends, a setting the doctor fails,
-    and it moves to fewer threads only when they measure decisively faster in context."""
+def admissible_start(ctx: Context, measured: dict[str, ExperimentResult]) -> tuple[PredictorConfig, list[str], list[str]]:
+    """The service's configuration within the rules the doctor enforces, with the steps that moved it
+    there and their rules: its threads brought within the CPU budget where they exceed it (PD-CPU-010:
+    the count that rule's fix sets, and the one the switches were measured at), and oneDNN's shape
+    cache bounded where the service leaves it unbounded (PD-MEM-001). The search never starts from,
+    and so never recommends, a setting the doctor fails, and it moves to fewer threads only when they
+    measure decisively faster in context."""
     baseline = ctx.baseline
-    start = within_budget(ctx.facts, baseline)
-    if start == baseline:
-        return baseline, None
-    experiment = measured.get(Experiment.THREADS)
-    measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
-    found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
-    return start, (f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
-                   f"so the search starts at the budget, as that rule's fix says ({found})")
+    start, steps, enforced = within_budget(ctx.facts, baseline), [], []
+    if start != baseline:
+        experiment = measured.get(Experiment.THREADS)
+        measured_start = next((c for c in experiment.comparisons if c.candidate == start.label(baseline)), None) if experiment else None
+        found = f"measured: {describe(measured_start)}" if measured_start else "not measured: the threads experiment did not run"
+        steps.append(f"{start.label(baseline)}: the service's {baseline.threads} threads exceed the CPU budget (PD-CPU-010), "
+                     f"so the search starts at the budget, as that rule's fix says ({found})")
+        enforced.append("PD-CPU-010")
+    bounded = bounded_cache(start)
+    if bounded != start:
+        steps.append(f"{bounded.label(start)}: the service leaves oneDNN's shape cache unbounded "
+                     f"({start.onednn_cache_capacity}: PD-MEM-001), so the search starts with it bounded, as that rule's fix says")
+        enforced.append("PD-MEM-001")
+    return bounded, steps, enforced
 
 
 def measured_at(result: ExperimentResult) -> PredictorConfig:
@@ -104,9 +122,8 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     started = time.monotonic()
     baseline = ctx.baseline
     limit = thread_limit(ctx.facts) or UNBOUNDED
-    start, forced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured})
+    start, steps, enforced = admissible_start(ctx, {k: v for k, v in measured.items() if v.measured})
     current = start
-    steps: list[str] = [forced] if forced else []
     dimensions = [name for name in SEARCH_ORDER if name in measured and measured[name].measured]
     search_until = started + budget_s * (1 - FINAL_SHARE)
     ctx.spare_until = search_until
@@ -133,7 +150,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 if not candidates:
                     continue
                 slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
-                # on a busy machine, undecided, it may take what is left of the search: the settings after it matter less
+                # not settled, it may take what is left of the search: the settings after it matter less
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
@@ -161,7 +178,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         baseline=ctx.measurer.arm_result(BASELINE, baseline),
         recommended=ctx.measurer.arm_result("recommended", current),
         comparison=whole,
-        enforced=["PD-CPU-010"] if forced else [],
+        enforced=enforced,
     )
 
 
