@@ -79,6 +79,12 @@ class Digest:
     def top(self) -> list[Problem]:
         return self.problems[:TOP_PROBLEMS]
 
+    @property
+    def recommendation_measured_above(self) -> bool:
+        """A problem shown above the recommendation (PD-CFG-001's) states its measurement as a whole already."""
+        return any(problem.finding.recommendation is not None and problem.finding.recommendation.comparison is not None
+                   for problem in self.top)
+
 
 def digest(report: Report) -> Digest:
     problems = [_problem(f) for f in report.findings if f.status.is_problem]

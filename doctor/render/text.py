@@ -105,7 +105,8 @@ def _render_summary(report: Report, summary: Digest, console: Console) -> None:
     recommendation = summary.recommendation
     if recommendation:
         console.print(Text(recommendation.title, style="bold underline"))
-        console.print(Text(recommendation.headline), highlight=False)
+        if not summary.recommendation_measured_above:  # said once on the first screen
+            console.print(Text(recommendation.headline), highlight=False)
         if recommendation.noise:
             console.print(Text(recommendation.noise, style="yellow"), highlight=False)
         if recommendation.enforced:
