@@ -126,6 +126,15 @@ def test_the_interval_is_written_in_the_headline_s_words(ratio, low, high, verdi
     assert describe(ComparisonResult("baseline", "threads=1", ratio, low, high, verdict, 1 if math.isinf(high) else 12)) == words
 
 
+def test_an_interval_on_one_side_of_1_after_too_few_rounds_says_why_it_is_undecided():
+    early = ComparisonResult("baseline", "threads=1", 1 / 2.67, 1 / 3.69, 1 / 1.93, Effect.UNDECIDED, stats.MIN_ROUNDS - 2)
+    assert describe(early) == ("threads=1 vs baseline: undecided after 4 of the 6 rounds a verdict needs "
+                               "(2.67x slower, 95% CI 1.93-3.69x slower)")
+    assert assert_consistent(describe(early)) == 1
+    # with the rounds, an interval on one side is undecided only for a reason the words need not count (the noise floor)
+    assert describe(replace(early, rounds=12)).startswith("threads=1 vs baseline: undecided (2.67x slower")
+
+
 def test_the_p50s_beside_a_ratio_are_those_of_its_blocks():
     c = ComparisonResult("baseline", "recommended", 2.61, 2.19, 3.10, Effect.IMPROVED, 12, 0.99, 50.95, 19.5)
     assert describe(c) == "recommended vs baseline: 2.61x faster (99% CI 2.19-3.10x faster; p50 19.50 vs 50.95 ms)"

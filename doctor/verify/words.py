@@ -4,6 +4,7 @@ its confidence interval in the ratio's direction and words, and the p50s of the 
 ``threads=2 vs baseline: 1.31x faster (95% CI 1.20-1.43x faster; p50 1.21 vs 1.58 ms)``,
 ``IR optim off vs baseline: 1.06x slower (95% CI 1.02-1.10x slower; ...)``,
 ``threads=1 vs baseline: undecided (1.01x slower, 95% CI 1.10x slower to 1.05x faster; ...)``,
+``... undecided after 4 of the 6 rounds a verdict needs (2.67x slower, 95% CI 1.93-3.69x slower; ...)``,
 ``... no measurable difference (1.01x faster, 95% CI ...)``. A ratio faster than 1 reads "faster"
 even when it rounds to 1.00x.
 """
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..vocabulary import Effect
 from .noise import BUSY_SHARE
+from .stats import MIN_ROUNDS
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, MachineNoise
@@ -53,7 +55,12 @@ def effect_words(comparison: ComparisonResult) -> str:
     if c.verdict in (Effect.IMPROVED, Effect.REGRESSED):
         outputs = " but it changes the outputs beyond --max-drift" if c.changes_outputs else ""
         return f"{speed_words(c.ratio)} ({numbers}){outputs}"
-    words = "no measurable difference" if c.verdict == Effect.NO_EFFECT else "undecided"
+    if c.verdict == Effect.NO_EFFECT:
+        words = "no measurable difference"
+    elif c.rounds < MIN_ROUNDS and (c.ci_low >= 1 or c.ci_high < 1):  # it would read as decided: say what it lacks
+        words = f"undecided after {c.rounds} of the {MIN_ROUNDS} rounds a verdict needs"
+    else:
+        words = "undecided"
     return f"{words} ({speed_words(c.ratio)}, {numbers})"
 
 
