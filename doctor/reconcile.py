@@ -50,7 +50,9 @@ def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
         return replace(finding, message=f"{finding.message}; measured: {outcome(best)}", verdict=Verdict.CONFIRMED,
                        measured=best.candidate)
     if any(c.verdict == Effect.UNDECIDED for c in tested):
-        undecided = next(c for c in tested if c.verdict == Effect.UNDECIDED)
+        # the story of the change the fix's code makes, where that one was measured
+        undecided = min((c for c in tested if c.verdict == Effect.UNDECIDED),
+                        key=lambda c: getattr(configs[c.candidate], proposal.setting) != proposal.values[-1])
         return replace(finding, message=f"{finding.message}; measured: {outcome(undecided)} within the budget; "
                                         "raise --budget or measure on a quieter machine", verdict=Verdict.UNDECIDED,
                        measured=undecided.candidate)

@@ -58,6 +58,17 @@ def test_undecided_keeps_the_finding_and_says_so():
     assert "oneDNN on vs baseline: undecided (1.10x faster" in found.message and "within the budget" in found.message and "raise --budget" in found.message
 
 
+def test_undecided_counts_tell_the_story_of_the_count_the_fix_sets():
+    """PD-CPU-010's fix sets the budget's 2 threads: of the undecided counts, that one's measurement is said."""
+    over = Finding("PD-CPU-010", Status.FAIL, "8 compute threads on a budget of 2 CPUs", proposal=Proposal("threads", (1, 2), binding=True))
+    found = reconcile(over, experiment("threads", ("threads=1", {"threads": 1}, "undecided", 1.03),
+                                       ("threads=2", {"threads": 2}, "undecided", 1.08)))
+    assert found.verdict is Verdict.UNDECIDED and found.measured == "threads=2"
+    assert "measured: threads=2 vs baseline: undecided (1.08x faster" in found.message, found.message
+    alone = reconcile(over, experiment("threads", ("threads=1", {"threads": 1}, "undecided", 1.03)))
+    assert alone.measured == "threads=1"  # the fix's own count not measured: the one that was
+
+
 def test_an_enforced_limit_stands_when_fewer_threads_measure_slower():
     over = Finding("PD-CPU-010", Status.FAIL, "8 compute threads on a budget of 2 CPUs", observed="8 threads x 1 instance = 8",
                    expected="at most 2 in total", proposal=Proposal("threads", (1, 2), binding=True))
