@@ -269,14 +269,14 @@ class LivePredictor:
 
 def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``."""
-    pending = PENDING
+    pending, most = PENDING, MAX_PENDING
 
     def copy_from_cpu(tensor: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(tensor, data, *args, **kwargs)
         try:
             seen = (data.shape, data.dtype)
             copied = getattr(pending, "inputs", None)
-            if copied is None or len(copied) >= MAX_PENDING:
+            if copied is None or len(copied) >= most:
                 pending.inputs = [seen]
             else:
                 copied.append(seen)
@@ -294,7 +294,7 @@ def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[...
     predictor_of = process.by_id.get
     events = process.events
     append = events.append
-    pending = PENDING
+    pending, fold_at = PENDING, FOLD_AT
 
     def run(predictor: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -305,7 +305,7 @@ def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[...
             else:
                 pending.inputs = None
             event = [live, 0, None, inputs]
-            if len(events) < FOLD_AT:
+            if len(events) < fold_at:
                 append(event)
             else:
                 process.crowded(event)
