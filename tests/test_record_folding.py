@@ -154,6 +154,30 @@ def test_runs_waiting_between_two_folds_are_bounded_and_those_not_counted_are_sa
     assert snapshot(process).predictors[0].runs.runs == MAX_EVENTS + 1
 
 
+class Given:
+    """A do-nothing predictor that takes its inputs as ``run(inputs)``, as Paddle's does, and returns them."""
+
+    def run(self, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return inputs
+
+    def get_input_names(self) -> list[str]:
+        return []
+
+
+def test_run_given_its_inputs_by_position_or_by_name_records_their_shapes_and_returns_what_run_returns():
+    process, given = Process(), Given()
+    run = recorded_run(process, Given.run)
+    process.live_of(given)
+    one, two = [np.ones((2, 5), "float32")], [np.ones((4, 5), "int64"), np.ones((1,), "float32")]
+    assert run(given, one) is one and run(given, inputs=two) is two and run(given, one) is one
+    with pytest.raises(TypeError):
+        run(given, data=one)  # a keyword Paddle's run() does not take either
+    runs = snapshot(process).predictors[0].runs
+    assert runs.runs == 3
+    assert [([t.shape for t in s.inputs], [t.dtype for t in s.inputs], s.runs) for s in runs.shapes] == \
+        [([[2, 5]], ["float32"], 2), ([[4, 5], [1]], ["int64", "float32"], 1)]
+
+
 WOKEN = '''
 import json, time
 from paddle_doctor.record.live import FOLD_AT, Process, recorded_run

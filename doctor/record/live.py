@@ -228,11 +228,12 @@ class LivePredictor:
         if self.process.by_id.get(key) is self:
             del self.process.by_id[key]
 
-    def inputs_of(self, args: tuple[Any, ...]) -> Any:
-        """The inputs of a ``run()`` on this thread: the tensors it was given, else what was copied in
-        on this thread since its last ``run()``, else its input handles' shapes."""
-        if args:  # run(list of tensors)
-            return tuple((tuple(tensor.shape), str(tensor.dtype)) for tensor in args[0])
+    def inputs_of(self, given: Any) -> Any:
+        """The inputs of a ``run()`` that had none copied in on its thread: the tensors it was given
+        (``run(inputs)``), else its input handles' shapes (and their dtypes, read on this thread, for
+        a shape not seen)."""
+        if given is not NO_INPUTS:
+            return tuple((tuple(tensor.shape), str(tensor.dtype)) for tensor in given)
         inputs = tuple((tuple(handle.shape()), None) for handle in self.handles or ())
         dtypes = self.handle_dtypes
         if inputs not in dtypes and len(dtypes) < MAX_SHAPES:
@@ -268,11 +269,12 @@ class LivePredictor:
 
 
 def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``."""
+    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``.
+    Its arguments are Paddle's own (``data``, by position or by name): no keyword dictionary to build."""
     pending, most = PENDING, MAX_PENDING
 
-    def copy_from_cpu(tensor: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original(tensor, data, *args, **kwargs)
+    def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
+        result = original(tensor, data, *more) if more else original(tensor, data)
         try:
             seen = (data.shape, data.dtype)
             copied = getattr(pending, "inputs", None)
@@ -288,23 +290,28 @@ def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     return copy_from_cpu
 
 
+NO_INPUTS: Any = object()
+
+
 def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Predictor.run`` that notes each call in ``process``'s list of runs (see the module's words)."""
+    """``Predictor.run`` that notes each call in ``process``'s list of runs (see the module's words).
+    Its arguments are Paddle's own (``run()``, ``run(inputs)``, ``run(inputs=…)``): no keyword
+    dictionary to build; another keyword is a ``TypeError``, as it is for Paddle's."""
     clock = time.perf_counter_ns
     predictor_of = process.by_id.get
     events = process.events
     append = events.append
     pending, fold_at = PENDING, FOLD_AT
 
-    def run(predictor: Any, *args: Any, **kwargs: Any) -> Any:
+    def run(predictor: Any, inputs: Any = NO_INPUTS, *more: Any) -> Any:
         try:
             live = predictor_of(id(predictor)) or process.live_of(predictor)
-            inputs = None if args else getattr(pending, "inputs", None)
-            if inputs is None:
-                inputs = live.inputs_of(args)
+            seen = getattr(pending, "inputs", None) if inputs is NO_INPUTS else None
+            if seen is None:
+                seen = live.inputs_of(inputs)
             else:
                 pending.inputs = None
-            event = [live, 0, None, inputs]
+            event = [live, 0, None, seen]
             if len(events) < fold_at:
                 append(event)
             else:
@@ -312,9 +319,9 @@ def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[...
             event[1] = clock()
         except Exception as exc:  # the recorder never raises into the service
             process.failed(f"before run(): {exc!r}"[:200])
-            return original(predictor, *args, **kwargs)
+            return original(predictor) if inputs is NO_INPUTS else original(predictor, inputs, *more)
         try:
-            return original(predictor, *args, **kwargs)
+            return original(predictor) if inputs is NO_INPUTS else original(predictor, inputs, *more)
         finally:
             event[2] = clock()
 
