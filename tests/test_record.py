@@ -328,6 +328,22 @@ def wait_for_runs(records: Path, runs: int, deadline_s: float = 60) -> Record:
     raise AssertionError(f"no record of {runs} runs in {records} after {deadline_s} s")
 
 
+def killed_once_recorded(script: Path, records: Path, said_first: str, runs: int, stderr=subprocess.DEVNULL) -> tuple[int, Record]:
+    """The service started with its record written every 0.1 s, killed (SIGKILL) once it said
+    ``said_first`` and its record counts ``runs`` runs: its PID, and that record."""
+    process = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=stderr, text=True, env=service_env(records, PADDLE_DOCTOR_RECORD_INTERVAL="0.1"))
+    try:
+        assert process.stdout.readline() == said_first
+        record = wait_for_runs(records, runs)
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        process.kill()
+        process.wait()
+    return process.pid, record
+
+
 STEADY = '''
     from paddle.inference import Config, create_predictor
     config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
@@ -343,18 +359,8 @@ STEADY = '''
 def test_a_killed_service_leaves_its_last_record(cnn, tmp_path):
     script = service(tmp_path, STEADY.format(cnn=cnn) + "    sys.stdin.readline()\n")
     records = tmp_path / "records"
-    process = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True,
-                               env=service_env(records, PADDLE_DOCTOR_RECORD_INTERVAL="0.1"))
-    try:
-        assert process.stdout.readline() == "ran 3\n"
-        record = wait_for_runs(records, 3)
-        process.send_signal(signal.SIGKILL)
-        assert process.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        process.kill()
-        process.wait()
-    assert record.pid == process.pid and record.predictors[0].runs.runs == 3
+    pid, record = killed_once_recorded(script, records, "ran 3\n", 3)
+    assert record.pid == pid and record.predictors[0].runs.runs == 3
     assert not list(records.glob(".*.tmp"))
 
 

@@ -1,13 +1,22 @@
 """The recorder's state in the service: one :class:`LivePredictor` per predictor built, and the
-``run()`` wrapper that counts into it.
+``run()`` and ``copy_from_cpu`` wrappers that note each call for it.
 
-``run()`` pays for two ``perf_counter_ns`` calls, two histogram updates, one dictionary update for
-its inputs, and a lock held for a few additions at entry and at exit (the concurrency counts); the
-snapshot for the writer copies counters without that lock, so under concurrent runs a count may lag
-by the runs in flight. Input shapes and dtypes are those ``Tensor.copy_from_cpu`` was given on the
-same thread since its last ``run()`` (numpy attributes: cheap); a ``run()`` with none (inputs shared
-with ``share_external_data``) reads its input handles' shapes, and their dtypes the first time a
-shape is seen.
+``run()`` does the least: one dictionary get for its predictor, the inputs its thread copied in
+since its last ``run()`` (``Tensor.copy_from_cpu`` notes each array's shape and dtype on the
+thread; numpy attributes, cheap), one append of ``[predictor, start, end, inputs]`` to the
+process's list of runs (a list's append is atomic under the GIL: no lock) and two
+``perf_counter_ns`` reads written into it, the start once it is in the list and the end when the
+run returns. A ``run()`` with no inputs copied (inputs shared with ``share_external_data``) reads
+its input handles' shapes, and their dtypes on its own thread the first time a shape is seen.
+
+Everything else happens in :meth:`Process.fold`, on the writer's thread (every few seconds, at
+exit, and sooner once :data:`FOLD_AT` runs wait): the runs that ended are taken out of the list and
+counted into each predictor's histograms, shapes, first run, busy time and gaps, in the order they
+started. Concurrency is exact: runs that had started are all in the list, each fold sweeps the
+starts and ends of its runs and of those still running (their end clipped at the fold's clock),
+from the previous fold's clock on, and a run still running is kept for the next fold, so a run
+that straddles folds is counted against every run it overlaps. Past :data:`MAX_EVENTS` waiting
+runs (the writer stuck) a run is not counted, and the record says how many were not.
 """
 
 from __future__ import annotations
@@ -28,8 +37,10 @@ MAX_PREDICTORS = 64
 MAX_SHAPES = 32
 MAX_ERRORS = 8
 MAX_PENDING = 64
+FOLD_AT = 4096  # runs waiting: the writer is woken to fold them
+MAX_EVENTS = 16384  # runs waiting past which a run is not counted (a writer stuck)
 BUCKETS = 64 << 3
-PENDING = threading.local()  # .inputs: (shape, dtype) copied in on this thread since its last run()
+PENDING = threading.local()  # .inputs: [(shape, dtype)] copied in on this thread since its last run(), or None
 
 
 def bucket(ns: int) -> int:
@@ -59,15 +70,19 @@ def percentile_ns(counts: list[int], share: float) -> float | None:
 
 
 class Process:
-    """Process-wide: every predictor, the concurrency across them, the recorder's own failures."""
+    """Process-wide: every predictor, the runs not yet folded, the concurrency across predictors,
+    the recorder's own failures. :meth:`fold` is called by one thread at a time (the writer's lock)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.by_id: dict[int, LivePredictor] = {}
         self.predictors: list[LivePredictor] = []
         self.not_kept = 0
-        self.inside_runs = 0
-        self.inside_threads = 0
+        self.events: list[list[Any]] = []  # [predictor, start, end, inputs] of each run, appended as it starts
+        self.running: list[list[Any]] = []  # runs still running at the last fold
+        self.folded_until = 0
+        self.not_counted = 0
+        self.wake = threading.Event()  # set when runs pile up: the writer folds them now
         self.peak_runs = 0
         self.peak_threads = 0
         self.errors: list[str] = []
@@ -110,6 +125,63 @@ class Process:
             live = self.add(predictor, BuiltBy.UNSEEN, None, None, build_site(None))
         return live
 
+    def crowded(self, event: list[Any]) -> None:
+        """A run that finds :data:`FOLD_AT` runs waiting: the writer is woken, and past
+        :data:`MAX_EVENTS` the run is not counted."""
+        if not self.wake.is_set():
+            self.wake.set()
+        with self.lock:
+            if len(self.events) < MAX_EVENTS:
+                self.events.append(event)
+            else:
+                self.not_counted += 1
+
+    def fold(self) -> None:
+        """Counts the runs that ended into their predictors, and the concurrency since the last fold."""
+        until = time.perf_counter_ns()
+        events = self.events
+        taken = events[:]  # a copy and a deletion, each atomic: a run appended meanwhile stays
+        del events[:len(taken)]
+        since, self.folded_until = self.folded_until, until
+        running: list[list[Any]] = []
+        points: list[tuple[int, int, LivePredictor]] = []
+        for event in self.running + taken:
+            live, start, end, inputs = event
+            if not start or start >= until:  # not started before the fold's clock: the next fold's
+                running.append(event)
+                continue
+            if end is None or end > until:
+                running.append(event)
+                stop = until
+            else:
+                live.count(start, end, inputs)
+                stop = end
+            begin = start if start > since else since
+            if stop > begin:
+                points.append((begin, 1, live))
+                points.append((stop, 0, live))
+        self.running = running
+        self._sweep(points)
+
+    def _sweep(self, points: list[tuple[int, int, LivePredictor]]) -> None:
+        """The most runs, and math threads, inside ``run()`` at once, process-wide and per predictor
+        (an end and a start at the same nanosecond do not overlap)."""
+        points.sort(key=lambda point: (point[0], point[1]))
+        runs = threads = 0
+        inside: dict[LivePredictor, int] = {}
+        for _, starts, live in points:
+            if starts:
+                runs += 1
+                threads += live.threads
+                now = inside[live] = inside.get(live, 0) + 1
+                live.peak = max(live.peak, now)
+                self.peak_runs = max(self.peak_runs, runs)
+                self.peak_threads = max(self.peak_threads, threads)
+            else:
+                runs -= 1
+                threads -= live.threads
+                inside[live] -= 1
+
 
 class LivePredictor:
     def __init__(self, process: Process, number: int, built_by: Any, config: RecordedConfig | None,
@@ -136,7 +208,6 @@ class LivePredictor:
         self.first_start_ns = 0
         self.last_end_ns = 0
         self.busy_ns = 0
-        self.inside = 0
         self.peak = 0
 
     def watch(self, predictor: Any) -> None:
@@ -157,21 +228,24 @@ class LivePredictor:
         if self.process.by_id.get(key) is self:
             del self.process.by_id[key]
 
-    def inputs_of(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        if args:  # run(list of tensors)
-            return tuple((tuple(tensor.shape), str(tensor.dtype)) for tensor in args[0])
-        copied = getattr(PENDING, "inputs", None)
-        if copied:
-            PENDING.inputs = []
-            return tuple(copied)
-        return tuple((tuple(handle.shape()), None) for handle in self.handles or ())
+    def inputs_of(self, given: Any) -> Any:
+        """The inputs of a ``run()`` that had none copied in on its thread: the tensors it was given
+        (``run(inputs)``), else its input handles' shapes (and their dtypes, read on this thread, for
+        a shape not seen)."""
+        if given is not NO_INPUTS:
+            return tuple((tuple(tensor.shape), str(tensor.dtype)) for tensor in given)
+        inputs = tuple((tuple(handle.shape()), None) for handle in self.handles or ())
+        dtypes = self.handle_dtypes
+        if inputs not in dtypes and len(dtypes) < MAX_SHAPES:
+            dtypes[inputs] = tuple(str(handle.type()) for handle in self.handles or ())
+        return inputs
 
     def dtypes_of(self, inputs: tuple[Any, ...]) -> list[str]:
         from_handles = self.handle_dtypes.get(inputs, ())
         return [str(dtype if dtype is not None else (from_handles[index] if index < len(from_handles) else "unknown"))
                 for index, (_, dtype) in enumerate(inputs)]
 
-    def count(self, start: int, end: int, inputs: tuple[Any, ...]) -> None:
+    def count(self, start: int, end: int, inputs: Any) -> None:
         took = end - start
         if self.first_run_ns is None:
             self.first_run_ns = took
@@ -183,28 +257,31 @@ class LivePredictor:
                 self.gaps[bucket(gap)] += 1
         self.last_end_ns = end
         self.busy_ns += took
+        key = tuple(inputs)
         shapes = self.shapes
-        seen = shapes.get(inputs)
+        seen = shapes.get(key)
         if seen is not None:
-            shapes[inputs] = seen + 1
+            shapes[key] = seen + 1
         elif len(shapes) < MAX_SHAPES:
-            shapes[inputs] = 1
-            if inputs and inputs[0][1] is None:
-                self.handle_dtypes[inputs] = tuple(str(handle.type()) for handle in self.handles or ())
+            shapes[key] = 1
         else:
             self.shapes_not_kept += 1
 
 
 def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``."""
+    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``.
+    Its arguments are Paddle's own (``data``, by position or by name): no keyword dictionary to build."""
+    pending, most = PENDING, MAX_PENDING
 
-    def copy_from_cpu(tensor: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original(tensor, data, *args, **kwargs)
+    def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
+        result = original(tensor, data, *more) if more else original(tensor, data)
         try:
-            copied = getattr(PENDING, "inputs", None)
-            if copied is None or len(copied) >= MAX_PENDING:
-                copied = PENDING.inputs = []
-            copied.append((data.shape, data.dtype))
+            seen = (data.shape, data.dtype)
+            copied = getattr(pending, "inputs", None)
+            if copied is None or len(copied) >= most:
+                pending.inputs = [seen]
+            else:
+                copied.append(seen)
         except Exception:  # a list of strings has neither
             pass
         return result
@@ -213,38 +290,40 @@ def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
     return copy_from_cpu
 
 
-def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Predictor.run`` that counts each call into its predictor's :class:`LivePredictor`."""
-    lock = process.lock
-    clock = time.perf_counter_ns
+NO_INPUTS: Any = object()
 
-    def run(predictor: Any, *args: Any, **kwargs: Any) -> Any:
+
+def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[..., Any]:
+    """``Predictor.run`` that notes each call in ``process``'s list of runs (see the module's words).
+    Its arguments are Paddle's own (``run()``, ``run(inputs)``, ``run(inputs=…)``): no keyword
+    dictionary to build; another keyword is a ``TypeError``, as it is for Paddle's."""
+    clock = time.perf_counter_ns
+    predictor_of = process.by_id.get
+    events = process.events
+    append = events.append
+    pending, fold_at = PENDING, FOLD_AT
+
+    def run(predictor: Any, inputs: Any = NO_INPUTS, *more: Any) -> Any:
         try:
-            live = process.live_of(predictor)
-            inputs = live.inputs_of(args)
-            with lock:
-                live.inside += 1
-                live.peak = max(live.peak, live.inside)
-                process.inside_runs += 1
-                process.inside_threads += live.threads
-                process.peak_runs = max(process.peak_runs, process.inside_runs)
-                process.peak_threads = max(process.peak_threads, process.inside_threads)
+            live = predictor_of(id(predictor)) or process.live_of(predictor)
+            seen = getattr(pending, "inputs", None) if inputs is NO_INPUTS else None
+            if seen is None:
+                seen = live.inputs_of(inputs)
+            else:
+                pending.inputs = None
+            event = [live, 0, None, seen]
+            if len(events) < fold_at:
+                append(event)
+            else:
+                process.crowded(event)
+            event[1] = clock()
         except Exception as exc:  # the recorder never raises into the service
             process.failed(f"before run(): {exc!r}"[:200])
-            return original(predictor, *args, **kwargs)
-        start = clock()
+            return original(predictor) if inputs is NO_INPUTS else original(predictor, inputs, *more)
         try:
-            return original(predictor, *args, **kwargs)
+            return original(predictor) if inputs is NO_INPUTS else original(predictor, inputs, *more)
         finally:
-            end = clock()
-            with lock:
-                live.inside -= 1
-                process.inside_runs -= 1
-                process.inside_threads -= live.threads
-            try:
-                live.count(start, end, inputs)
-            except Exception as exc:
-                process.failed(f"after run(): {exc!r}"[:200])
+            event[2] = clock()
 
     run.__name__ = run.__qualname__ = "run"
     run.__doc__ = getattr(original, "__doc__", None)

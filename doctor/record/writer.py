@@ -1,7 +1,9 @@
 """The record written: a snapshot of the recorder's state as a :class:`Record`, written atomically
 (a temporary file in the same folder, renamed) and owner-only (0600, in a 0700 folder that must
-be the service user's own and not a link), every few seconds by a daemon thread and at exit.
-A write that fails is remembered in the record's ``errors`` and said once on stderr, never raised."""
+be the service user's own and not a link), every few seconds by a daemon thread and at exit; the
+runs noted since the last snapshot are folded into it first (:meth:`~.live.Process.fold`), and
+sooner, without a write, when the service runs many. A write that fails is remembered in the
+record's ``errors`` and said once on stderr, never raised."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pathlib import Path
 from .. import __version__
 from ..serde import to_data
 from .document import InputsSeen, Record, RecordedPredictor, RunStats, TensorSeen
-from .live import LivePredictor, Process, percentile_ns
+from .live import MAX_EVENTS, LivePredictor, Process, percentile_ns
 from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name
 
 MAX_ARGV = 32
@@ -54,6 +56,11 @@ def paddle_version() -> str | None:
 
 
 def snapshot(process: Process) -> Record:
+    """The record of ``process`` now, its runs folded in first (by one thread at a time: the writer's lock)."""
+    process.fold()
+    errors = list(process.errors)
+    if process.not_counted:
+        errors.append(f"{process.not_counted} runs not counted: more than {MAX_EVENTS} ran between two folds")
     predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
                                     origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
                                     pool_size=live.pool_size, built=live.built, alive=live.alive,
@@ -62,7 +69,7 @@ def snapshot(process: Process) -> Record:
     return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=[arg[:MAX_TEXT] for arg in sys.argv[:MAX_ARGV]],
                   paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),
                   predictors=predictors, predictors_not_kept=process.not_kept, peak_concurrent_runs=process.peak_runs,
-                  peak_concurrent_threads=process.peak_threads, errors=list(process.errors))
+                  peak_concurrent_threads=process.peak_threads, errors=errors)
 
 
 def own_folder(folder: Path) -> None:
@@ -108,9 +115,28 @@ class Writer:
         threading.Thread(target=self._loop, name="paddle-doctor-record", daemon=True).start()
 
     def _loop(self) -> None:
+        wake = self.process.wake
+        due = 0.0
         while True:
-            self.write()
-            time.sleep(self.interval)
+            now = time.monotonic()
+            if now >= due:
+                self.write()
+                due = now + self.interval
+            else:
+                self.fold()
+            wake.wait(max(0.0, due - time.monotonic()))
+            wake.clear()
+
+    def fold(self) -> None:
+        """The runs waiting folded in, without a write (the service runs many between two writes)."""
+        if not self.lock.acquire(timeout=2.0):
+            return
+        try:
+            self.process.fold()
+        except Exception as exc:
+            self.process.failed(f"folding the runs: {exc!r}"[:MAX_TEXT])
+        finally:
+            self.lock.release()
 
     def write(self) -> None:
         if not self.lock.acquire(timeout=2.0):  # a write stuck on a slow disk: the next one, or none
