@@ -7,11 +7,10 @@ reverse order (A B C C B A), so drift within a round and order effects cancel. W
 A race stops as soon as every comparison with the baseline is settled (``settled``: decided, a
 speed-up or slow-down by its whole interval past --min-effect, the interval spanning no more than
 a factor PRECISE: a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no number to print),
-or when its budget ends (then it says "undecided" rather than guess). A race not settled at the
-end of its budget runs on for up to ``extend_s`` more, the time its caller can spare within
---budget, on a busy machine and a quiet one alike: a gain of about --min-effect, undecided or
-adopted by a hair at the end of a short race, would be adopted in one run and kept in the next;
-given the rounds, its interval leaves that bar on one side. Every request to the
+or when its budget ends (then it says "undecided" rather than guess); on a busy
+machine (other processes took at least BUSY_SHARE of the CPU time while it ran) a race still
+undecided at the end of its budget runs on for up to ``extend_s`` more, the time its caller can
+spare within --budget. Every request to the
 worker has a deadline: what is left of the verification's --budget, plus a grace. After every
 round the machine's CPU time is read, and every round's two half-blocks of the baseline are kept as
 an A/A comparison: where the baseline measurably differs from itself, no effect smaller than that
@@ -131,8 +130,8 @@ class Measurer:
         """Measure candidates against the baseline; one comparison per candidate.
 
         A candidate whose configuration equals the baseline's runs on the same predictor (a
-        no-op fix: an A/A measurement). Not settled at ``budget_s``, the race runs on for up to
-        ``extend_s`` more.
+        no-op fix: an A/A measurement). Undecided at ``budget_s`` on a busy machine, the race runs on
+        for up to ``extend_s`` more.
         """
         arms = [baseline, *candidates]
         for _, config in arms:
@@ -143,7 +142,7 @@ class Measurer:
         blocks: list[list[list[float]]] = [[] for _ in arms]
         start, comparisons = time.monotonic(), []
         self.meter = self.meter or CpuMeter(self.session.proc.pid, service_pid=self.service_pid)
-        counters = self.meter.read()
+        counters, busy = self.meter.read(), CpuShare()
         for round_index in range(MAX_ROUNDS):
             values: list[list[float]] = [[] for _ in arms]
             fed: list[list[int]] = [[] for _ in arms]
@@ -162,11 +161,12 @@ class Measurer:
                 self.samples[config.key()].extend(values[index])
                 self.sample_of_run[config.key()].extend(fed[index])
             read = self.meter.read()
+            busy.add(counters, read)
             self.cpu.add(counters, read)
             counters = read
             elapsed = time.monotonic() - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
-            ran_on = elapsed < budget_s + extend_s  # not settled, and still within what can be spared
+            ran_on = elapsed < budget_s + extend_s and busy.busy  # a busy machine's race, still within what can be spared
             final = (elapsed >= budget_s and not ran_on) or round_index == MAX_ROUNDS - 1
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
