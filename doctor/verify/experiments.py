@@ -72,7 +72,7 @@ def skipped(name: str, reason: str) -> ExperimentResult:
 def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: float,
          base: PredictorConfig | None = None, named: str = BASELINE, extend_s: float = 0.0) -> ExperimentResult:
     """The candidates against ``base`` (the service's configuration by default), which the comparisons
-    call ``named``; not settled, for up to ``extend_s`` past ``budget_s``."""
+    call ``named``; on a busy machine, undecided, for up to ``extend_s`` past ``budget_s``."""
     base = base or ctx.baseline
     labelled = [(c.label(base), c) for c in candidates]
     comparisons = ctx.measurer.race((named, base), labelled, budget_s, name, extend_s)

@@ -150,7 +150,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 if not candidates:
                     continue
                 slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
-                # not settled, it may take what is left of the search: the settings after it matter less
+                # on a busy machine, undecided, it may take what is left of the search: the settings after it matter less
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
