@@ -71,8 +71,9 @@ class Proposal:
     """The setting a finding's fix changes, and the values that carry the fix out.
 
     ``setting`` is a field of the measured PredictorConfig (threads, onednn, ir_optim,
-    feed_fetch, precision); ``values`` end with the one the fix's code sets; ``binding`` marks a limit the doctor enforces (threads within the CPU
-    budget): a measurement informs it but never overturns it.
+    feed_fetch, precision); ``values`` end with the one the fix's code sets; ``binding`` marks a
+    limit the doctor enforces (threads within the CPU budget): a measurement informs it but never
+    overturns it.
     """
 
     setting: str

@@ -61,7 +61,6 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     for area in dict.fromkeys(f.area for f in report.findings):
         findings = [f for f in report.findings if f.area == area]
         shown = [f for f in findings if detail == "full" or f.status.is_problem]
-        collapsed = [] if detail == "full" else _collapsed(findings)
         if not shown:
             name = report.areas.get(area, area)
             if all(f.status == Status.SKIP for f in findings):
@@ -73,6 +72,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
         console.print(Text(report.areas.get(area, area), style="bold underline"))
         for finding in shown:
             _render_finding(finding, console, detail, measure)
+        collapsed = [] if detail == "full" else _collapsed(findings)
         if collapsed:
             console.print(Text.assemble(*collapsed))
     if not_applying:
