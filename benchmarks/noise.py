@@ -33,7 +33,7 @@ from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts.document import load_facts
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.modelzoo import build_model
-from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
+from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of, within_budget
 from paddle_doctor.verify.model import ModelRun, worker_samples
 from paddle_doctor.verify.protocol import DriftOf, Feeds, Load, Run
 from paddle_doctor.vocabulary import Precision
@@ -164,6 +164,11 @@ def main() -> None:
             said = all(r["busy_said"] for r in results) if name == "busy" else True
             onednn = all(r["onednn_verdict"] == "confirmed" and ONEDNN_RANGE[0] <= r["onednn"] <= ONEDNN_RANGE[1] for r in results)
             others = statistics.median(r["others"] for r in results if r["others"] is not None)
+            at = within_budget(facts, baseline).vary(ir_optim=True, precision=Precision.FP32)
+            own = p50[at.vary(onednn=False).key()] / p50[at.vary(onednn=True).key()]
+            measured = [r["onednn"] for r in results if r["onednn"] is not None]
+            print(f"{name:9s} oneDNN on vs off at {at.label(baseline)}: the doctor measured {min(measured):.2f}-{max(measured):.2f}x, "
+                  f"the sweep's own harness {own:.2f}x")
             print(f"{name:9s} same recommendation {stable:.0%} (target >= {STABLE_SHARE:.0%}); busy said in every report: "
                   f"{said}; oneDNN confirmed at {ONEDNN_RANGE[0]:g}-{ONEDNN_RANGE[1]:g}x in every run: {onednn}; "
                   f"median CPU share to other processes {others:.0%}")
