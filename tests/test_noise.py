@@ -83,7 +83,7 @@ def test_a_live_busy_loop_beside_the_worker_is_counted_and_the_worker_is_not():
     both.add(before[1], after[1])
     worker_ticks = after[0].measuring - before[0].measuring
     # /proc/stat and the worker's stat are read moments apart: a spinning worker may show a tick more than its CPU
-    assert worker_ticks >= own.total / 2 and own.others <= max(0, own.total - worker_ticks) + 2, (own, worker_ticks)
+    assert worker_ticks > 0 and own.others <= max(0, own.total - worker_ticks) + 2, (own, worker_ticks)
     assert both.others >= both.total / 3, both  # the busy loop held CPU 0, whoever else ran
 
 
@@ -394,13 +394,15 @@ SMALL = ComparisonResult("baseline", "IR optim off", 1.06, 1.04, 1.08, Effect.IM
 
 
 @pytest.mark.parametrize("again, adopted", [
-    (ComparisonResult("baseline", "", 1.05, 1.035, 1.065, Effect.IMPROVED, 12), True),
+    (ComparisonResult("baseline", "", 1.25, 1.12, 1.40, Effect.IMPROVED, 12), True),
+    (ComparisonResult("baseline", "", 1.07, 1.035, 1.11, Effect.IMPROVED, 12), False),  # decisive, again within the spread
     (ComparisonResult("baseline", "", 1.01, 0.97, 1.05, Effect.UNDECIDED, 12), False),
     (ComparisonResult("baseline", "", 0.97, 0.95, 0.99, Effect.REGRESSED, 12), False),
 ])
-def test_a_small_decisive_change_moves_a_setting_only_when_a_second_pair_of_predictors_measures_it_again(again, adopted):
+def test_a_small_decisive_change_moves_a_setting_only_when_a_second_pair_of_predictors_measures_it_past_their_spread(again, adopted):
     """Two predictors of one configuration differ by a few percent: a change decisive by less than
-    INSTANCE_SPREAD is raced again on predictors made for that race, and adopted only if decisive there too."""
+    INSTANCE_SPREAD is raced again on predictors made for that race, and adopted only if decisively
+    faster there by more than INSTANCE_SPREAD."""
     ir_off = experiment("ir_optim", SERVICE, "IR optim off", {"ir_optim": False}, SMALL.verdict, SMALL.ratio, SMALL.ci_low, SMALL.ci_high)
     recommendation, measurer = recommendation_for(SERVICE, {"ir_optim": ir_off}, {"recommend:ir_optim again": again})
     assert measurer.fresh == ["recommend:ir_optim again"]
