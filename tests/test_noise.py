@@ -133,13 +133,13 @@ class ContextMeasurer:
 
     def __init__(self, answers: dict[str, ComparisonResult]):
         self.answers, self.raced, self.min_effect = answers, [], 0.03
-        self.fresh: list[str] = []  # the races run on predictors made for them
+        self.fresh: list[tuple[str, float | None]] = []  # the races run on predictors made for them, and the effect they settle past
 
-    def race(self, baseline, candidates, budget_s, what, extend_s=0.0, fresh=False):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0, fresh=False, settle_past=None):
         """The scripted answer for ``what`` once, then: undecided."""
         self.raced.append((what, baseline, candidates))
         if fresh:
-            self.fresh.append(what)
+            self.fresh.append((what, settle_past))
         answer = self.answers.pop(what, ComparisonResult("baseline", "", 1.0, 0.9, 1.1, Effect.UNDECIDED, 10))
         return [dataclasses.replace(answer, candidate=label) for label, _ in candidates]
 
@@ -405,7 +405,9 @@ def test_a_small_decisive_change_moves_a_setting_only_when_a_second_pair_of_pred
     faster there by more than INSTANCE_SPREAD."""
     ir_off = experiment("ir_optim", SERVICE, "IR optim off", {"ir_optim": False}, SMALL.verdict, SMALL.ratio, SMALL.ci_low, SMALL.ci_high)
     recommendation, measurer = recommendation_for(SERVICE, {"ir_optim": ir_off}, {"recommend:ir_optim again": again})
-    assert measurer.fresh == ["recommend:ir_optim again"]
+    from paddle_doctor.verify.recommend import INSTANCE_SPREAD
+
+    assert measurer.fresh == [("recommend:ir_optim again", INSTANCE_SPREAD)]  # it runs on until its interval clears the spread
     (what, baseline, candidates), *_ = measurer.raced
     assert baseline == ("baseline", SERVICE) and candidates == [("IR optim off", SERVICE.vary(ir_optim=False))]
     assert recommendation.config == (SERVICE.vary(ir_optim=False) if adopted else SERVICE)
@@ -465,3 +467,22 @@ def test_a_race_on_a_second_pair_runs_predictors_made_for_it_and_drops_them(mode
     assert [request.arm for request in sent if isinstance(request, Drop)] == fresh
     assert again.rounds == 2 and again.candidate == "IR optim off"
     assert measurer.samples[base.key()] == runs_before and set(measurer.loaded) == {base.key(), base.vary(ir_optim=False).key()}
+
+
+def test_a_race_that_must_clear_an_effect_it_cannot_runs_its_whole_budget(models):
+    """``settle_past``: a race stops early only on an interval past that effect; oneDNN's 4-8x never
+    clears 1000x, so the race runs until its time is up, where past --min-effect it could stop early."""
+    from paddle_doctor.verify.measure import Measurer
+    from test_verify import CNN_FEEDS, open_worker
+
+    base = PredictorConfig(threads=1, onednn=False)
+    session = open_worker(models["cnn-pir"], CNN_FEEDS)
+    try:
+        measurer = Measurer(session, min_effect=0.03)
+        measurer.race(("baseline", base), [("oneDNN on", base.vary(onednn=True))], 0, "warm")
+        began = time.monotonic()
+        (far,) = measurer.race(("baseline", base), [("oneDNN on", base.vary(onednn=True))], 1.5, "far", settle_past=1000.0)
+        took = time.monotonic() - began
+    finally:
+        session.close()
+    assert took >= 1.5 and far.rounds > 2, (took, far)

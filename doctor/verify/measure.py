@@ -129,6 +129,7 @@ class Measurer:
         what: str,
         extend_s: float = 0.0,
         fresh: bool = False,
+        settle_past: float | None = None,
     ) -> list[ComparisonResult]:
         """Measure candidates against the baseline; one comparison per candidate.
 
@@ -136,19 +137,20 @@ class Measurer:
         no-op fix: an A/A measurement). Undecided at ``budget_s`` on a busy machine, the race runs on
         for up to ``extend_s`` more. ``fresh``: every arm runs on a predictor created for this race and
         dropped after it (a second pair: two predictors of one configuration differ by a few percent);
-        its runs are not the configuration's in ``arm_result``.
+        its runs are not the configuration's in ``arm_result``. ``settle_past``: the effect a comparison's
+        interval must clear to stop the race early (by default --min-effect).
         """
         arms = [baseline, *candidates]
         keys = [self._fresh_key(config) if fresh else config.key() for _, config in arms]
         for (_, config), key in zip(arms, keys):
             self.load(config, key)
-        comparisons = self._race(arms, keys, budget_s, what, extend_s)
+        comparisons = self._race(arms, keys, budget_s, what, extend_s, settle_past or self.min_effect)
         for key in keys if fresh else ():
             self._drop(key)
         return comparisons
 
     def _race(self, arms: list[tuple[str, PredictorConfig]], keys: list[str], budget_s: float, what: str,
-              extend_s: float) -> list[ComparisonResult]:
+              extend_s: float, settle_past: float) -> list[ComparisonResult]:
         baseline, candidates = arms[0], arms[1:]
         slowest = max(self.loaded[key].warm_ms for key in keys)
         half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
@@ -185,7 +187,7 @@ class Measurer:
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
                            for i, candidate in enumerate(candidates)]
-            if round_index >= 1 and (final or all(settled(c, self.min_effect) for c in comparisons)):
+            if round_index >= 1 and (final or all(settled(c, settle_past) for c in comparisons)):
                 break
         return comparisons
 

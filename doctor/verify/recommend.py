@@ -93,8 +93,9 @@ def adoption(ctx: Context, name: Experiment, current: PredictorConfig, config: P
     """Whether ``config`` (``current`` with the setting ``name`` moved, measured decisively faster in
     ``comparison``) is adopted, and the step that says why. An effect past what two predictors of one
     configuration differ by (INSTANCE_SPREAD) is adopted at once; one within it, only if a second pair
-    of predictors, made for it, measures it decisively faster by more than that (a setting whose
-    effect is as small as the predictors' own differences keeps its value, so runs agree)."""
+    of predictors, made for it, measures it decisively faster by more than that (its race runs until
+    its interval clears the spread, or its time ends): a setting whose effect is as small as the
+    predictors' own differences keeps its value, so runs agree."""
     if not within_instance_spread(comparison):
         return f"{config.label(current)}: {describe(comparison)}", True
     within = f"{describe(comparison)}, within what two predictors of one configuration differ by"
@@ -103,7 +104,7 @@ def adoption(ctx: Context, name: Experiment, current: PredictorConfig, config: P
         return kept_because(name, current, f"{within}, and no time was left to measure it on a second pair"), False
     slice_s = max(0.5, left / settings_left)
     (again,) = ctx.measurer.race((BASELINE, current), [(config.label(current), config)], slice_s, f"recommend:{name} again",
-                                 extend_s=spare_s(ctx, slice_s), fresh=True)
+                                 extend_s=spare_s(ctx, slice_s), fresh=True, settle_past=INSTANCE_SPREAD)
     if not decisive(again, ctx.measurer.min_effect) or within_instance_spread(again):
         return kept_because(name, current, f"{within}; on a second pair of predictors {effect_words(again)}"), False
     return f"{config.label(current)}: {describe(comparison)}; on a second pair of predictors {effect_words(again)}", True
