@@ -31,7 +31,7 @@ from ..vocabulary import Effect
 from . import stats
 from .deadline import Deadline
 from .noise import CpuMeter, CpuShare, machine_noise, noise_floor
-from .protocol import Drop, Load, Run
+from .protocol import Load, Run
 from .session import WorkerSession
 
 BLOCK_TARGET_MS = 80.0
@@ -78,14 +78,12 @@ class Measurer:
         self.cpu = CpuShare()
         self.meter: CpuMeter | None = None  # made at the first race, for the worker's process
         self.service_pid = service_pid  # the live service's process, whose CPU time the noise tells apart
-        self.fresh_made = 0
 
-    def load(self, config: PredictorConfig, key: str | None = None) -> Warmed:
-        """Create the predictor for ``config`` (once per ``key``: by default the configuration's own) and
-        run its warm-up; returns create/first ms.
+    def load(self, config: PredictorConfig) -> Warmed:
+        """Create the predictor for ``config`` (once) and run its warm-up; returns create/first ms.
 
         Raises BudgetExceeded when its first run alone takes longer than the whole budget."""
-        key = key or config.key()
+        key = config.key()
         self.last_config = config
         if key not in self.loaded:
             name = config.label()
@@ -128,31 +126,17 @@ class Measurer:
         budget_s: float,
         what: str,
         extend_s: float = 0.0,
-        fresh: bool = False,
-        settle_past: float | None = None,
     ) -> list[ComparisonResult]:
         """Measure candidates against the baseline; one comparison per candidate.
 
         A candidate whose configuration equals the baseline's runs on the same predictor (a
         no-op fix: an A/A measurement). Undecided at ``budget_s`` on a busy machine, the race runs on
-        for up to ``extend_s`` more. ``fresh``: every arm runs on a predictor created for this race and
-        dropped after it (a second pair: two predictors of one configuration differ by a few percent);
-        its runs are not the configuration's in ``arm_result``. ``settle_past``: the effect a comparison's
-        interval must clear to stop the race early (by default --min-effect).
+        for up to ``extend_s`` more.
         """
         arms = [baseline, *candidates]
-        keys = [self._fresh_key(config) if fresh else config.key() for _, config in arms]
-        for (_, config), key in zip(arms, keys):
-            self.load(config, key)
-        comparisons = self._race(arms, keys, budget_s, what, extend_s, settle_past or self.min_effect)
-        for key in keys if fresh else ():
-            self._drop(key)
-        return comparisons
-
-    def _race(self, arms: list[tuple[str, PredictorConfig]], keys: list[str], budget_s: float, what: str,
-              extend_s: float, settle_past: float) -> list[ComparisonResult]:
-        baseline, candidates = arms[0], arms[1:]
-        slowest = max(self.loaded[key].warm_ms for key in keys)
+        for _, config in arms:
+            self.load(config)
+        slowest = max(self.loaded[c.key()].warm_ms for _, c in arms)
         half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
@@ -167,15 +151,15 @@ class Measurer:
                 self.last_config = arms[index][1]
                 # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
                 first_sample = (round_index * 2 + position // len(arms)) * half
-                ms, samples = self._run(keys[index], half, arms[index][1].label(), first_sample)
+                ms, samples = self._run(arms[index][1].key(), half, arms[index][1].label(), first_sample)
                 values[index].extend(ms)
                 fed[index].extend(samples)
             self.aa_halves[0].append(values[0][:half])
             self.aa_halves[1].append(values[0][half:])
-            for index, key in enumerate(keys):
+            for index, (_, config) in enumerate(arms):
                 blocks[index].append(values[index])
-                self.samples[key].extend(values[index])
-                self.sample_of_run[key].extend(fed[index])
+                self.samples[config.key()].extend(values[index])
+                self.sample_of_run[config.key()].extend(fed[index])
             read = self.meter.read()
             busy.add(counters, read)
             self.cpu.add(counters, read)
@@ -187,7 +171,7 @@ class Measurer:
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
                            for i, candidate in enumerate(candidates)]
-            if round_index >= 1 and (final or all(settled(c, settle_past) for c in comparisons)):
+            if round_index >= 1 and (final or all(settled(c, self.min_effect) for c in comparisons)):
                 break
         return comparisons
 
@@ -200,14 +184,9 @@ class Measurer:
         """How busy the machine was over the races so far, and the baseline against itself."""
         return machine_noise(self.cpu, self.aa(), self.min_effect)
 
-    def _fresh_key(self, config: PredictorConfig) -> str:
-        self.fresh_made += 1
-        return f"{config.key()}#fresh-{self.fresh_made}"
-
-    def _drop(self, key: str) -> None:
-        if self.loaded.pop(key, None) is not None:
-            self.samples.pop(key), self.sample_of_run.pop(key)
-            self.deadline.request(self.session, "dropping a predictor", Drop(key))
+    def beside(self, session: WorkerSession) -> Measurer:
+        """A Measurer on another worker (``session``), within this one's deadline, its progress and inputs."""
+        return Measurer(session, self.min_effect, self.progress, self.deadline, self.sample_count, self.service_pid)
 
     def _run(self, key: str, runs: int, name: str, first_sample: int = 0) -> tuple[list[float], list[int]]:
         """Milliseconds of ``runs`` runs of a loaded configuration, and the input sample of each run."""
