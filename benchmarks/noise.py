@@ -35,6 +35,7 @@ from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of, within_budget
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.noise import CpuMeter, CpuShare
 from paddle_doctor.verify.protocol import DriftOf, Feeds, Load, Run
 from paddle_doctor.vocabulary import Precision
 
@@ -93,13 +94,16 @@ def sweep_space(facts, baseline: PredictorConfig) -> list[PredictorConfig]:
     return space
 
 
-def sweep(model: Path, facts, configs: list[PredictorConfig]) -> dict[str, float]:
+def sweep(model: Path, facts, configs: list[PredictorConfig]) -> tuple[dict[str, float], float | None]:
     """p50 per configuration: SWEEP_ROUNDS rounds, each configuration SWEEP_RUNS runs a round, the
     order rotated and reversed round by round; the p50 is the median of the rounds' medians. A bf16
-    configuration whose outputs drift beyond --max-drift is left out, as the doctor leaves it out."""
+    configuration whose outputs drift beyond --max-drift is left out, as the doctor leaves it out.
+    Also the share of the CPU time other processes took while it ran (None where it cannot be read)."""
     verification = facts.verification
     with ModelRun(model) as run:
         session = run.start_worker(sys.executable)
+        meter, share = CpuMeter(session.proc.pid), CpuShare()
+        before = meter.read()
         session.request(60, Feeds(worker_samples(verification.model.inputs)))
         for config in configs:
             session.request(120, Load(config.key(), config))
@@ -111,8 +115,9 @@ def sweep(model: Path, facts, configs: list[PredictorConfig]) -> dict[str, float
             order = kept[index % len(kept):] + kept[:index % len(kept)]
             for config in (order if index % 2 == 0 else list(reversed(order))):
                 medians[config.key()].append(statistics.median(session.request(60, Run(config.key(), SWEEP_RUNS)).ms))
+        share.add(before, meter.read())
         session.close()
-    return {key: statistics.median(values) for key, values in medians.items()}
+    return {key: statistics.median(values) for key, values in medians.items()}, (share.others / share.total if share.total else None)
 
 
 def with_fp32_twins(configs: list[PredictorConfig]) -> list[PredictorConfig]:
@@ -151,7 +156,7 @@ def main() -> None:
             recommended = {r["config"].key(): r["config"] for r in results}
             space = with_fp32_twins(sweep_space(facts, baseline) + list(recommended.values()))
             with condition(name):
-                p50 = sweep(model, facts, space)
+                p50, sweep_others = sweep(model, facts, space)
             admissible = [c for c in sweep_space(facts, baseline) if c.key() in p50]
             best = min(admissible, key=lambda c: p50[c.key()])
             counts = collections.Counter(r["config"].key() for r in results)
@@ -168,7 +173,8 @@ def main() -> None:
             own = p50[at.vary(onednn=False).key()] / p50[at.vary(onednn=True).key()]
             measured = [r["onednn"] for r in results if r["onednn"] is not None]
             print(f"{name:9s} oneDNN on vs off at {at.label(baseline)}: the doctor measured {min(measured):.2f}-{max(measured):.2f}x, "
-                  f"the sweep's own harness {own:.2f}x")
+                  f"the sweep's own harness {own:.2f}x; other processes took "
+                  f"{'an unknown share' if sweep_others is None else f'{sweep_others:.0%}'} of the CPU time while the sweep ran")
             print(f"{name:9s} same recommendation {stable:.0%} (target >= {STABLE_SHARE:.0%}); busy said in every report: "
                   f"{said}; oneDNN confirmed at {ONEDNN_RANGE[0]:g}-{ONEDNN_RANGE[1]:g}x in every run: {onednn}; "
                   f"median CPU share to other processes {others:.0%}")

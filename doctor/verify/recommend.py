@@ -97,12 +97,15 @@ def adoption(ctx: Context, name: Experiment, current: PredictorConfig, config: P
     if not within_worker_spread(comparison):
         return f"{config.label(current)}: {describe(comparison)}", True
     within = f"{describe(comparison)}, within what two workers measure apart"
-    left = search_until - time.monotonic()
-    if left <= 0:
-        return kept_because(name, current, f"{within}, and no time was left to measure it in a second worker"), False
-    slice_s = max(0.5, left / settings_left)
+    no_time = kept_because(name, current, f"{within}, and no time was left to measure it in a second worker"), False
+    if time.monotonic() >= search_until:
+        return no_time
     session = ctx.new_session()
     try:
+        left = search_until - time.monotonic()  # what the worker's start left
+        if left <= 0:
+            return no_time
+        slice_s = max(0.5, left / settings_left)
         (again,) = ctx.measurer.beside(session).race((BASELINE, current), [(config.label(current), config)], slice_s,
                                                      f"recommend:{name} again", extend_s=spare_s(ctx, slice_s))
     finally:
