@@ -483,5 +483,7 @@ def test_a_measurer_beside_another_races_in_its_own_worker_within_the_same_deadl
         first.close()
         second.close()
     assert again.rounds == 2 and again.candidate == "IR optim off"
+    noise = measurer.noise()  # the second worker's rounds are in the first's account of the machine
+    assert noise.aa is not None and noise.aa.rounds == 2 and noise.others_share is not None
     assert beside.session is second and beside.deadline is deadline and beside.min_effect == measurer.min_effect
     assert set(measurer.loaded) == {base.key()} and set(beside.loaded) == {base.key(), base.vary(ir_optim=False).key()}

@@ -185,8 +185,11 @@ class Measurer:
         return machine_noise(self.cpu, self.aa(), self.min_effect)
 
     def beside(self, session: WorkerSession) -> Measurer:
-        """A Measurer on another worker (``session``), within this one's deadline, its progress and inputs."""
-        return Measurer(session, self.min_effect, self.progress, self.deadline, self.sample_count, self.service_pid)
+        """A Measurer on another worker (``session``), within this one's deadline, its progress and inputs;
+        its rounds count in this one's CPU time and A/A (``noise``)."""
+        second = Measurer(session, self.min_effect, self.progress, self.deadline, self.sample_count, self.service_pid)
+        second.cpu, second.aa_halves = self.cpu, self.aa_halves
+        return second
 
     def _run(self, key: str, runs: int, name: str, first_sample: int = 0) -> tuple[list[float], list[int]]:
         """Milliseconds of ``runs`` runs of a loaded configuration, and the input sample of each run."""

@@ -7,8 +7,10 @@ only when it measured decisively faster (``decisive``: a setting within noise ke
 repeated runs under the same conditions recommend the same) in the context of the settings already
 adopted (the experiments' own measurement where it was made there; in up to two passes, so a
 setting adopted early is revisited once the others have moved; a setting left with no time to
-measure in context keeps its value, whatever another configuration measured). Changes that each
-measured faster in context can measure slower together: they are offered only when, together, they
+measure in context keeps its value, whatever another configuration measured; one worker process
+can measure a small switch differently from another, so a change decisive by less than
+WORKER_SPREAD is adopted only when a worker started for it measures it decisively faster too).
+Changes that each measured faster in context can measure slower together: they are offered only when, together, they
 measure decisively faster than the start they grew from (else the recommendation is the start), and
 what is recommended is finally measured against the service's configuration.
 """
