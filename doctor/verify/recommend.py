@@ -10,9 +10,10 @@ setting adopted early is revisited once the others have moved; a setting left wi
 measure in context keeps its value, whatever another configuration measured; one worker process
 can measure a small switch differently from another, so a change decisive by less than
 WORKER_SPREAD is adopted only when a worker started for it measures it decisively faster too).
-Changes that each measured faster in context can measure slower together: they are offered only when, together, they
-measure decisively faster than the start they grew from (else the recommendation is the start), and
-what is recommended is finally measured against the service's configuration.
+Changes that each measured faster in context can measure slower together: they are offered only
+when, together, they measure decisively faster than the start they grew from (else the
+recommendation is the start), and what is recommended is finally measured against the service's
+configuration.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def best_improvement(result: ExperimentResult, limit: int, min_effect: float) ->
     return best, configs[best.candidate]
 
 
+def search_slice(search_until: float, settings_left: int) -> float:
+    """A race's share of what is left of the search: an equal part for each setting still to measure, at least 0.5 s."""
+    return max(0.5, (search_until - time.monotonic()) / settings_left)
+
+
 def within_worker_spread(comparison: ComparisonResult) -> bool:
     """An effect whose interval reaches within WORKER_SPREAD of no effect: one worker's predictors may
     measure a switch that much faster than another's, so it is measured again in a worker of its own
@@ -104,10 +110,9 @@ def adoption(ctx: Context, name: Experiment, current: PredictorConfig, config: P
         return no_time
     session = ctx.new_session()
     try:
-        left = search_until - time.monotonic()  # what the worker's start left
-        if left <= 0:
+        if time.monotonic() >= search_until:  # the worker's start took what was left
             return no_time
-        slice_s = max(0.5, left / settings_left)
+        slice_s = search_slice(search_until, settings_left)
         (again,) = ctx.measurer.beside(session).race((BASELINE, current), [(config.label(current), config)], slice_s,
                                                      f"recommend:{name} again", extend_s=spare_s(ctx, slice_s))
     finally:
@@ -188,7 +193,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 candidates = candidates_for(name, ctx, current)
                 if not candidates:
                     continue
-                slice_s = max(0.5, (search_until - time.monotonic()) / (len(dimensions) - index))
+                slice_s = search_slice(search_until, len(dimensions) - index)
                 # on a busy machine, undecided, it may take what is left of the search: the settings after it matter less
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
