@@ -1,11 +1,15 @@
 """Everything is declared in pyproject.toml; this file only says what pyproject cannot: the recording
-hook's ``.pth`` goes at the top of site-packages, in a wheel and in an editable install, and the data
+hook's ``.pth`` goes at the top of site-packages, in a wheel and in an editable install; the data
 files kept at the top of the source tree (``rules.yaml``, ``wrappers.yaml``) go into the package in a
-wheel. An editable install reads them where they are (``paddle_doctor.rules.packaged_file``)."""
+wheel (an editable install reads them where they are: ``paddle_doctor.rules.packaged_file``); and the
+recorder's C module is built where a compiler is at hand, the install going on without it where none
+is (the recorder then notes runs in Python). ``PADDLE_DOCTOR_NO_EXTENSIONS=1`` leaves it out: a wheel
+for every Python (``py3-none-any``), as aiohttp's and multidict's variables do."""
 
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
@@ -57,4 +61,20 @@ class _AlsoThePth:
         self.strategy.__exit__(*exc)
 
 
-setup(cmdclass={"build_py": BuildWithRecordHook, "editable_wheel": EditableWithRecordHook})
+class BuildExtOrSay(build_ext):
+    """``optional=True`` lets the install go on without the C module; this says so where pip shows it."""
+
+    def build_extension(self, ext) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:
+            print(f"paddle-doctor: the recorder's C module was not built ({exc}); runs are noted in Python, "
+                  "several microseconds more per run()")
+            raise
+
+
+NATIVE = Extension("paddle_doctor.record._native", [os.path.join("doctor", "record", "_native.c")], optional=True)
+WITHOUT = os.environ.get("PADDLE_DOCTOR_NO_EXTENSIONS", "") not in ("", "0")
+
+setup(cmdclass={"build_py": BuildWithRecordHook, "editable_wheel": EditableWithRecordHook, "build_ext": BuildExtOrSay},
+      ext_modules=[] if WITHOUT else [NATIVE])

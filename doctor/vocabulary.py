@@ -129,6 +129,15 @@ class RecordStatus(Word):
     NOT_ASKED = "not_asked"
 
 
+class Recorder(Word):
+    """What noted a service's runs: the C recorder built with the package (``native``), or the
+    Python one where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE=0`` (``python``: several
+    microseconds more per ``run()``)."""
+
+    NATIVE = "native"
+    PYTHON = "python"
+
+
 class BuiltBy(Word):
     """How a recorded predictor came to be: ``create_predictor``, ``clone()`` of another, a
     ``PredictorPool``; ``unseen``: its ``run()`` was seen but not its building; ``source``: nothing

@@ -61,9 +61,9 @@ def run_doctor(args: list[str]) -> None:
 
 
 def modules() -> list[tuple[str, Path]]:
-    """Every module of the package: its real import name and its checkout file."""
+    """Every module of the package: its real import name and its checkout file (a C module's, its stub)."""
     return [(".".join((package, *path.relative_to(folder).with_suffix("").parts)).removesuffix(".__init__"), path)
-            for package, folder in package_dirs().items() for path in sorted(folder.rglob("*.py"))]
+            for package, folder in package_dirs().items() for path in sorted([*folder.rglob("*.py"), *folder.rglob("*.pyi")])]
 
 
 def typecheck(only: list[str]) -> int:

@@ -1,7 +1,8 @@
 """The recorder's runs, noted by ``run()`` and folded into the record by the writer: runs that
 straddle snapshots are each counted once and against every run they overlap, the runs waiting
 between two folds are bounded (and the record says what it did not count), and a service killed
-while it runs and writes leaves its last record whole."""
+while it runs and writes leaves its last record whole. Each holds for the runs noted in C and in
+Python (the ``recorder`` fixture)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ import numpy as np
 import pytest
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.record.document import BuildSite, Record, RecordedConfig
-from paddle_doctor.record.live import FOLD_AT, MAX_EVENTS, Process, recorded_copy, recorded_run
+from paddle_doctor.record.live import FOLD_AT, MAX_EVENTS, Process
 from paddle_doctor.record.writer import snapshot
 from paddle_doctor.serde import from_data
-from paddle_doctor.vocabulary import BuiltBy, Device
-from test_record import SCHEMA, killed_once_recorded, service, service_env
+from paddle_doctor.vocabulary import BuiltBy, Device, Recorder
+from test_record import SCHEMA, killed_once_recorded, new_process, recorder, service, service_env  # noqa: F401 (a fixture)
 
 
 class Gate:
@@ -50,14 +51,14 @@ class Gate:
         return "DataType.FLOAT32"
 
 
-def recording(threads: list[int], *barriers: threading.Barrier) -> tuple[Process, list[Gate], object, object]:
+def recording(recorder: Recorder, threads: list[int], *barriers: threading.Barrier) -> tuple[Process, list[Gate], object, object]:
     """A recorder with one predictor of each number of math threads, built through it."""
-    process = Process()
+    process = new_process(recorder)
     gates = [Gate(*barriers) for _ in threads]
     for gate, count in zip(gates, threads):
         config = RecordedConfig(PredictorConfig(threads=count, onednn=False), Device.CPU)
         process.add(gate, BuiltBy.CREATE_PREDICTOR, config, None, BuildSite(None, None))
-    return process, gates, recorded_run(process, Gate.run), recorded_copy(Gate.copy_from_cpu)
+    return process, gates, process.recorded_run(Gate.run), process.recorded_copy(Gate.copy_from_cpu)
 
 
 def in_threads(work, *args_each: tuple) -> list[threading.Thread]:
@@ -67,9 +68,9 @@ def in_threads(work, *args_each: tuple) -> list[threading.Thread]:
     return threads
 
 
-def test_runs_held_inside_run_across_snapshots_count_once_and_all_at_once():
+def test_runs_held_inside_run_across_snapshots_count_once_and_all_at_once(recorder):
     inside, leave = threading.Barrier(4), threading.Barrier(4)  # three runs and the test
-    process, gates, run, copy = recording([2, 3, 4], inside, leave)
+    process, gates, run, copy = recording(recorder, [2, 3, 4], inside, leave)
     rounds = 5
 
     def work(gate):
@@ -94,15 +95,15 @@ def test_runs_held_inside_run_across_snapshots_count_once_and_all_at_once():
         [([1, 3], "float32", rounds)] * 3
 
 
-def test_a_long_run_straddling_snapshots_overlaps_short_runs_that_ended_before_it():
+def test_a_long_run_straddling_snapshots_overlaps_short_runs_that_ended_before_it(recorder):
     long_started, long_released = threading.Barrier(2), threading.Barrier(2)
     short_started, short_released = threading.Barrier(2), threading.Barrier(2)
-    process = Process()
+    process = new_process(recorder)
     long_gate, short_gate = Gate(long_started, long_released), Gate(short_started, short_released)
     for gate, threads in ((long_gate, 5), (short_gate, 1)):
         process.add(gate, BuiltBy.CREATE_PREDICTOR, RecordedConfig(PredictorConfig(threads=threads, onednn=False), Device.CPU),
                     None, BuildSite(None, None))
-    run = recorded_run(process, Gate.run)
+    run = process.recorded_run(Gate.run)
     (long_thread,) = in_threads(run, (long_gate,))
     long_started.wait(timeout=30)
     first = snapshot(process)  # the long run is inside run(), alone
@@ -123,9 +124,9 @@ def test_a_long_run_straddling_snapshots_overlaps_short_runs_that_ended_before_i
     assert third.predictors[0].runs.first_run_ms > third.predictors[1].runs.first_run_ms
 
 
-def test_two_runs_of_one_predictor_at_once_are_its_concurrency():
+def test_two_runs_of_one_predictor_at_once_are_its_concurrency(recorder):
     inside, leave = threading.Barrier(3), threading.Barrier(3)
-    process, (gate,), run, _ = recording([2], inside, leave)
+    process, (gate,), run, _ = recording(recorder, [2], inside, leave)
     threads = in_threads(run, (gate,), (gate,))
     inside.wait(timeout=30)
     snapshot(process)
@@ -137,8 +138,8 @@ def test_two_runs_of_one_predictor_at_once_are_its_concurrency():
     assert (record.peak_concurrent_runs, record.peak_concurrent_threads) == (2, 4)
 
 
-def test_runs_waiting_between_two_folds_are_bounded_and_those_not_counted_are_said():
-    process, (gate,), run, _ = recording([1])
+def test_runs_waiting_between_two_folds_are_bounded_and_those_not_counted_are_said(recorder):
+    process, (gate,), run, _ = recording(recorder, [1])
     for _ in range(FOLD_AT):
         run(gate)
     assert not process.wake.is_set()
@@ -146,9 +147,9 @@ def test_runs_waiting_between_two_folds_are_bounded_and_those_not_counted_are_sa
     assert process.wake.is_set()  # the writer is woken to fold them
     for _ in range(MAX_EVENTS + 100 - FOLD_AT - 1):
         run(gate)
-    assert len(process.events) == MAX_EVENTS
+    assert process.runs.waiting == MAX_EVENTS
     record = snapshot(process)
-    assert record.predictors[0].runs.runs == MAX_EVENTS and process.events == []
+    assert record.predictors[0].runs.runs == MAX_EVENTS and process.runs.waiting == 0
     assert record.errors == [f"100 runs not counted: more than {MAX_EVENTS} ran between two folds"]
     run(gate)
     assert snapshot(process).predictors[0].runs.runs == MAX_EVENTS + 1
@@ -164,9 +165,9 @@ class Given:
         return []
 
 
-def test_run_given_its_inputs_by_position_or_by_name_records_their_shapes_and_returns_what_run_returns():
-    process, given = Process(), Given()
-    run = recorded_run(process, Given.run)
+def test_run_given_its_inputs_by_position_or_by_name_records_their_shapes_and_returns_what_run_returns(recorder):
+    process, given = new_process(recorder), Given()
+    run = process.recorded_run(Given.run)
     process.live_of(given)
     one, two = [np.ones((2, 5), "float32")], [np.ones((4, 5), "int64"), np.ones((1,), "float32")]
     assert run(given, one) is one and run(given, inputs=two) is two and run(given, one) is one
@@ -180,7 +181,7 @@ def test_run_given_its_inputs_by_position_or_by_name_records_their_shapes_and_re
 
 WOKEN = '''
 import json, time
-from paddle_doctor.record.live import FOLD_AT, Process, recorded_run
+from paddle_doctor.record.live import FOLD_AT, Process
 from paddle_doctor.record.writer import Writer
 
 class Nothing:
@@ -188,7 +189,7 @@ class Nothing:
     def get_input_names(self): return []
 
 process, nothing = Process(), Nothing()
-run = recorded_run(process, Nothing.run)
+run = process.recorded_run(Nothing.run)
 process.on_first_predictor = Writer(process).start
 process.live_of(nothing)
 writer = process.on_first_predictor.__self__
@@ -198,20 +199,20 @@ first = path.read_text()
 for _ in range(FOLD_AT + 10):
     run(nothing)
 deadline = time.monotonic() + 30
-while process.events and time.monotonic() < deadline:  # the writer, woken, folds them
+while process.runs.waiting and time.monotonic() < deadline:  # the writer, woken, folds them
     time.sleep(0.01)
-print(json.dumps({"waiting": len(process.events), "rewritten": path.read_text() != first}), flush=True)
+print(json.dumps({"waiting": process.runs.waiting, "rewritten": path.read_text() != first, "recorder": process.recorder}), flush=True)
 '''
 
 
-def test_the_writer_folds_runs_piling_up_before_its_interval_and_writes_them_at_exit(tmp_path):
+def test_the_writer_folds_runs_piling_up_before_its_interval_and_writes_them_at_exit(recorder, tmp_path):
     records = tmp_path / "records"
-    env = service_env(records, PADDLE_DOCTOR_RECORD_INTERVAL="3600")
+    env = service_env(records, recorder, PADDLE_DOCTOR_RECORD_INTERVAL="3600")
     env.pop("PADDLE_DOCTOR_RECORD")
     done = subprocess.run([sys.executable, "-c", WOKEN], capture_output=True,
                           text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == {"waiting": 0, "rewritten": False}  # folded, not written, in the interval
+    assert json.loads(done.stdout) == {"waiting": 0, "rewritten": False, "recorder": recorder}  # folded, not written, in the interval
     (path,) = records.glob("*.json")
     record = from_data(Record, json.loads(path.read_text()))  # the record written at exit
     assert record.predictors[0].runs.runs == FOLD_AT + 10 and record.errors == []

@@ -1,8 +1,9 @@
 """The built wheel, installed into a fresh virtual environment, works on its own.
 
 It installs only under the ``paddle_doctor`` namespace (``doctor`` and ``checks`` are names of
-unrelated PyPI distributions), carries rules.yaml and the JSON schema, and runs where Paddle is
-not installed at all.
+unrelated PyPI distributions), carries rules.yaml, the JSON schema and the recorder's C module, and
+runs where Paddle is not installed at all. Without a compiler the install goes on and the recorder
+notes runs in Python; ``PADDLE_DOCTOR_NO_EXTENSIONS=1`` builds a wheel for every Python.
 """
 
 import glob
@@ -36,6 +37,36 @@ def wheel(dist):
     return path
 
 
+def wheel_built(sdist: Path, out: Path, **env: str) -> Path:
+    """The wheel built from ``sdist`` with ``env`` added to the build's environment."""
+    subprocess.run([sys.executable, "-m", "build", "-q", "--wheel", "--outdir", str(out), str(sdist)],
+                   check=True, capture_output=True, timeout=600, env={**os.environ, **env})
+    (path,) = out.glob("paddle_doctor-*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheel_for_every_python(dist, tmp_path_factory):
+    (sdist,) = dist.glob("paddle_doctor-*.tar.gz")
+    return wheel_built(sdist, tmp_path_factory.mktemp("pure"), PADDLE_DOCTOR_NO_EXTENSIONS="1")
+
+
+def recorder_in(python: Path) -> str:
+    """What notes the runs of a service recorded with this Python's paddle-doctor."""
+    said = subprocess.run([str(python), "-c", "from paddle_doctor.record.live import Process; print(Process().recorder)"],
+                          capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    assert said.returncode == 0, said.stderr[-2000:]
+    return said.stdout.strip()
+
+
+def fresh_venv(where: Path, wheel: Path) -> Path:
+    """A new venv with ``wheel`` (and nothing it depends on) installed: its Python."""
+    venv.create(where, with_pip=True)
+    subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True, capture_output=True, timeout=600)
+    return where / "bin" / "python"
+
+
 def test_the_sdist_carries_the_top_level_data_and_no_link(dist):
     (sdist,) = dist.glob("paddle_doctor-*.tar.gz")
     with tarfile.open(sdist) as archive:
@@ -46,6 +77,7 @@ def test_the_sdist_carries_the_top_level_data_and_no_link(dist):
 
 def test_wheel_installs_only_the_unique_namespace(wheel):
     names = zipfile.ZipFile(wheel).namelist()
+    assert any(name.startswith("paddle_doctor/record/_native.") and name.endswith(".so") for name in names)
     top_level = {name.split("/")[0] for name in names}
     assert top_level == {"paddle_doctor", "paddle_doctor_record.pth", next(n for n in top_level if n.endswith(".dist-info"))}
     assert "paddle_doctor/rules.yaml" in names and "paddle_doctor/wrappers.yaml" in names
@@ -101,9 +133,12 @@ def install_for(python: str, wheel, target, *extra: str) -> subprocess.Completed
                           capture_output=True, text=True, timeout=300)
 
 
-def test_requires_python_is_the_oldest_python_it_runs_on(wheel, tmp_path):
+def test_requires_python_is_the_oldest_python_it_runs_on(wheel_for_every_python, tmp_path):
     """The floor the wheel declares is where the code really starts to work: 3.10 runs the doctor
-    (its dependencies, pure Python, from this venv), 3.9 is refused at install, and forced, fails."""
+    (its dependencies, pure Python, from this venv), 3.9 is refused at install, and forced, fails.
+    (The C module is built for 3.10 and later in tests/test_record_native.py.)"""
+    wheel = wheel_for_every_python
+    assert wheel.name.endswith("-py3-none-any.whl")
     metadata = zipfile.ZipFile(wheel).read(next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith("METADATA"))).decode()
     assert "Requires-Python: >=3.10" in metadata.splitlines()
     assert "(Python ≥ 3.10, Linux" in (REPO / "README.md").read_text()
@@ -124,9 +159,7 @@ def test_requires_python_is_the_oldest_python_it_runs_on(wheel, tmp_path):
 
 def test_wheel_starts_the_record_hook_only_when_asked(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
-    subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
-                   check=True, capture_output=True, timeout=600)
+    assert recorder_in(fresh_venv(env_dir, wheel)) == "native"
     probe = "import sys; print(sorted(m for m in sys.modules if m.startswith(('paddle_doctor', 'paddle'))))"
     off = subprocess.run([str(env_dir / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=60,
                          env={"PATH": "/usr/bin:/bin"})
@@ -134,6 +167,14 @@ def test_wheel_starts_the_record_hook_only_when_asked(wheel, tmp_path):
                         env={"PATH": "/usr/bin:/bin", "PADDLE_DOCTOR_RECORD": "1"})
     assert off.stdout.strip() == "[]", off.stderr
     assert "'paddle_doctor.record.hook'" in on.stdout and "'paddle'" not in on.stdout, on.stderr
+
+
+def test_without_a_compiler_the_install_goes_on_and_runs_are_noted_in_python(dist, wheel_for_every_python, tmp_path):
+    (sdist,) = dist.glob("paddle_doctor-*.tar.gz")
+    built = wheel_built(sdist, tmp_path / "out", CC="false")
+    assert not any(name.endswith(".so") for name in zipfile.ZipFile(built).namelist())
+    assert recorder_in(fresh_venv(tmp_path / "no-compiler", built)) == "python"
+    assert recorder_in(fresh_venv(tmp_path / "pure", wheel_for_every_python)) == "python"
 
 
 @pytest.mark.slow  # builds an editable wheel

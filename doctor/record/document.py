@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from ..facts.predictor import PredictorConfig
 from ..schema import Count, NonNegative, version_field
-from ..vocabulary import BuiltBy, Device, Precision
+from ..vocabulary import BuiltBy, Device, Precision, Recorder
 
 SCHEMA_VERSION = 1
 
@@ -154,7 +154,8 @@ class Record:
     of /proc/PID/stat), so a record is never taken for another process that got the same PID;
     ``peak_concurrent_runs`` and ``peak_concurrent_threads`` are the most ``run()`` calls, and the
     most math threads of their predictors, inside ``run()`` at once across the process;
-    ``errors`` the last failures of the recorder itself (a write that failed, a getter that raised)."""
+    ``errors`` the last failures of the recorder itself (a write that failed, a getter that raised);
+    ``recorder`` what noted the runs: its C module, or Python where that was not built."""
 
     pid: Count
     start_ticks: Count
@@ -167,4 +168,5 @@ class Record:
     peak_concurrent_runs: Count
     peak_concurrent_threads: Count
     errors: list[str]
+    recorder: Recorder = Recorder.PYTHON
     schema_version: int = version_field(SCHEMA_VERSION)

@@ -1,34 +1,35 @@
-"""The recorder's state in the service: one :class:`LivePredictor` per predictor built, and the
-``run()`` and ``copy_from_cpu`` wrappers that note each call for it.
+"""The recorder's state in the service: one :class:`LivePredictor` per predictor built, and the runs
+of their ``run()``, noted by the wrappers of the process's :attr:`Process.runs` and folded here.
 
-``run()`` does the least: one dictionary get for its predictor, the inputs its thread copied in
-since its last ``run()`` (``Tensor.copy_from_cpu`` notes each array's shape and dtype on the
-thread; numpy attributes, cheap), one append of ``[predictor, start, end, inputs]`` to the
-process's list of runs (a list's append is atomic under the GIL: no lock) and two
-``perf_counter_ns`` reads written into it, the start once it is in the list and the end when the
-run returns. A ``run()`` with no inputs copied (inputs shared with ``share_external_data``) reads
-its input handles' shapes, and their dtypes on its own thread the first time a shape is seen.
+The runs are noted in C (``_native.c``, built with the package where a compiler was at hand) or,
+where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE=0``, in Python (:mod:`.python_runs`); both
+note the same things and hand them over the same way. A ``run()`` notes the least: its predictor,
+the inputs its thread copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each
+array's shape and dtype on the thread), and its start and end. A ``run()`` with no inputs copied
+(inputs shared with ``share_external_data``) reads its input handles' shapes, and their dtypes on
+its own thread the first time a shape is seen.
 
 Everything else happens in :meth:`Process.fold`, on the writer's thread (every few seconds, at
-exit, and sooner once :data:`FOLD_AT` runs wait): the runs that ended are taken out of the list and
-counted into each predictor's histograms, shapes, first run, busy time and gaps, in the order they
-started. Concurrency is exact: runs that had started are all in the list, each fold sweeps the
-starts and ends of its runs and of those still running (their end clipped at the fold's clock),
-from the previous fold's clock on, and a run still running is kept for the next fold, so a run
-that straddles folds is counted against every run it overlaps. Past :data:`MAX_EVENTS` waiting
-runs (the writer stuck) a run is not counted, and the record says how many were not.
+exit, and sooner once :data:`FOLD_AT` runs wait): the runs that ended are taken and counted into
+each predictor's histograms, shapes, first run, busy time and gaps, in the order they started.
+Concurrency is exact: each fold sweeps the starts and ends of the runs that ended since the previous
+fold's clock and of those still running (their end clipped at the fold's clock), so a run that
+straddles folds is counted against every run it overlaps. Past :data:`MAX_EVENTS` waiting runs (the
+writer stuck) a run is not counted, and the record says how many were not.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..vocabulary import BuiltBy
+from ..vocabulary import BuiltBy, Recorder
+from . import python_runs
 from .callers import build_site
+from .location import NATIVE
 
 if TYPE_CHECKING:
     from .document import BuildSite, ModelFiles, RecordedConfig
@@ -40,7 +41,7 @@ MAX_PENDING = 64
 FOLD_AT = 4096  # runs waiting: the writer is woken to fold them
 MAX_EVENTS = 16384  # runs waiting past which a run is not counted (a writer stuck)
 BUCKETS = 64 << 3
-PENDING = threading.local()  # .inputs: [(shape, dtype)] copied in on this thread since its last run(), or None
+NO_INPUTS: Any = object()  # run() called with no inputs: they were copied in, or shared
 
 
 def bucket(ns: int) -> int:
@@ -69,24 +70,48 @@ def percentile_ns(counts: list[int], share: float) -> float | None:
     return None
 
 
-class Process:
-    """Process-wide: every predictor, the runs not yet folded, the concurrency across predictors,
-    the recorder's own failures. :meth:`fold` is called by one thread at a time (the writer's lock)."""
+def native_module() -> Any:
+    """The C recorder's module, or None where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE=0``."""
+    if os.environ.get(NATIVE) == "0":
+        return None
+    try:
+        from . import _native
+    except ImportError:
+        return None
+    return _native
 
-    def __init__(self) -> None:
+
+class Process:
+    """Process-wide: every predictor, their runs (:attr:`runs`, in C or in Python), the concurrency
+    across predictors, the recorder's own failures. :meth:`fold` is called by one thread at a time
+    (the writer's lock)."""
+
+    def __init__(self, native: Any = None) -> None:
+        """``native``: the C recorder's module (default: :func:`native_module`'s), or False for Python's."""
         self.lock = threading.Lock()
-        self.by_id: dict[int, LivePredictor] = {}
         self.predictors: list[LivePredictor] = []
         self.not_kept = 0
-        self.events: list[list[Any]] = []  # [predictor, start, end, inputs] of each run, appended as it starts
-        self.running: list[list[Any]] = []  # runs still running at the last fold
         self.folded_until = 0
-        self.not_counted = 0
         self.wake = threading.Event()  # set when runs pile up: the writer folds them now
         self.peak_runs = 0
         self.peak_threads = 0
         self.errors: list[str] = []
         self.on_first_predictor: Callable[[], None] | None = None
+        self.native = native_module() if native is None else native or None
+        kind = self.native.Runs if self.native is not None else python_runs.PythonRuns
+        self.recorder = Recorder.NATIVE if self.native is not None else Recorder.PYTHON
+        self.runs = kind(self, self.wake.set, NO_INPUTS, FOLD_AT, MAX_EVENTS)
+
+    def recorded_run(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Predictor.run`` that notes each call. Its arguments are Paddle's own (``run()``,
+        ``run(inputs)``, ``run(inputs=…)``), and it returns what Paddle's returns."""
+        return self.runs.wrap_run(original)
+
+    def recorded_copy(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for its thread's next ``run()``."""
+        if self.native is not None:
+            return self.native.wrap_copy(original)
+        return python_runs.wrap_copy(original, MAX_PENDING)
 
     def failed(self, message: str) -> None:
         errors = self.errors
@@ -103,7 +128,7 @@ class Process:
                 self.predictors.append(live)
             else:
                 live = self._fold(built_by, config, site)
-            self.by_id[id(predictor)] = live
+            self.runs.remember(predictor, live)
         live.watch(predictor)
         if first and self.on_first_predictor is not None:
             self.on_first_predictor()
@@ -120,47 +145,23 @@ class Process:
         return LivePredictor(self, -1, built_by, config, None, site, None, None)
 
     def live_of(self, predictor: Any) -> LivePredictor:
-        live = self.by_id.get(id(predictor))
+        live = self.runs.known(predictor)
         if live is None:
             live = self.add(predictor, BuiltBy.UNSEEN, None, None, build_site(None))
         return live
 
-    def crowded(self, event: list[Any]) -> None:
-        """A run that finds :data:`FOLD_AT` runs waiting: the writer is woken, and past
-        :data:`MAX_EVENTS` the run is not counted."""
-        if not self.wake.is_set():
-            self.wake.set()
-        with self.lock:
-            if len(self.events) < MAX_EVENTS:
-                self.events.append(event)
-            else:
-                self.not_counted += 1
-
     def fold(self) -> None:
-        """Counts the runs that ended into their predictors, and the concurrency since the last fold."""
-        until = time.perf_counter_ns()
-        events = self.events
-        taken = events[:]  # a copy and a deletion, each atomic: a run appended meanwhile stays
-        del events[:len(taken)]
+        """Counts the runs that ended into their predictors, in the order they started, and the
+        concurrency since the last fold."""
+        until, ended, running = self.runs.take()
         since, self.folded_until = self.folded_until, until
-        running: list[list[Any]] = []
+        ended.sort(key=_started)
         points: list[tuple[int, int, LivePredictor]] = []
-        for event in self.running + taken:
-            live, start, end, inputs = event
-            if not start or start >= until:  # not started before the fold's clock: the next fold's
-                running.append(event)
-                continue
-            if end is None or end > until:
-                running.append(event)
-                stop = until
-            else:
-                live.count(start, end, inputs)
-                stop = end
-            begin = start if start > since else since
-            if stop > begin:
-                points.append((begin, 1, live))
-                points.append((stop, 0, live))
-        self.running = running
+        for live, start, end, inputs in ended:
+            live.count(start, end, inputs)
+            _inside(points, live, max(start, since), end)
+        for live, start in running:
+            _inside(points, live, max(start, since), until)
         self._sweep(points)
 
     def _sweep(self, points: list[tuple[int, int, LivePredictor]]) -> None:
@@ -181,6 +182,16 @@ class Process:
                 runs -= 1
                 threads -= live.threads
                 inside[live] -= 1
+
+
+def _started(run: tuple[Any, int, int, Any]) -> int:
+    return run[1]
+
+
+def _inside(points: list[tuple[int, int, LivePredictor]], live: LivePredictor, begin: int, stop: int) -> None:
+    if stop > begin:
+        points.append((begin, 1, live))
+        points.append((stop, 0, live))
 
 
 class LivePredictor:
@@ -225,8 +236,7 @@ class LivePredictor:
 
     def _dropped(self, key: int) -> None:
         self.alive = False
-        if self.process.by_id.get(key) is self:
-            del self.process.by_id[key]
+        self.process.runs.forget(key, self)
 
     def inputs_of(self, given: Any) -> Any:
         """The inputs of a ``run()`` that had none copied in on its thread: the tensors it was given
@@ -267,64 +277,3 @@ class LivePredictor:
         else:
             self.shapes_not_kept += 1
 
-
-def recorded_copy(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``.
-    Its arguments are Paddle's own (``data``, by position or by name): no keyword dictionary to build."""
-    pending, most = PENDING, MAX_PENDING
-
-    def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
-        result = original(tensor, data, *more) if more else original(tensor, data)
-        try:
-            seen = (data.shape, data.dtype)
-            copied = getattr(pending, "inputs", None)
-            if copied is None or len(copied) >= most:
-                pending.inputs = [seen]
-            else:
-                copied.append(seen)
-        except Exception:  # a list of strings has neither
-            pass
-        return result
-
-    copy_from_cpu.__doc__ = getattr(original, "__doc__", None)
-    return copy_from_cpu
-
-
-NO_INPUTS: Any = object()
-
-
-def recorded_run(process: Process, original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Predictor.run`` that notes each call in ``process``'s list of runs (see the module's words).
-    Its arguments are Paddle's own (``run()``, ``run(inputs)``, ``run(inputs=…)``): no keyword
-    dictionary to build; another keyword is a ``TypeError``, as it is for Paddle's."""
-    clock = time.perf_counter_ns
-    predictor_of = process.by_id.get
-    events = process.events
-    append = events.append
-    pending, fold_at = PENDING, FOLD_AT
-
-    def run(predictor: Any, inputs: Any = NO_INPUTS, *more: Any) -> Any:
-        try:
-            live = predictor_of(id(predictor)) or process.live_of(predictor)
-            seen = getattr(pending, "inputs", None) if inputs is NO_INPUTS else None
-            if seen is None:
-                seen = live.inputs_of(inputs)
-            else:
-                pending.inputs = None
-            event = [live, 0, None, seen]
-            if len(events) < fold_at:
-                append(event)
-            else:
-                process.crowded(event)
-            event[1] = clock()
-        except Exception as exc:  # the recorder never raises into the service
-            process.failed(f"before run(): {exc!r}"[:200])
-            return original(predictor) if inputs is NO_INPUTS else original(predictor, inputs, *more)
-        try:
-            return original(predictor) if inputs is NO_INPUTS else original(predictor, inputs, *more)
-        finally:
-            event[2] = clock()
-
-    run.__name__ = run.__qualname__ = "run"
-    run.__doc__ = getattr(original, "__doc__", None)
-    return run

@@ -10,6 +10,7 @@ from pathlib import Path
 SWITCH = "PADDLE_DOCTOR_RECORD"
 FOLDER = "PADDLE_DOCTOR_RECORD_DIR"
 INTERVAL = "PADDLE_DOCTOR_RECORD_INTERVAL"
+NATIVE = "PADDLE_DOCTOR_RECORD_NATIVE"  # "0": the runs noted in Python even where the C recorder is built
 DEFAULT_INTERVAL_S = 5.0
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..vocabulary import BuiltBy
 from .callers import build_site
 from .document import BuildSite
-from .live import Process, recorded_copy, recorded_run
+from .live import Process
 from .settings_read import read_config, remember_setters
 from .writer import Writer
 
@@ -32,9 +32,9 @@ def wrapped(inference: ModuleType) -> Process:
 def _wrap(process: Process, inference: ModuleType) -> None:
     predictor_class, config_class = inference.Predictor, inference.Config
     remember_setters(config_class, process.failed)
-    predictor_class.run = recorded_run(process, predictor_class.run)
+    predictor_class.run = process.recorded_run(predictor_class.run)
     predictor_class.clone = _recorded_clone(process, predictor_class.clone)
-    inference.Tensor.copy_from_cpu = recorded_copy(inference.Tensor.copy_from_cpu)
+    inference.Tensor.copy_from_cpu = process.recorded_copy(inference.Tensor.copy_from_cpu)
     create, pool = inference.create_predictor, inference.PredictorPool
     wrapped = {id(create): _recorded_create(process, create), id(pool): _recorded_pool(process, pool)}
     for name in HOLDERS:

@@ -59,8 +59,9 @@ def snapshot(process: Process) -> Record:
     """The record of ``process`` now, its runs folded in first (by one thread at a time: the writer's lock)."""
     process.fold()
     errors = list(process.errors)
-    if process.not_counted:
-        errors.append(f"{process.not_counted} runs not counted: more than {MAX_EVENTS} ran between two folds")
+    not_counted = process.runs.not_counted
+    if not_counted:
+        errors.append(f"{not_counted} runs not counted: more than {MAX_EVENTS} ran between two folds")
     predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
                                     origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
                                     pool_size=live.pool_size, built=live.built, alive=live.alive,
@@ -69,7 +70,7 @@ def snapshot(process: Process) -> Record:
     return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=[arg[:MAX_TEXT] for arg in sys.argv[:MAX_ARGV]],
                   paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),
                   predictors=predictors, predictors_not_kept=process.not_kept, peak_concurrent_runs=process.peak_runs,
-                  peak_concurrent_threads=process.peak_threads, errors=errors)
+                  peak_concurrent_threads=process.peak_threads, errors=errors, recorder=process.recorder)
 
 
 def own_folder(folder: Path) -> None:

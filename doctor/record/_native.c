@@ -1,0 +1,825 @@
+/* The recorder's runs kept in C: a Runs object notes every Predictor.run() and the inputs each
+ * thread copied in (Tensor.copy_from_cpu) for the writer to fold (live.py's Process.fold), as
+ * python_runs.py's PythonRuns does in Python. A Paddle run() leaves the caches cold; what the
+ * recorder does next to it costs by the cache lines and pages it touches, so a run touches few:
+ *
+ *   - the predictor's LivePredictor, found in an open-addressing table keyed by the predictor's
+ *     address (Runs.remember, Runs.forget);
+ *   - the inputs its thread copied in, kept by the thread in a ThreadInputs object (owned by the
+ *     thread state's dictionary, so it goes with the thread; a C thread-local points at it), whose
+ *     keys ((shape, dtype) tuples) and inputs tuple are reused while the shapes stay the same;
+ *   - while it runs, a node on the C stack linked into the Runs' list of runs in flight;
+ *   - when it has ended, one struct appended to an array, taken by Runs.take() at the next fold.
+ *
+ * A numpy array's shape is compared with the last one copied at its place without asking numpy
+ * for a new tuple: its dimensions are read from the array's head (numpy's public ABI: nd,
+ * dimensions and descr, the dtype), which is checked once against the shape and dtype numpy says.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_PENDING 64 /* inputs copied in since a thread's last run(), as live.MAX_PENDING */
+#define MAX_REUSED 8   /* the places whose last key a thread keeps to reuse */
+#define MAX_DIMS 8     /* the most dimensions of a shape compared in place */
+
+static PyObject *pending_key, *str_shape, *str_dtype, *str_inputs, *str_data, *str_inputs_of, *str_live_of,
+    *str_failed;
+
+static long long
+now_ns(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    PyTime_t now;
+    PyTime_PerfCounterRaw(&now); /* sets no error: 0 on one */
+    return (long long)now;
+#else
+    return (long long)_PyTime_GetPerfCounter();
+#endif
+}
+
+/* The argument at `index` (the predictor or tensor is 0) or named `name`, or NULL. */
+static PyObject *
+argument(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t index, PyObject *name)
+{
+    if (nargs > index) {
+        return args[index];
+    }
+    if (kwnames != NULL) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+            PyObject *given = PyTuple_GET_ITEM(kwnames, i);
+            if (given == name || PyUnicode_Compare(given, name) == 0) {
+                return args[nargs + i];
+            }
+        }
+        PyErr_Clear();
+    }
+    return NULL;
+}
+
+/* process.failed(f"{where}: {error!r}"[:200]) for the error raised now, which is cleared. */
+static void
+note_failure(PyObject *process, const char *where)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyObject *said = value != NULL ? PyObject_Repr(value) : NULL;
+    PyObject *message = said != NULL ? PyUnicode_FromFormat("%s: %U", where, said) : NULL;
+    PyObject *bounded = message != NULL ? PyUnicode_Substring(message, 0, 200) : NULL;
+    PyObject *done = bounded != NULL ? PyObject_CallMethodOneArg(process, str_failed, bounded) : NULL;
+    Py_XDECREF(done);
+    Py_XDECREF(bounded);
+    Py_XDECREF(message);
+    Py_XDECREF(said);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    PyErr_Clear();
+}
+
+/* ---- the inputs a thread copied in ---- */
+
+typedef struct {
+    PyObject_HEAD
+    int count;                     /* keys copied in since the thread's last run() */
+    PyObject *keys[MAX_PENDING];   /* owned */
+    PyObject *last;                /* the tuple of keys handed to the last run(), owned, or NULL */
+    struct {
+        PyObject *key;             /* owned, or NULL */
+        int nd;                    /* -1: not an ndarray's */
+        Py_ssize_t dims[MAX_DIMS];
+    } reused[MAX_REUSED];
+} ThreadInputs;
+
+static _Thread_local ThreadInputs *this_thread;
+
+static void
+thread_inputs_forget(ThreadInputs *self)
+{
+    for (int i = 0; i < self->count; i++) {
+        Py_CLEAR(self->keys[i]);
+    }
+    self->count = 0;
+}
+
+static void
+thread_inputs_dealloc(ThreadInputs *self)
+{
+    if (this_thread == self) {
+        this_thread = NULL;
+    }
+    thread_inputs_forget(self);
+    Py_CLEAR(self->last);
+    for (int i = 0; i < MAX_REUSED; i++) {
+        Py_CLEAR(self->reused[i].key);
+    }
+    PyObject_Free(self);
+}
+
+static PyTypeObject ThreadInputsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "paddle_doctor.record._native.ThreadInputs",
+    .tp_basicsize = sizeof(ThreadInputs),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)thread_inputs_dealloc,
+};
+
+/* This thread's inputs, made and handed to its thread state's dictionary the first time; NULL with
+ * an error set when they cannot be. */
+static ThreadInputs *
+thread_inputs(void)
+{
+    if (this_thread != NULL) {
+        return this_thread;
+    }
+    PyObject *state = PyThreadState_GetDict();
+    if (state == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no thread state");
+        return NULL;
+    }
+    ThreadInputs *made = PyObject_New(ThreadInputs, &ThreadInputsType);
+    if (made == NULL) {
+        return NULL;
+    }
+    made->count = 0;
+    made->last = NULL;
+    for (int i = 0; i < MAX_REUSED; i++) {
+        made->reused[i].key = NULL;
+        made->reused[i].nd = -1;
+    }
+    int failed = PyDict_SetItem(state, pending_key, (PyObject *)made);
+    Py_DECREF(made); /* the thread state's dictionary holds it: it goes with the thread */
+    if (failed) {
+        return NULL;
+    }
+    this_thread = made;
+    return made;
+}
+
+/* The inputs copied in on this thread since its last run() as a tuple of keys (a new reference; the
+ * last run's tuple when they are the same keys), or NULL when none were (an error set if it failed). */
+static PyObject *
+take_inputs(void)
+{
+    ThreadInputs *inputs = this_thread;
+    if (inputs == NULL || inputs->count == 0) {
+        return NULL;
+    }
+    int count = inputs->count;
+    PyObject *last = inputs->last;
+    int same = last != NULL && PyTuple_GET_SIZE(last) == count;
+    for (int i = 0; same && i < count; i++) {
+        same = PyTuple_GET_ITEM(last, i) == inputs->keys[i];
+    }
+    if (!same) {
+        PyObject *made = PyTuple_New(count);
+        if (made == NULL) {
+            thread_inputs_forget(inputs);
+            return NULL;
+        }
+        for (int i = 0; i < count; i++) {
+            PyTuple_SET_ITEM(made, i, inputs->keys[i]);
+            inputs->keys[i] = NULL;
+        }
+        inputs->count = 0;
+        Py_XSETREF(inputs->last, made);
+    }
+    else {
+        thread_inputs_forget(inputs);
+    }
+    Py_INCREF(inputs->last);
+    return inputs->last;
+}
+
+/* numpy's ndarray head, as its public ABI lays it out. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+} ArrayHead;
+
+static PyTypeObject *ndarray;  /* numpy.ndarray, once its head was checked against what numpy says */
+static int ndarray_checked;
+
+/* Whether `data`'s head says the shape and dtype in `key` (an ndarray's, numpy having said them). */
+static int
+head_agrees(PyObject *data, PyObject *key)
+{
+    ArrayHead *head = (ArrayHead *)data;
+    PyObject *shape = PyTuple_GET_ITEM(key, 0), *dtype = PyTuple_GET_ITEM(key, 1);
+    if (!PyTuple_Check(shape) || head->descr != dtype || head->nd != PyTuple_GET_SIZE(shape)) {
+        return 0;
+    }
+    for (int i = 0; i < head->nd; i++) {
+        Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (size != head->dimensions[i]) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* (data.shape, data.dtype), numpy asked: a new reference, or NULL with an error set. */
+static PyObject *
+asked_key(PyObject *data)
+{
+    PyObject *shape = PyObject_GetAttr(data, str_shape);
+    PyObject *dtype = shape != NULL ? PyObject_GetAttr(data, str_dtype) : NULL;
+    PyObject *key = dtype != NULL ? PyTuple_Pack(2, shape, dtype) : NULL;
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    return key;
+}
+
+/* Notes (data.shape, data.dtype) for this thread's next run(); data without them is not noted. */
+static void
+note_copy(PyObject *data)
+{
+    ThreadInputs *inputs = thread_inputs();
+    if (inputs == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    if (inputs->count >= MAX_PENDING) {
+        thread_inputs_forget(inputs);
+    }
+    int place = inputs->count;
+    int is_array = Py_TYPE(data) == ndarray;
+    PyObject *key = NULL;
+    if (is_array && place < MAX_REUSED && inputs->reused[place].key != NULL) {
+        ArrayHead *head = (ArrayHead *)data;
+        int nd = inputs->reused[place].nd;
+        if (head->nd == nd && head->descr == PyTuple_GET_ITEM(inputs->reused[place].key, 1) &&
+            memcmp(head->dimensions, inputs->reused[place].dims, (size_t)nd * sizeof(Py_ssize_t)) == 0) {
+            key = inputs->reused[place].key;
+            Py_INCREF(key);
+        }
+    }
+    if (key == NULL) {
+        key = asked_key(data);
+        if (key == NULL) {
+            PyErr_Clear(); /* a list of strings has neither */
+            return;
+        }
+        if (!ndarray_checked && strcmp(Py_TYPE(data)->tp_name, "numpy.ndarray") == 0) {
+            ndarray_checked = 1;
+            if (head_agrees(data, key)) {
+                ndarray = Py_TYPE(data);
+                is_array = 1;
+            }
+        }
+        if (is_array && place < MAX_REUSED && ((ArrayHead *)data)->nd <= MAX_DIMS) {
+            ArrayHead *head = (ArrayHead *)data;
+            Py_INCREF(key);
+            Py_XSETREF(inputs->reused[place].key, key);
+            inputs->reused[place].nd = head->nd;
+            memcpy(inputs->reused[place].dims, head->dimensions, (size_t)head->nd * sizeof(Py_ssize_t));
+        }
+    }
+    inputs->keys[place] = key;
+    inputs->count = place + 1;
+}
+
+/* ---- the runs ---- */
+
+typedef struct Running {
+    struct Running *previous, *next;
+    PyObject *live; /* borrowed from the run's own reference */
+    long long start;
+} Running;
+
+typedef struct {
+    PyObject *live, *inputs; /* owned */
+    long long start, end;
+} Ended;
+
+typedef struct {
+    void *predictor; /* NULL: empty; TOMBSTONE: forgotten */
+    PyObject *live;  /* owned */
+} Slot;
+
+static char tombstone;
+#define TOMBSTONE ((void *)&tombstone)
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *process, *wake, *no_inputs;
+    Slot *slots;
+    Py_ssize_t capacity, used; /* used: the slots not empty, tombstones included */
+    Running *running;
+    Ended *ended;
+    Py_ssize_t ended_count, ended_capacity;
+    Py_ssize_t fold_at, max_ended, not_counted;
+} Runs;
+
+static Py_ssize_t
+slot_of(Slot *slots, Py_ssize_t capacity, void *predictor)
+{
+    size_t mask = (size_t)capacity - 1, at = ((uintptr_t)predictor >> 4) * 0x9E3779B97F4A7C15ull & mask;
+    while (slots[at].predictor != NULL && slots[at].predictor != predictor) {
+        at = (at + 1) & mask;
+    }
+    return (Py_ssize_t)at;
+}
+
+static PyObject *
+known(Runs *self, void *predictor)
+{
+    if (self->slots == NULL) {
+        return NULL;
+    }
+    return self->slots[slot_of(self->slots, self->capacity, predictor)].live;
+}
+
+static int
+regrow(Runs *self)
+{
+    Py_ssize_t capacity = self->capacity ? self->capacity : 16;
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < self->capacity; i++) {
+        kept += self->slots[i].live != NULL;
+    }
+    while (kept * 2 >= capacity) {
+        capacity *= 2;
+    }
+    Slot *slots = PyMem_Calloc((size_t)capacity, sizeof(Slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < self->capacity; i++) {
+        if (self->slots[i].live != NULL) {
+            slots[slot_of(slots, capacity, self->slots[i].predictor)] = self->slots[i];
+        }
+    }
+    PyMem_Free(self->slots);
+    self->slots = slots;
+    self->capacity = capacity;
+    self->used = kept;
+    return 0;
+}
+
+static PyObject *
+runs_remember(Runs *self, PyObject *args)
+{
+    PyObject *predictor, *live;
+    if (!PyArg_ParseTuple(args, "OO:remember", &predictor, &live)) {
+        return NULL;
+    }
+    if ((self->used + 1) * 2 > self->capacity && regrow(self) < 0) {
+        return NULL;
+    }
+    Slot *slot = &self->slots[slot_of(self->slots, self->capacity, predictor)];
+    if (slot->predictor == NULL) {
+        self->used++;
+    }
+    Py_INCREF(live);
+    slot->predictor = predictor;
+    Py_XSETREF(slot->live, live);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+runs_forget(Runs *self, PyObject *args)
+{
+    PyObject *address, *live;
+    if (!PyArg_ParseTuple(args, "OO:forget", &address, &live)) {
+        return NULL;
+    }
+    void *predictor = PyLong_AsVoidPtr(address);
+    if (predictor == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (self->slots != NULL) {
+        Slot *slot = &self->slots[slot_of(self->slots, self->capacity, predictor)];
+        if (slot->predictor == predictor && slot->live == live) {
+            slot->predictor = TOMBSTONE;
+            Py_CLEAR(slot->live);
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+runs_known(Runs *self, PyObject *predictor)
+{
+    PyObject *live = known(self, predictor);
+    return Py_NewRef(live != NULL ? live : Py_None);
+}
+
+/* The run's ended: kept for the next fold (the writer woken once fold_at wait), or past max_ended
+ * counted as not counted. Steals the references to live and inputs. */
+static void
+ended(Runs *self, PyObject *live, PyObject *inputs, long long start, long long end)
+{
+    if (self->ended_count == self->ended_capacity) {
+        Py_ssize_t capacity = Py_MIN(self->ended_capacity ? self->ended_capacity * 2 : 256, self->max_ended);
+        Ended *grown = capacity > self->ended_capacity ? PyMem_Realloc(self->ended, (size_t)capacity * sizeof(Ended)) : NULL;
+        if (grown == NULL) {
+            self->not_counted++;
+            Py_DECREF(live);
+            Py_DECREF(inputs);
+            return;
+        }
+        self->ended = grown;
+        self->ended_capacity = capacity;
+    }
+    Ended *run = &self->ended[self->ended_count++];
+    run->live = live;
+    run->inputs = inputs;
+    run->start = start;
+    run->end = end;
+    if (self->ended_count == self->fold_at + 1) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *done = PyObject_CallNoArgs(self->wake);
+        if (done == NULL) {
+            note_failure(self->process, "waking the writer");
+        }
+        Py_XDECREF(done);
+        PyErr_Restore(type, value, traceback);
+    }
+}
+
+/* (until, [(live, start, end, inputs)] of the runs ended since the last take, [(live, start)] of
+ * those running), the clock read and the runs taken at one moment under the GIL. */
+static PyObject *
+runs_take(Runs *self, PyObject *unused)
+{
+    long long until = now_ns();
+    PyObject *done = PyList_New(self->ended_count);
+    PyObject *running = PyList_New(0);
+    if (done == NULL || running == NULL) {
+        Py_XDECREF(done);
+        Py_XDECREF(running);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < self->ended_count; i++) {
+        Ended *run = &self->ended[i];
+        PyObject *item = Py_BuildValue("(NLLN)", run->live, run->start, run->end, run->inputs);
+        if (item == NULL) { /* the references are the item's, taken with it */
+            for (Py_ssize_t j = i + 1; j < self->ended_count; j++) {
+                Py_DECREF(self->ended[j].live);
+                Py_DECREF(self->ended[j].inputs);
+            }
+            self->ended_count = 0;
+            Py_DECREF(done);
+            Py_DECREF(running);
+            return NULL;
+        }
+        PyList_SET_ITEM(done, i, item);
+    }
+    self->ended_count = 0;
+    for (Running *run = self->running; run != NULL; run = run->next) {
+        PyObject *item = Py_BuildValue("(OL)", run->live, run->start);
+        if (item == NULL || PyList_Append(running, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(done);
+            Py_DECREF(running);
+            return NULL;
+        }
+        Py_DECREF(item);
+    }
+    return Py_BuildValue("(LNN)", until, done, running);
+}
+
+static PyObject *
+runs_get_not_counted(Runs *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->not_counted);
+}
+
+static PyObject *
+runs_get_waiting(Runs *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->ended_count);
+}
+
+static int
+runs_traverse(Runs *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->process);
+    Py_VISIT(self->wake);
+    Py_VISIT(self->no_inputs);
+    for (Py_ssize_t i = 0; i < self->capacity; i++) {
+        Py_VISIT(self->slots[i].live);
+    }
+    for (Py_ssize_t i = 0; i < self->ended_count; i++) {
+        Py_VISIT(self->ended[i].live);
+        Py_VISIT(self->ended[i].inputs);
+    }
+    return 0;
+}
+
+static int
+runs_clear(Runs *self)
+{
+    Py_CLEAR(self->process);
+    Py_CLEAR(self->wake);
+    Py_CLEAR(self->no_inputs);
+    for (Py_ssize_t i = 0; i < self->capacity; i++) {
+        Py_CLEAR(self->slots[i].live);
+    }
+    PyMem_Free(self->slots);
+    self->slots = NULL;
+    self->capacity = self->used = 0;
+    for (Py_ssize_t i = 0; i < self->ended_count; i++) {
+        Py_CLEAR(self->ended[i].live);
+        Py_CLEAR(self->ended[i].inputs);
+    }
+    self->ended_count = 0;
+    return 0;
+}
+
+static void
+runs_dealloc(Runs *self)
+{
+    PyObject_GC_UnTrack(self);
+    runs_clear(self);
+    PyMem_Free(self->ended);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+runs_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"process", "wake", "no_inputs", "fold_at", "max_ended", NULL};
+    PyObject *process, *wake, *no_inputs;
+    Py_ssize_t fold_at, max_ended;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOnn:Runs", names, &process, &wake, &no_inputs, &fold_at, &max_ended)) {
+        return NULL;
+    }
+    Runs *self = (Runs *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->process = Py_NewRef(process);
+    self->wake = Py_NewRef(wake);
+    self->no_inputs = Py_NewRef(no_inputs);
+    self->fold_at = fold_at;
+    self->max_ended = max_ended;
+    return (PyObject *)self;
+}
+
+/* ---- the wrappers ---- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *original;
+    Runs *runs; /* NULL for the copy's wrapper */
+    vectorcallfunc vectorcall;
+} Wrapper;
+
+static PyObject *
+recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Wrapper *wrapper = (Wrapper *)callable;
+    Runs *runs = wrapper->runs;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *given = nargs > 1 || kwnames != NULL ? argument(args, nargs, kwnames, 1, str_inputs) : NULL;
+    if (nargs < 1 || (kwnames != NULL && (given == NULL || PyTuple_GET_SIZE(kwnames) > 1))) {
+        /* not a call Paddle's run() takes: its own TypeError, and no run */
+        return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    }
+    PyObject *predictor = args[0];
+    PyObject *live = known(runs, predictor);
+    if (live != NULL) {
+        Py_INCREF(live);
+    }
+    else if ((live = PyObject_CallMethodOneArg(runs->process, str_live_of, predictor)) == NULL) {
+        note_failure(runs->process, "before run()");
+        return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    }
+    PyObject *inputs = take_inputs();
+    if (inputs == NULL || given != NULL) {
+        Py_XDECREF(inputs);
+        inputs = PyErr_Occurred() ? NULL
+                                  : PyObject_CallMethodOneArg(live, str_inputs_of, given != NULL ? given : runs->no_inputs);
+        if (inputs == NULL) {
+            Py_DECREF(live);
+            note_failure(runs->process, "before run()");
+            return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+        }
+    }
+    Running node = {NULL, runs->running, live, 0};
+    if (node.next != NULL) {
+        node.next->previous = &node;
+    }
+    runs->running = &node;
+    node.start = now_ns();
+    PyObject *result = PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    long long end = now_ns();
+    if (node.previous != NULL) {
+        node.previous->next = node.next;
+    }
+    else {
+        runs->running = node.next;
+    }
+    if (node.next != NULL) {
+        node.next->previous = node.previous;
+    }
+    ended(runs, live, inputs, node.start, end);
+    return result;
+}
+
+static PyObject *
+recorded_copy(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Wrapper *wrapper = (Wrapper *)callable;
+    PyObject *result = PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    if (result != NULL) {
+        PyObject *data = argument(args, PyVectorcall_NARGS(nargsf), kwnames, 1, str_data);
+        if (data != NULL) {
+            note_copy(data);
+        }
+    }
+    return result;
+}
+
+static PyObject *
+bound(PyObject *self, PyObject *instance, PyObject *owner)
+{
+    if (instance == NULL || instance == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, instance);
+}
+
+static PyObject *
+wrapper_doc(Wrapper *self, void *closure)
+{
+    return PyObject_GetAttrString(self->original, "__doc__");
+}
+
+static PyObject *
+wrapper_name(Wrapper *self, void *closure)
+{
+    return PyObject_GetAttrString(self->original, "__name__");
+}
+
+static PyObject *
+wrapper_wrapped(Wrapper *self, void *closure)
+{
+    return Py_NewRef(self->original);
+}
+
+static int
+wrapper_traverse(Wrapper *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->original);
+    Py_VISIT(self->runs);
+    return 0;
+}
+
+static int
+wrapper_clear(Wrapper *self)
+{
+    Py_CLEAR(self->original);
+    Py_CLEAR(self->runs);
+    return 0;
+}
+
+static void
+wrapper_dealloc(Wrapper *self)
+{
+    PyObject_GC_UnTrack(self);
+    wrapper_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyGetSetDef wrapper_getset[] = {
+    {"__doc__", (getter)wrapper_doc, NULL, NULL, NULL},
+    {"__name__", (getter)wrapper_name, NULL, NULL, NULL},
+    {"__wrapped__", (getter)wrapper_wrapped, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject WrapperType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "paddle_doctor.record._native.Wrapper",
+    .tp_doc = "Paddle's method, recorded: called as it is, it does what the original does and returns what it returns.",
+    .tp_basicsize = sizeof(Wrapper),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(Wrapper, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = bound,
+    .tp_traverse = (traverseproc)wrapper_traverse,
+    .tp_clear = (inquiry)wrapper_clear,
+    .tp_dealloc = (destructor)wrapper_dealloc,
+    .tp_getset = wrapper_getset,
+};
+
+static PyObject *
+wrapper_new(PyObject *original, Runs *runs, vectorcallfunc call)
+{
+    Wrapper *self = PyObject_GC_New(Wrapper, &WrapperType);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->original = Py_NewRef(original);
+    self->runs = runs;
+    Py_XINCREF(runs);
+    self->vectorcall = call;
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+static PyObject *
+runs_wrap_run(Runs *self, PyObject *original)
+{
+    return wrapper_new(original, self, recorded_run);
+}
+
+static PyObject *
+wrap_copy(PyObject *module, PyObject *original)
+{
+    return wrapper_new(original, NULL, recorded_copy);
+}
+
+static PyMethodDef runs_methods[] = {
+    {"remember", (PyCFunction)runs_remember, METH_VARARGS, "remember(predictor, live): runs of predictor are live's"},
+    {"forget", (PyCFunction)runs_forget, METH_VARARGS, "forget(id(predictor), live): the predictor, live's, is gone"},
+    {"known", (PyCFunction)runs_known, METH_O, "known(predictor): its LivePredictor, or None"},
+    {"take", (PyCFunction)runs_take, METH_NOARGS,
+     "take() -> (until, [(live, start, end, inputs)] ended since the last take, [(live, start)] running)"},
+    {"wrap_run", (PyCFunction)runs_wrap_run, METH_O, "wrap_run(Predictor.run): the run() that notes each call"},
+    {NULL},
+};
+
+static PyGetSetDef runs_getset[] = {
+    {"not_counted", (getter)runs_get_not_counted, NULL, "runs not counted: past max_ended waiting", NULL},
+    {"waiting", (getter)runs_get_waiting, NULL, "runs ended and not yet taken", NULL},
+    {NULL},
+};
+
+static PyTypeObject RunsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "paddle_doctor.record._native.Runs",
+    .tp_doc = "Runs(process, wake, no_inputs, fold_at, max_ended): the runs of a process's predictors.",
+    .tp_basicsize = sizeof(Runs),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = runs_new,
+    .tp_traverse = (traverseproc)runs_traverse,
+    .tp_clear = (inquiry)runs_clear,
+    .tp_dealloc = (destructor)runs_dealloc,
+    .tp_methods = runs_methods,
+    .tp_getset = runs_getset,
+};
+
+static PyMethodDef module_methods[] = {
+    {"wrap_copy", wrap_copy, METH_O,
+     "wrap_copy(Tensor.copy_from_cpu): the copy that notes each array's shape and dtype for its thread's next run()"},
+    {NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "paddle_doctor.record._native",
+    .m_doc = "The recorder's runs kept in C (see python_runs.py for the same in Python).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    if (PyType_Ready(&ThreadInputsType) < 0 || PyType_Ready(&RunsType) < 0 || PyType_Ready(&WrapperType) < 0) {
+        return NULL;
+    }
+    pending_key = PyUnicode_InternFromString("paddle_doctor.record inputs copied in");
+    str_shape = PyUnicode_InternFromString("shape");
+    str_dtype = PyUnicode_InternFromString("dtype");
+    str_inputs = PyUnicode_InternFromString("inputs");
+    str_data = PyUnicode_InternFromString("data");
+    str_inputs_of = PyUnicode_InternFromString("inputs_of");
+    str_live_of = PyUnicode_InternFromString("live_of");
+    str_failed = PyUnicode_InternFromString("failed");
+    if (pending_key == NULL || str_shape == NULL || str_dtype == NULL || str_inputs == NULL || str_data == NULL ||
+        str_inputs_of == NULL || str_live_of == NULL || str_failed == NULL) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&module_definition);
+    if (module == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&RunsType);
+    if (PyModule_AddObject(module, "Runs", (PyObject *)&RunsType) < 0) {
+        Py_DECREF(&RunsType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "MAX_PENDING", MAX_PENDING) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

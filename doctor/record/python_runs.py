@@ -1,0 +1,139 @@
+"""The recorder's runs noted in Python, where its C module (``_native.c``) was not built: the same
+methods as its ``Runs``, for :class:`~.live.Process` to fold.
+
+``run()`` does the least Python can: one dictionary get for its predictor, the inputs its thread
+copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each array's shape and dtype on
+the thread), one append of ``[predictor, start, end, inputs]`` to the list of runs (atomic under the
+GIL: no lock) and two ``perf_counter_ns`` reads written into it, the start once it is in the list
+and the end when the run returns. :meth:`PythonRuns.take` hands the writer the runs that ended and
+those still running, and keeps the running ones for the next take.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+PENDING = threading.local()  # .inputs: [(shape, dtype)] copied in on this thread since its last run(), or None
+
+
+class PythonRuns:
+    """The runs of a process's predictors, noted by the ``run()`` of :meth:`wrap_run`."""
+
+    def __init__(self, process: Any, wake: Callable[[], None], no_inputs: Any, fold_at: int, max_ended: int) -> None:
+        self.process = process
+        self.wake = wake
+        self.no_inputs = no_inputs
+        self.fold_at = fold_at
+        self.max_ended = max_ended
+        self.by_id: dict[int, Any] = {}
+        self.events: list[list[Any]] = []  # [live, start, end, inputs] of each run, appended as it starts
+        self.running: list[list[Any]] = []  # runs still running at the last take
+        self.not_counted = 0
+        self.lock = threading.Lock()
+
+    def remember(self, predictor: Any, live: Any) -> None:
+        self.by_id[id(predictor)] = live
+
+    def forget(self, key: int, live: Any) -> None:
+        if self.by_id.get(key) is live:
+            del self.by_id[key]
+
+    def known(self, predictor: Any) -> Any:
+        return self.by_id.get(id(predictor))
+
+    @property
+    def waiting(self) -> int:
+        return len(self.events)
+
+    def take(self) -> tuple[int, list[tuple[Any, int, int, Any]], list[tuple[Any, int]]]:
+        """(until, the runs that ended by then, the runs running then), as ``_native.Runs.take``."""
+        until = time.perf_counter_ns()
+        events = self.events
+        taken = events[:]  # a copy and a deletion, each atomic: a run appended meanwhile stays
+        del events[:len(taken)]
+        ended: list[tuple[Any, int, int, Any]] = []
+        running: list[tuple[Any, int]] = []
+        kept: list[list[Any]] = []
+        for event in self.running + taken:
+            live, start, end, inputs = event
+            if not start or start >= until:  # not started before the clock: the next take's
+                kept.append(event)
+            elif end is None or end > until:
+                kept.append(event)
+                running.append((live, start))
+            else:
+                ended.append((live, start, end, inputs))
+        self.running = kept
+        return until, ended, running
+
+    def crowded(self, event: list[Any]) -> None:
+        """A run that finds ``fold_at`` runs waiting: the writer is woken, and past ``max_ended``
+        the run is not counted."""
+        self.wake()
+        with self.lock:
+            if len(self.events) < self.max_ended:
+                self.events.append(event)
+            else:
+                self.not_counted += 1
+
+    def wrap_run(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Predictor.run`` that notes each call (see the module's words). Its arguments are Paddle's
+        own (``run()``, ``run(inputs)``, ``run(inputs=…)``): no keyword dictionary to build; another
+        keyword is a ``TypeError``, as it is for Paddle's."""
+        clock = time.perf_counter_ns
+        predictor_of = self.by_id.get
+        live_of, failed = self.process.live_of, self.process.failed
+        events = self.events
+        append = events.append
+        pending, fold_at, no_inputs = PENDING, self.fold_at, self.no_inputs
+
+        def run(predictor: Any, inputs: Any = no_inputs, *more: Any) -> Any:
+            try:
+                live = predictor_of(id(predictor)) or live_of(predictor)
+                seen = getattr(pending, "inputs", None)
+                if seen is not None:
+                    pending.inputs = None
+                if seen is None or inputs is not no_inputs:
+                    seen = live.inputs_of(inputs)
+                event = [live, 0, None, seen]
+                if len(events) < fold_at:
+                    append(event)
+                else:
+                    self.crowded(event)
+                event[1] = clock()
+            except Exception as exc:  # the recorder never raises into the service
+                failed(f"before run(): {exc!r}"[:200])
+                return original(predictor) if inputs is no_inputs else original(predictor, inputs, *more)
+            try:
+                return original(predictor) if inputs is no_inputs else original(predictor, inputs, *more)
+            finally:
+                event[2] = clock()
+
+        run.__name__ = run.__qualname__ = "run"
+        run.__doc__ = getattr(original, "__doc__", None)
+        return run
+
+
+def wrap_copy(original: Callable[..., Any], most: int) -> Callable[..., Any]:
+    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``
+    (at most ``most`` between two). Its arguments are Paddle's own (``data``, by position or by name)."""
+    pending = PENDING
+
+    def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
+        result = original(tensor, data, *more) if more else original(tensor, data)
+        try:
+            seen = (data.shape, data.dtype)
+            copied = getattr(pending, "inputs", None)
+            if copied is None or len(copied) >= most:
+                pending.inputs = [seen]
+            else:
+                copied.append(seen)
+        except Exception:  # a list of strings has neither
+            pass
+        return result
+
+    copy_from_cpu.__doc__ = getattr(original, "__doc__", None)
+    return copy_from_cpu

@@ -1,0 +1,295 @@
+"""The recorder's C module against its Python fallback: the same calls noted by each fold into the
+same record (shapes and dtypes however they change, inputs by position and by name, errors raised
+through, predictors unseen, dropped and their address reused); its wrappers bind as Paddle's methods
+do; what a thread copied in goes with the thread; and the module builds, without a warning, and
+records on every Python from 3.10 on this machine."""
+
+from __future__ import annotations
+
+import gc
+import glob
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import threading
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO
+from paddle_doctor.record.callers import build_site
+from paddle_doctor.record.live import FOLD_AT, MAX_EVENTS, MAX_PENDING, Process, native_module
+from paddle_doctor.record.writer import snapshot
+from paddle_doctor.vocabulary import BuiltBy, Recorder
+from test_record import new_process, recorder  # noqa: F401 (a fixture)
+
+SOURCE = REPO / "doctor" / "record" / "_native.c"
+
+
+class Handle:
+    def shape(self) -> list[int]:
+        return [7, 7]
+
+    def type(self) -> str:
+        return "DataType.FLOAT32"
+
+    def copy_from_cpu(self, data) -> None:
+        pass
+
+
+class Fake:
+    """A predictor: ``run()`` returns what it was given, or raises what it is told to."""
+
+    def __init__(self, names: int = 1) -> None:
+        self.names = [f"x{index}" for index in range(names)]
+        self.raising: Exception | None = None
+
+    def run(self, inputs=None):
+        if self.raising is not None:
+            raise self.raising
+        return inputs
+
+    def get_input_names(self) -> list[str]:
+        return self.names
+
+    def get_input_handle(self, name: str) -> Handle:
+        return Handle()
+
+
+class Subclassed(np.ndarray):
+    pass
+
+
+def every_kind_of_call(process: Process) -> list[Fake]:
+    """The same calls, whichever recorder notes them: returns the predictors, kept alive."""
+    run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
+    first, second, unseen = Fake(), Fake(2), Fake()
+    for predictor in (first, second):
+        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    base = np.zeros((2, 3), "float32")
+    arrays = [base, base.copy(), np.zeros((4, 3), "float32"), np.zeros((4, 3), "int64"), np.zeros((4, 3), "int64"),
+              np.zeros((4, 3), ">f4"), base[:, ::2], base.T, np.float32(1.0), np.zeros((), "float32"),
+              base.view(Subclassed), np.zeros((1, 2, 1, 2, 1, 2, 1, 2, 1, 2), "float16"), np.zeros((0, 3), "float32")]
+    for array in arrays * 2:
+        copy(first, array)
+        run(first)
+    copy(first, data=np.zeros((5, 5), "uint8"))  # by name
+    run(first)
+    for places in (2, 9, 2, 9):  # past the places whose keys are reused
+        for place in range(places):
+            copy(second, np.zeros((place + 1, 2), "float32"))
+        run(second)
+    for _ in range(MAX_PENDING + 3):  # more than a thread keeps between two runs: the last ones
+        copy(second, np.zeros((3, 1), "float64"))
+    run(second)
+    copy(first, ["text", "more"])  # no shape: the run reads its input handles
+    run(first)
+    run(first)  # nothing copied: the input handles
+    given = [np.zeros((6, 2), "float32")]
+    assert run(first, given) is given and run(first, inputs=given) is given
+    copy(first, np.zeros((8, 8), "float32"))
+    assert run(first, given) is given  # given, not the copied: those are forgotten
+    run(first)
+    with pytest.raises(TypeError):
+        run(first, data=given)  # not a keyword Paddle's run() takes: no run
+    first.raising = ValueError("the model's own error")
+    with pytest.raises(ValueError, match="the model's own error") as raised:
+        run(first)
+    assert raised.value is first.raising and raised.traceback[-1].name == "run"
+    first.raising = None
+    run(unseen)
+    return [first, second, unseen]
+
+
+def counted(process: Process) -> list[tuple]:
+    record = snapshot(process)
+    assert record.errors == []
+    return [(p.id, p.built_by, p.runs.runs, p.runs.peak_concurrency,
+             [([(t.shape, t.dtype) for t in seen.inputs], seen.runs) for seen in p.runs.shapes], p.runs.shapes_not_kept)
+            for p in record.predictors]
+
+
+def test_the_c_recorder_and_the_python_one_count_the_same_calls_the_same():
+    assert native_module() is not None, "the recorder's C module was not built (pip install -e . builds it)"
+    native, python = Process(), Process(native=False)
+    assert (native.recorder, python.recorder) == (Recorder.NATIVE, Recorder.PYTHON)
+    kept = every_kind_of_call(native), every_kind_of_call(python)
+    assert counted(native) == counted(python)
+    first = counted(native)[0]
+    assert first[2] == 2 * 13 + 1 + 2 + 4 + 1 and first[1] == "create_predictor"
+    shapes = {str(inputs): runs for inputs, runs in first[4]}
+    assert shapes[str([([2, 3], "float32")])] == 6 and shapes[str([([4, 3], "int64")])] == 4  # a subclass's too
+    assert shapes[str([([4, 3], ">f4")])] == 2 and shapes[str([([3, 2], "float32")])] == 2  # base.T
+    assert shapes[str([([7, 7], "float32")])] == 4  # nothing copied: from the input handle
+    assert counted(native)[2][1] == "unseen" and counted(native)[2][2] == 1
+    assert kept
+
+
+def test_a_predictor_dropped_is_forgotten_and_a_new_one_at_its_address_counts_as_its_own(recorder):
+    process = new_process(recorder)
+    run = process.recorded_run(Fake.run)
+    addresses = set()
+    for _ in range(50):  # each dropped before the next is made: addresses are reused
+        predictor = Fake()
+        addresses.add(id(predictor))
+        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+        run(predictor)
+        del predictor
+        gc.collect()
+    stranger = Fake()
+    run(stranger)  # never built through the recorder, maybe at an address of one that was
+    record = snapshot(process)
+    assert len(addresses) < 50  # the test saw what it tests
+    assert [p.runs.runs for p in record.predictors] == [1] * 50 + [1]
+    assert record.predictors[-1].built_by == "unseen" and not any(p.alive for p in record.predictors[:50])
+
+
+def test_the_wrappers_bind_as_paddles_methods_do(recorder):
+    process = new_process(recorder)
+
+    class Predictor(Fake):
+        """A predictor class whose methods the recorder replaces, as the hook does Paddle's."""
+
+    original_run = Predictor.run
+    Predictor.run = process.recorded_run(Predictor.run)
+    Handle.copy_from_cpu, original_copy = process.recorded_copy(Handle.copy_from_cpu), Handle.copy_from_cpu
+    try:
+        predictor = Predictor()
+        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+        predictor.get_input_handle("x0").copy_from_cpu(np.zeros((1, 4), "float32"))
+    finally:
+        Handle.copy_from_cpu = original_copy
+    one, two = [np.zeros((2,), "int64")], [np.zeros((3,), "int64")]
+    assert predictor.run() is None and predictor.run(one) is one and Predictor.run(predictor, inputs=two) is two
+    assert Predictor.run.__name__ == "run" and Predictor.run.__doc__ == original_run.__doc__
+    if recorder is Recorder.NATIVE:
+        assert Predictor.run.__wrapped__ is original_run
+    record = snapshot(process)
+    assert record.errors == [] and record.predictors[0].runs.runs == 3
+    assert [seen.inputs[0].shape for seen in record.predictors[0].runs.shapes] == [[1, 4], [2], [3]]
+
+
+def test_what_a_thread_copied_in_goes_with_the_thread(recorder):
+    process = new_process(recorder)
+    copy, run = process.recorded_copy(Handle.copy_from_cpu), process.recorded_run(Fake.run)
+    predictor = Fake()
+    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+
+    class DType:
+        def __str__(self) -> str:
+            return "float32"
+
+    class Data:
+        def __init__(self) -> None:
+            self.shape, self.dtype = (1, 2), DType()
+
+    dtypes = []
+
+    def copies_and_never_runs():
+        data = Data()
+        dtypes.append(weakref.ref(data.dtype))
+        copy(predictor, data)
+
+    for _ in range(5):
+        thread = threading.Thread(target=copies_and_never_runs)
+        thread.start()
+        thread.join()
+    gc.collect()
+    assert len(dtypes) == 5 and all(dtype() is None for dtype in dtypes)  # nothing of a thread gone is kept
+    copy(predictor, np.zeros((3, 3), "float32"))  # this thread's own copies are its own
+    run(predictor)
+    assert snapshot(process).predictors[0].runs.shapes[0].inputs[0].shape == [3, 3]
+
+
+def test_runs_ended_are_bounded_between_two_folds_in_c_as_in_python():
+    """The C recorder keeps the runs that ended for the next fold in one growing array: past
+    ``MAX_EVENTS`` a run is not counted, and a fold empties it."""
+    process = Process()
+    run = process.recorded_run(Fake.run)
+    predictor = Fake()
+    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    for _ in range(MAX_EVENTS + 5):
+        run(predictor)
+    assert process.runs.waiting == MAX_EVENTS and process.runs.not_counted == 5 and process.wake.is_set()
+    process.fold()
+    assert process.runs.waiting == 0 and process.predictors[0].first_run_ns is not None
+    assert FOLD_AT < MAX_EVENTS
+
+
+def pythons() -> list[str]:
+    """Every Python from 3.10 on this machine that runs (pyenv's among them), this one first."""
+    found = [sys.executable]
+    for pattern in ("/usr/bin/python3.1[0-9]", os.path.expanduser("~/.pyenv/versions/3.1[0-9].*/bin/python3.1[0-9]")):
+        for candidate in sorted(glob.glob(pattern)):
+            if subprocess.run([candidate, "-c", "import sys; assert sys.version_info >= (3, 10)"],
+                              capture_output=True, timeout=60).returncode == 0:
+                found.append(candidate)
+    return found
+
+
+SMOKE = '''
+import importlib.util, sys, threading
+spec = importlib.util.spec_from_file_location("paddle_doctor.record._native", sys.argv[1])
+native = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(native)
+
+class Process:
+    errors = []
+    def failed(self, message): self.errors.append(message)
+    def live_of(self, predictor): raise LookupError("not built here")
+
+class Live:
+    def inputs_of(self, given): return ((tuple(len(x) for x in given), "list"),) if given is not NO_INPUTS else ()
+
+class Data:
+    shape, dtype = (2, 3), "float32"
+
+NO_INPUTS = object()
+woken = threading.Event()
+runs = native.Runs(Process(), woken.set, NO_INPUTS, 2, 4)
+run = runs.wrap_run(lambda predictor, inputs=None: inputs)
+copy = native.wrap_copy(lambda tensor, data: None)
+predictor, live = object(), Live()
+runs.remember(predictor, live)
+copy(predictor, Data())
+run(predictor)
+run(predictor, [[1, 2]])
+run(predictor, inputs=[[1]])
+until, ended, running = runs.take()
+assert [(r[0] is live, r[1] <= r[2] <= until, r[3]) for r in ended] == [
+    (True, True, ((( 2, 3), "float32"),)), (True, True, (((2,), "list"),)), (True, True, (((1,), "list"),))], ended
+assert running == [] and woken.is_set()
+stranger = object()
+assert run(stranger, [1]) == [1] and Process.errors == ["before run(): LookupError('not built here')"]
+print("recorded on", sys.version.split()[0])
+'''
+
+
+@pytest.mark.slow  # compiles the module once for each Python found
+def test_the_c_module_builds_without_a_warning_and_records_on_every_python_from_3_10(tmp_path):
+    found = pythons()
+    for python in found:
+        paths = subprocess.run([python, "-c", "import sysconfig, json; print(json.dumps(sysconfig.get_paths()))"],
+                               capture_output=True, text=True, timeout=60, check=True).stdout
+        include = __import__("json").loads(paths)["include"]
+        suffix = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+                                capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+        if not Path(include, "Python.h").is_file():
+            continue  # no headers for this one: pip would install it without the module
+        built = tmp_path / f"{Path(python).name}-{len(os.listdir(tmp_path))}" / f"_native{suffix}"
+        built.parent.mkdir()
+        compiled = subprocess.run([sysconfig.get_config_var("CC").split()[0] or "cc", "-shared", "-fPIC", "-O2", "-Wall",
+                                   "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Werror",
+                                   f"-I{include}", str(SOURCE), "-o", str(built)],
+                                  capture_output=True, text=True, timeout=300)
+        assert compiled.returncode == 0, f"{python}: {compiled.stderr[-3000:]}"
+        ran = subprocess.run([python, "-c", textwrap.dedent(SMOKE), str(built)], capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0 and ran.stdout.startswith("recorded on"), f"{python}: {ran.stderr[-3000:]}"
+    assert len(found) >= 1
+
+
+def test_the_c_module_keeps_as_many_inputs_between_two_runs_as_python():
+    assert native_module().MAX_PENDING == MAX_PENDING
