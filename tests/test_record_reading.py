@@ -26,7 +26,7 @@ from paddle_doctor.record.reading import against_paddle, read_record, recorded_s
 from paddle_doctor.serde import to_data
 from paddle_doctor.service import ServiceOptions
 from paddle_doctor.service.resolve import resolve_service
-from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, RecordStatus
+from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, Recorder, RecordStatus
 
 PID, TICKS = 4242, 777
 
@@ -143,6 +143,17 @@ def test_cpu_budget_adds_the_threads_of_predictors_seen_running_together():
     apart = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0,
                           [predictor(0, 3, "a", 50), predictor(1, 3, "b", 50)], 1, 3)
     assert by_rule(cpu_budget.check(_facts_with(apart, quota=4)))["PD-CPU-010"].status.value == "pass"
+
+
+def test_runs_at_once_noted_in_python_say_that_a_wait_for_the_gil_may_count_as_a_run():
+    runs = [predictor(0, 3, "a", 50), predictor(1, 3, "b", 50)]
+    for recorder, said in ((Recorder.PYTHON, True), (Recorder.NATIVE, False), (None, False)):
+        together = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, runs, 2, 6, recorder)
+        over = by_rule(cpu_budget.check(_facts_with(together, quota=4)))["PD-CPU-010"]
+        assert over.status.value == "fail" and "at most 2 runs at once seen across 2 predictors" in over.observed
+        assert ("noted in Python: a thread waiting for the GIL after its run may count as running" in over.observed) is said
+    alone = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, runs, 1, 3, Recorder.PYTHON)
+    assert "GIL" not in by_rule(cpu_budget.check(_facts_with(alone, quota=2)))["PD-CPU-010"].observed
 
 
 def test_a_thread_flag_is_judged_over_the_record():

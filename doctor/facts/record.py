@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..record.document import RecordedPredictor
 from ..schema import Count
-from ..vocabulary import RecordStatus
+from ..vocabulary import Recorder, RecordStatus
 from .graph import GraphFacts
 from .verification import VerificationFacts
 
@@ -33,9 +33,10 @@ class PredictorMeasured:
 @dataclass
 class ServiceRecord:
     """``status`` says whether the record was read; ``reason`` why not, or what is off about it (it
-    comes from another Paddle version) in one line; ``source`` the file; ``busy_cpus_while_measured``
-    the CPUs the service itself used while ``--measure`` measured (its CPU time over the wall time);
-    ``measured`` what ``--measure`` made of each predictor, busiest first."""
+    comes from another Paddle version) in one line; ``source`` the file; ``recorder`` what noted its
+    runs (Python's may count a thread waiting for the GIL after its run as still running);
+    ``busy_cpus_while_measured`` the CPUs the service itself used while ``--measure`` measured (its CPU
+    time over the wall time); ``measured`` what ``--measure`` made of each predictor, busiest first."""
 
     status: RecordStatus = RecordStatus.NOT_ASKED
     reason: str | None = None
@@ -45,6 +46,7 @@ class ServiceRecord:
     predictors: list[RecordedPredictor] = field(default_factory=list)
     peak_concurrent_runs: int = 0
     peak_concurrent_threads: int = 0
+    recorder: Recorder | None = None
     busy_cpus_while_measured: float | None = None
     measured: list[PredictorMeasured] = field(default_factory=list)
 
@@ -68,8 +70,10 @@ class ServiceRecord:
         ran = [predictor for predictor in known if predictor.runs.runs]
         if self.peak_concurrent_threads and ran:
             runs = self.peak_concurrent_runs
+            waits = (" (noted in Python: a thread waiting for the GIL after its run may count as running)"
+                     if self.recorder == Recorder.PYTHON and runs > 1 else "")
             return (self.peak_concurrent_threads, ran,
-                    f"at most {runs} run{'s' if runs != 1 else ''} at once seen across {len(ran)} predictor{'s' if len(ran) != 1 else ''}")
+                    f"at most {runs} run{'s' if runs != 1 else ''} at once seen across {len(ran)} predictor{'s' if len(ran) != 1 else ''}{waits}")
         largest = max(known, key=lambda predictor: predictor.config.cpu.threads, default=None)  # type: ignore[union-attr]
         if largest is None:
             return 0, [], "no predictor with a known configuration"

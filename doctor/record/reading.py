@@ -53,7 +53,7 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     if record.pid != pid or record.start_ticks != ticks:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: the record of another process (pid {record.pid})", path)
     return ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
-                         record.peak_concurrent_runs, record.peak_concurrent_threads)
+                         record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder)
 
 
 def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
