@@ -30,7 +30,7 @@ from .runner import CheckResult
 from .schema import Count, ExitCode, RuleId, Url, UrlReference, version_metadata
 from .service.sources import source_predictors
 from .settings import Settings
-from .vocabulary import Experiment, PaddleStatus, Severity
+from .vocabulary import Experiment, PaddleStatus, Recorder, Severity
 from .wrapper_fix import WrapperFix, in_wrapper_terms
 
 SCHEMA_VERSION = 2
@@ -144,9 +144,9 @@ class ServiceSummary:
     variables that steer Paddle's threads and devices, or that the source reads) and its source;
     ``predictors`` what the service recorded of each predictor it built (``paddle-doctor record``),
     or, where nothing was recorded, each Config its source builds (built by ``source``),
-    ``record`` the file that was read, or why none was, and ``busy_cpus_while_measured`` the CPUs the
-    service used while ``--measure`` measured its model beside it; ``measured`` each predictor as
-    ``--measure`` measured it, busiest first."""
+    ``record`` the file that was read, or why none was, ``recorder`` what noted its runs, and
+    ``busy_cpus_while_measured`` the CPUs the service used while ``--measure`` measured its model
+    beside it; ``measured`` each predictor as ``--measure`` measured it, busiest first."""
 
     settings: list[SettingOrigin]
     process: ServiceProcessFacts
@@ -155,6 +155,7 @@ class ServiceSummary:
     record: str | None = None
     busy_cpus_while_measured: float | None = None
     measured: list[PredictorMeasurement] = field(default_factory=list)
+    recorder: Recorder | None = None
 
 
 @dataclass
@@ -271,7 +272,7 @@ def service_summary(facts: Facts) -> ServiceSummary:
     return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
                           recorded or source_predictors(facts.service_source), said,
                           record.busy_cpus_while_measured if record is not None else None,
-                          _measured_predictors(facts))
+                          _measured_predictors(facts), record.recorder if record is not None and record.read else None)
 
 
 def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:

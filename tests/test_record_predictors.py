@@ -50,7 +50,7 @@ from paddle_doctor.runner import run_checks
 from paddle_doctor.serde import from_data
 from paddle_doctor.service import ServiceOptions, SettingOrigin
 from paddle_doctor.service.resolve import merge_origins, resolve_service
-from paddle_doctor.vocabulary import Effect, ExperimentStatus, Origin, RecordStatus
+from paddle_doctor.vocabulary import Effect, ExperimentStatus, Origin, Recorder, RecordStatus
 
 HERE = Path(__file__).parent
 RECORDS = HERE / "fixtures" / "records"
@@ -68,7 +68,7 @@ def recorded(name: str, changes: dict[int, dict[str, Any]] | None = None) -> Ser
             functools.reduce(lambda part, key: part[key], parents, data["predictors"][predictor])[leaf] = value
     record = from_data(Record, data)
     return ServiceRecord(RecordStatus.READ, None, f"/tmp/records/{name}", record.paddle_version, record.written_at,
-                         record.predictors, record.peak_concurrent_runs, record.peak_concurrent_threads)
+                         record.predictors, record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder)
 
 
 def facts_of(name: str, flags: dict | None = None, source: SourceFacts | None = None, cpu_flags=AVX2_FLAGS,
@@ -156,6 +156,19 @@ def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_repo
     assert "device = 'cpu' (record: /tmp/records/r.json)" in lines
     assert "precision = 'bf16' (record: /tmp/records/r.json)" in lines
     assert not any("Device." in line or "Precision." in line for line in lines)
+
+
+def test_a_record_whose_runs_python_noted_says_so_in_the_report_and_one_noted_in_c_says_nothing_more():
+    from paddle_doctor.render.service_lines import record_lines
+    from paddle_doctor.report import service_summary
+    from paddle_doctor.serde import to_data
+
+    python = service_summary(facts_of("rapidocr.json"))
+    native = service_summary(replace(facts_of("rapidocr.json"), service_record=replace(recorded("rapidocr.json"), recorder=Recorder.NATIVE)))
+    assert (python.recorder, native.recorder) == (Recorder.PYTHON, Recorder.NATIVE)
+    assert record_lines(python)[0] == "record: /tmp/records/rapidocr.json (runs noted in Python, the C module not built: several µs more per run())"
+    assert record_lines(native)[0] == "record: /tmp/records/rapidocr.json"
+    assert to_data(python)["recorder"] == "python" and to_data(native)["recorder"] == "native"
 
 
 # The checks of a setting each predictor records that judged only the busiest one: the optimised-model
