@@ -240,8 +240,8 @@ def test_three_predictors_built_by_a_wrapper_package_in_a_site_folder(cnn, tmp_p
 def assert_concurrency_seen(record: Record, said: str, recorder: Recorder) -> None:
     """Runs at once as Paddle runs them: one at a time where its run() holds the GIL (Paddle 3.3.1
     does: two threads run no faster than one), so the service's threads take turns; more where
-    threads run faster. The C recorder reads a run's end before its thread can wait for the GIL again;
-    Python's may read it after, and count a thread waiting as a run."""
+    threads run faster. The C recorder reads a run's end as Paddle returns; Python's reads it in a
+    frame of its own, after its thread may have waited for the GIL, and may count that wait as a run."""
     (speed,) = [float(line.split()[1]) for line in said.splitlines() if line.startswith("SPEED_UP ")]
     assert record.peak_concurrent_runs >= 1
     if recorder is Recorder.NATIVE and speed < 1.3:

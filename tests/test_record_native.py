@@ -85,6 +85,16 @@ def every_kind_of_call(process: Process) -> list[Fake]:
     for _ in range(MAX_PENDING + 3):  # more than a thread keeps between two runs: the last ones
         copy(second, np.zeros((3, 1), "float64"))
     run(second)
+    for _ in range(MAX_PENDING):
+        copy(second, np.zeros((3, 2), "float64"))
+    copy(second, ["no", "shape"])  # not noted: the ones before it are kept
+    run(second)
+    copy(second, np.zeros((1, 1), "int8"))
+    with pytest.raises(TypeError):
+        run(second, [np.zeros(1)], foo=1)  # not a call Paddle's run() takes: no run, the copied kept
+    with pytest.raises(TypeError):
+        run(second, [np.zeros(1)], inputs=[np.zeros(1)])
+    run(second)
     copy(first, ["text", "more"])  # no shape: the run reads its input handles
     run(first)
     run(first)  # nothing copied: the input handles
@@ -118,6 +128,8 @@ def test_the_c_recorder_and_the_python_one_count_the_same_calls_the_same():
     assert (native.recorder, python.recorder) == (Recorder.NATIVE, Recorder.PYTHON)
     kept = every_kind_of_call(native), every_kind_of_call(python)
     assert counted(native) == counted(python)
+    second = {str(inputs): runs for inputs, runs in counted(native)[1][4]}
+    assert second[str([([3, 2], "float64")] * MAX_PENDING)] == 1 and second[str([([1, 1], "int8")])] == 1
     first = counted(native)[0]
     assert first[2] == 2 * 13 + 1 + 2 + 4 + 1 and first[1] == "create_predictor"
     shapes = {str(inputs): runs for inputs, runs in first[4]}
@@ -217,6 +229,131 @@ def test_runs_ended_are_bounded_between_two_folds_in_c_as_in_python():
     process.fold()
     assert process.runs.waiting == 0 and process.predictors[0].first_run_ns is not None
     assert FOLD_AT < MAX_EVENTS
+
+
+def test_a_copy_whose_shape_runs_a_copy_and_a_run_on_the_same_thread_leaves_both_runs_whole(recorder):
+    process = new_process(recorder)
+    run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
+    predictor = Fake()
+    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+
+    class Plain:
+        shape, dtype = (1,), "f"
+
+    class Nested:  # a lazy array, or a finalizer, doing its own inference while its shape is asked
+        dtype = "f"
+
+        @property
+        def shape(self):
+            copy(predictor, Plain())
+            run(predictor)
+            return (2,)
+
+    copy(predictor, Plain())
+    copy(predictor, Nested())
+    run(predictor)
+    shapes = {str([(t.shape, t.dtype) for t in seen.inputs]): seen.runs for seen in snapshot(process).predictors[0].runs.shapes}
+    assert shapes == {str([([1], "f"), ([1], "f")]): 1, str([([2], "f")]): 1}
+
+
+def test_a_keyboard_interrupt_while_the_recorder_asks_goes_on_to_the_service(recorder):
+    """The recorder keeps its own failures (an ``Exception``) from the service; a Ctrl-C is the service's."""
+    process = new_process(recorder)
+    run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
+    predictor = Fake()
+    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+
+    class Interrupting:
+        dtype = "f"
+
+        @property
+        def shape(self):
+            raise KeyboardInterrupt
+
+    class Failing:
+        dtype = "f"
+
+        @property
+        def shape(self):
+            raise ValueError("no shape here")
+
+    with pytest.raises(KeyboardInterrupt):
+        copy(predictor, Interrupting())
+    copy(predictor, Failing())  # the recorder's own failure: not noted, not raised
+    run(predictor)
+    class InterruptedHandle:
+        def shape(self):
+            raise KeyboardInterrupt
+
+    process.live_of(predictor).handles = [InterruptedHandle()]
+    predictor.raising = AssertionError("Paddle's run() is not reached")
+    with pytest.raises(KeyboardInterrupt):
+        run(predictor)  # nothing copied: its handles are asked, and one is interrupted
+    record = snapshot(process)
+    assert record.predictors[0].runs.runs == 1 and record.errors == []
+
+
+def test_runs_that_end_while_the_writer_takes_them_wait_for_the_next_take(recorder):
+    """Taking the runs makes Python objects, which may collect garbage, whose finalizers may run
+    Python code that ends runs (on 3.10 and 3.11 at once): they are never lost nor written past."""
+    process = new_process(recorder)
+    run = process.recorded_run(Fake.run)
+    predictor = Fake()
+    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    for _ in range(4):
+        run(predictor)
+
+    class Bomb:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            for _ in range(300):
+                run(predictor)
+
+    gc.collect()
+    threshold = gc.get_threshold()
+    gc.disable()
+    Bomb()
+    gc.set_threshold(1)
+    gc.enable()
+    try:
+        process.fold()
+    finally:
+        gc.set_threshold(*threshold)
+    assert snapshot(process).predictors[0].runs.runs == 304
+
+
+def test_a_python_class_named_numpy_ndarray_is_never_read_as_numpys(tmp_path):
+    """Its head is not an array's: the recorder asks it for its shape and dtype, as it asks any other object."""
+    script = textwrap.dedent('''
+        import numpy as np
+        from paddle_doctor.record.callers import build_site
+        from paddle_doctor.record.live import Process
+        from paddle_doctor.record.writer import snapshot
+        from paddle_doctor.vocabulary import BuiltBy
+
+        class Impostor:
+            shape, dtype = (9, 9), "f"
+        Impostor.__name__ = Impostor.__qualname__ = "numpy.ndarray"
+
+        class Fake:
+            def run(self): pass
+            def get_input_names(self): return []
+            def copy_from_cpu(self, data): pass
+        process = Process()
+        assert process.native is not None
+        run, copy = process.recorded_run(Fake.run), process.recorded_copy(Fake.copy_from_cpu)
+        predictor = Fake()
+        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+        for data in [Impostor(), np.zeros((2, 2), "float32"), np.zeros((2, 2), "float32"), np.zeros((3, 2), "float32")]:
+            copy(predictor, data)
+            run(predictor)
+        print(sorted(str([(t.shape, t.dtype) for t in s.inputs]) + str(s.runs) for s in snapshot(process).predictors[0].runs.shapes))
+    ''')
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(sorted(["[([2, 2], 'float32')]2", "[([3, 2], 'float32')]1", "[([9, 9], 'f')]1"]))
 
 
 def pythons() -> list[str]:

@@ -51,19 +51,23 @@ argument(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t 
     if (kwnames != NULL) {
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
             PyObject *given = PyTuple_GET_ITEM(kwnames, i);
-            if (given == name || PyUnicode_Compare(given, name) == 0) {
+            if (given == name || PyUnicode_Compare(given, name) == 0) { /* keywords are str: it cannot fail */
                 return args[nargs + i];
             }
         }
-        PyErr_Clear();
     }
     return NULL;
 }
 
-/* process.failed(f"{where}: {error!r}"[:200]) for the error raised now, which is cleared. */
-static void
+/* process.failed(f"{where}: {error!r}"[:200]) for the Exception raised now, which is cleared: 0. Another
+ * BaseException (KeyboardInterrupt, SystemExit) stays raised, for the service, as Python's `except
+ * Exception` would leave it: -1. */
+static int
 note_failure(PyObject *process, const char *where)
 {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+        return -1;
+    }
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyErr_NormalizeException(&type, &value, &traceback);
@@ -78,7 +82,22 @@ note_failure(PyObject *process, const char *where)
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(traceback);
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) {
+        return -1;
+    }
     PyErr_Clear();
+    return 0;
+}
+
+/* The error raised now cleared when it is an Exception (0); another BaseException stays raised (-1). */
+static int
+clear_exception(void)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+        return -1;
+    }
+    PyErr_Clear();
+    return 0;
 }
 
 /* ---- the inputs a thread copied in ---- */
@@ -240,53 +259,79 @@ asked_key(PyObject *data)
     return key;
 }
 
-/* Notes (data.shape, data.dtype) for this thread's next run(); data without them is not noted. */
+/* Whether `type` may be numpy's ndarray: named so, built in C (not a class of Python's), and with a
+ * head at least as large as the one read; its head is then checked once against what numpy says. */
+static int
+may_be_ndarray(PyTypeObject *type)
+{
+    return !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) && type->tp_basicsize >= (Py_ssize_t)sizeof(ArrayHead) &&
+           strcmp(type->tp_name, "numpy.ndarray") == 0;
+}
+
+/* The key noted last at `place` when `data`, an ndarray, has its shape and dtype (a new reference), or NULL. */
+static PyObject *
+reused_key(ThreadInputs *inputs, int place, PyObject *data)
+{
+    if (Py_TYPE(data) != ndarray || place >= MAX_REUSED || inputs->reused[place].key == NULL) {
+        return NULL;
+    }
+    ArrayHead *head = (ArrayHead *)data;
+    int nd = inputs->reused[place].nd;
+    if (head->nd != nd || head->descr != PyTuple_GET_ITEM(inputs->reused[place].key, 1) ||
+        (nd > 0 && memcmp(head->dimensions, inputs->reused[place].dims, (size_t)nd * sizeof(Py_ssize_t)) != 0)) {
+        return NULL;
+    }
+    return Py_NewRef(inputs->reused[place].key);
+}
+
+/* Keeps `key`, numpy's word for the ndarray `data`, to be reused at `place`. */
 static void
+keep_for_reuse(ThreadInputs *inputs, int place, PyObject *data, PyObject *key)
+{
+    ArrayHead *head = (ArrayHead *)data;
+    if (place >= MAX_REUSED || head->nd > MAX_DIMS) {
+        return;
+    }
+    Py_XSETREF(inputs->reused[place].key, Py_NewRef(key));
+    inputs->reused[place].nd = head->nd;
+    if (head->nd > 0) {
+        memcpy(inputs->reused[place].dims, head->dimensions, (size_t)head->nd * sizeof(Py_ssize_t));
+    }
+}
+
+/* Notes (data.shape, data.dtype) for this thread's next run(); data without them is not noted: 0.
+ * -1 when asking them raised a BaseException that is not an Exception (it stays raised). The key is
+ * made first (asking numpy may run Python code, and that code may copy and run on this thread), then
+ * put at the end of what is pending then. */
+static int
 note_copy(PyObject *data)
 {
     ThreadInputs *inputs = thread_inputs();
     if (inputs == NULL) {
-        PyErr_Clear();
-        return;
+        return clear_exception();
+    }
+    int place = inputs->count < MAX_PENDING ? inputs->count : 0;
+    PyObject *key = reused_key(inputs, place, data);
+    if (key == NULL) {
+        key = asked_key(data);
+        if (key == NULL) {
+            return clear_exception(); /* a list of strings has neither */
+        }
+        if (!ndarray_checked && may_be_ndarray(Py_TYPE(data))) {
+            ndarray_checked = 1;
+            if (head_agrees(data, key)) {
+                ndarray = Py_TYPE(data);
+            }
+        }
+        if (Py_TYPE(data) == ndarray) {
+            keep_for_reuse(inputs, place, data, key);
+        }
     }
     if (inputs->count >= MAX_PENDING) {
         thread_inputs_forget(inputs);
     }
-    int place = inputs->count;
-    int is_array = Py_TYPE(data) == ndarray;
-    PyObject *key = NULL;
-    if (is_array && place < MAX_REUSED && inputs->reused[place].key != NULL) {
-        ArrayHead *head = (ArrayHead *)data;
-        int nd = inputs->reused[place].nd;
-        if (head->nd == nd && head->descr == PyTuple_GET_ITEM(inputs->reused[place].key, 1) &&
-            memcmp(head->dimensions, inputs->reused[place].dims, (size_t)nd * sizeof(Py_ssize_t)) == 0) {
-            key = inputs->reused[place].key;
-            Py_INCREF(key);
-        }
-    }
-    if (key == NULL) {
-        key = asked_key(data);
-        if (key == NULL) {
-            PyErr_Clear(); /* a list of strings has neither */
-            return;
-        }
-        if (!ndarray_checked && strcmp(Py_TYPE(data)->tp_name, "numpy.ndarray") == 0) {
-            ndarray_checked = 1;
-            if (head_agrees(data, key)) {
-                ndarray = Py_TYPE(data);
-                is_array = 1;
-            }
-        }
-        if (is_array && place < MAX_REUSED && ((ArrayHead *)data)->nd <= MAX_DIMS) {
-            ArrayHead *head = (ArrayHead *)data;
-            Py_INCREF(key);
-            Py_XSETREF(inputs->reused[place].key, key);
-            inputs->reused[place].nd = head->nd;
-            memcpy(inputs->reused[place].dims, head->dimensions, (size_t)head->nd * sizeof(Py_ssize_t));
-        }
-    }
-    inputs->keys[place] = key;
-    inputs->count = place + 1;
+    inputs->keys[inputs->count++] = key;
+    return 0;
 }
 
 /* ---- the runs ---- */
@@ -324,7 +369,8 @@ typedef struct {
 static Py_ssize_t
 slot_of(Slot *slots, Py_ssize_t capacity, void *predictor)
 {
-    size_t mask = (size_t)capacity - 1, at = ((uintptr_t)predictor >> 4) * 0x9E3779B97F4A7C15ull & mask;
+    uint64_t mixed = (uint64_t)(uintptr_t)predictor * 0x9E3779B97F4A7C15ull; /* the high bits folded in */
+    size_t mask = (size_t)capacity - 1, at = (size_t)(mixed ^ (mixed >> 32)) & mask;
     while (slots[at].predictor != NULL && slots[at].predictor != predictor) {
         at = (at + 1) & mask;
     }
@@ -416,8 +462,8 @@ runs_known(Runs *self, PyObject *predictor)
     return Py_NewRef(live != NULL ? live : Py_None);
 }
 
-/* The run's ended: kept for the next fold (the writer woken once fold_at wait), or past max_ended
- * counted as not counted. Steals the references to live and inputs. */
+/* The run's ended: kept for the next fold, or past max_ended counted as not counted. Steals the
+ * references to live and inputs; calls no Python code (the original's error may be raised). */
 static void
 ended(Runs *self, PyObject *live, PyObject *inputs, long long start, long long end)
 {
@@ -438,58 +484,71 @@ ended(Runs *self, PyObject *live, PyObject *inputs, long long start, long long e
     run->inputs = inputs;
     run->start = start;
     run->end = end;
-    if (self->ended_count == self->fold_at + 1) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        PyObject *done = PyObject_CallNoArgs(self->wake);
-        if (done == NULL) {
-            note_failure(self->process, "waking the writer");
-        }
-        Py_XDECREF(done);
-        PyErr_Restore(type, value, traceback);
+}
+
+static void
+release(Ended *runs, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_XDECREF(runs[i].live);
+        Py_XDECREF(runs[i].inputs);
     }
+    PyMem_Free(runs);
+}
+
+/* The runs taken as Python tuples, (live, start, end, inputs) or (live, start) without `with_end`;
+ * the references are the tuples', and `runs` is freed. */
+static PyObject *
+as_list(Ended *runs, Py_ssize_t count, int with_end)
+{
+    PyObject *list = PyList_New(count);
+    for (Py_ssize_t i = 0; list != NULL && i < count; i++) {
+        PyObject *item = with_end ? Py_BuildValue("(NLLN)", runs[i].live, runs[i].start, runs[i].end, runs[i].inputs)
+                                  : Py_BuildValue("(NL)", runs[i].live, runs[i].start);
+        runs[i].live = runs[i].inputs = NULL; /* taken by the item, or released if it was not made */
+        if (item == NULL) {
+            Py_CLEAR(list);
+        }
+        else {
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    release(runs, count);
+    return list;
 }
 
 /* (until, [(live, start, end, inputs)] of the runs ended since the last take, [(live, start)] of
- * those running), the clock read and the runs taken at one moment under the GIL. */
+ * those running). The clock is read and the runs taken off the Runs before any Python object is
+ * made: making one may collect garbage, whose finalizers may let other threads end runs. */
 static PyObject *
 runs_take(Runs *self, PyObject *unused)
 {
     long long until = now_ns();
-    PyObject *done = PyList_New(self->ended_count);
-    PyObject *running = PyList_New(0);
-    if (done == NULL || running == NULL) {
-        Py_XDECREF(done);
-        Py_XDECREF(running);
+    Py_ssize_t in_flight = 0;
+    for (Running *run = self->running; run != NULL; run = run->next) {
+        in_flight++;
+    }
+    Ended *running = PyMem_Calloc((size_t)(in_flight ? in_flight : 1), sizeof(Ended));
+    if (running == NULL) {
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t index = 0;
+    for (Running *run = self->running; run != NULL; run = run->next, index++) {
+        running[index].live = Py_NewRef(run->live);
+        running[index].start = run->start;
+    }
+    Ended *done = self->ended;
+    Py_ssize_t count = self->ended_count;
+    self->ended = NULL;
+    self->ended_count = self->ended_capacity = 0;
+    PyObject *done_list = as_list(done, count, 1);
+    PyObject *running_list = as_list(running, in_flight, 0);
+    if (done_list == NULL || running_list == NULL) {
+        Py_XDECREF(done_list);
+        Py_XDECREF(running_list);
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < self->ended_count; i++) {
-        Ended *run = &self->ended[i];
-        PyObject *item = Py_BuildValue("(NLLN)", run->live, run->start, run->end, run->inputs);
-        if (item == NULL) { /* the references are the item's, taken with it */
-            for (Py_ssize_t j = i + 1; j < self->ended_count; j++) {
-                Py_DECREF(self->ended[j].live);
-                Py_DECREF(self->ended[j].inputs);
-            }
-            self->ended_count = 0;
-            Py_DECREF(done);
-            Py_DECREF(running);
-            return NULL;
-        }
-        PyList_SET_ITEM(done, i, item);
-    }
-    self->ended_count = 0;
-    for (Running *run = self->running; run != NULL; run = run->next) {
-        PyObject *item = Py_BuildValue("(OL)", run->live, run->start);
-        if (item == NULL || PyList_Append(running, item) < 0) {
-            Py_XDECREF(item);
-            Py_DECREF(done);
-            Py_DECREF(running);
-            return NULL;
-        }
-        Py_DECREF(item);
-    }
-    return Py_BuildValue("(LNN)", until, done, running);
+    return Py_BuildValue("(LNN)", until, done_list, running_list);
 }
 
 static PyObject *
@@ -585,10 +644,18 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
     Wrapper *wrapper = (Wrapper *)callable;
     Runs *runs = wrapper->runs;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *given = nargs > 1 || kwnames != NULL ? argument(args, nargs, kwnames, 1, str_inputs) : NULL;
-    if (nargs < 1 || (kwnames != NULL && (given == NULL || PyTuple_GET_SIZE(kwnames) > 1))) {
-        /* not a call Paddle's run() takes: its own TypeError, and no run */
+    if (nargs < 1 || (kwnames != NULL && (nargs != 1 || PyTuple_GET_SIZE(kwnames) != 1 ||
+                                          argument(args, nargs, kwnames, 1, str_inputs) == NULL))) {
+        /* not a call Paddle's run() takes (another keyword, inputs given twice): its TypeError, and no run */
         return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    }
+    PyObject *given = nargs > 1 || kwnames != NULL ? args[1] : NULL;
+    if (runs->ended_count >= runs->fold_at) { /* runs pile up: the writer is woken to fold them */
+        PyObject *done = PyObject_CallNoArgs(runs->wake);
+        if (done == NULL && note_failure(runs->process, "waking the writer") < 0) {
+            return NULL;
+        }
+        Py_XDECREF(done);
     }
     PyObject *predictor = args[0];
     PyObject *live = known(runs, predictor);
@@ -596,8 +663,8 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
         Py_INCREF(live);
     }
     else if ((live = PyObject_CallMethodOneArg(runs->process, str_live_of, predictor)) == NULL) {
-        note_failure(runs->process, "before run()");
-        return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+        return note_failure(runs->process, "before run()") < 0 ? NULL
+                                                                : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
     }
     PyObject *inputs = take_inputs();
     if (inputs == NULL || given != NULL) {
@@ -606,8 +673,8 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
                                   : PyObject_CallMethodOneArg(live, str_inputs_of, given != NULL ? given : runs->no_inputs);
         if (inputs == NULL) {
             Py_DECREF(live);
-            note_failure(runs->process, "before run()");
-            return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+            return note_failure(runs->process, "before run()") < 0 ? NULL
+                                                                    : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
         }
     }
     Running node = {NULL, runs->running, live, 0};
@@ -638,8 +705,8 @@ recorded_copy(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject
     PyObject *result = PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
     if (result != NULL) {
         PyObject *data = argument(args, PyVectorcall_NARGS(nargsf), kwnames, 1, str_data);
-        if (data != NULL) {
-            note_copy(data);
+        if (data != NULL && note_copy(data) < 0) {
+            Py_CLEAR(result); /* a KeyboardInterrupt raised meanwhile goes on, as it would through Python's */
         }
     }
     return result;
@@ -657,7 +724,12 @@ bound(PyObject *self, PyObject *instance, PyObject *owner)
 static PyObject *
 wrapper_doc(Wrapper *self, void *closure)
 {
-    return PyObject_GetAttrString(self->original, "__doc__");
+    PyObject *doc = PyObject_GetAttrString(self->original, "__doc__");
+    if (doc == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return doc;
 }
 
 static PyObject *
