@@ -194,24 +194,28 @@ take_inputs(void)
     for (int i = 0; same && i < count; i++) {
         same = PyTuple_GET_ITEM(last, i) == inputs->keys[i];
     }
-    if (!same) {
-        PyObject *made = PyTuple_New(count);
-        if (made == NULL) {
-            thread_inputs_forget(inputs);
-            return NULL;
-        }
-        for (int i = 0; i < count; i++) {
-            PyTuple_SET_ITEM(made, i, inputs->keys[i]);
-            inputs->keys[i] = NULL;
-        }
-        inputs->count = 0;
-        Py_XSETREF(inputs->last, made);
-    }
-    else {
+    if (same) {
+        PyObject *taken = Py_NewRef(last);
         thread_inputs_forget(inputs);
+        return taken;
     }
-    Py_INCREF(inputs->last);
-    return inputs->last;
+    PyObject *made = PyTuple_New(count); /* may collect garbage, whose finalizers may copy and run here */
+    if (made == NULL) {
+        thread_inputs_forget(inputs);
+        return NULL;
+    }
+    if (inputs->count != count) {
+        Py_DECREF(made);
+        return take_inputs(); /* what is pending now */
+    }
+    for (int i = 0; i < count; i++) {
+        PyTuple_SET_ITEM(made, i, inputs->keys[i]);
+        inputs->keys[i] = NULL;
+    }
+    inputs->count = 0;
+    PyObject *taken = Py_NewRef(made);
+    Py_XSETREF(inputs->last, made);
+    return taken;
 }
 
 /* numpy's ndarray head, as its public ABI lays it out. */
