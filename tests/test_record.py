@@ -28,7 +28,7 @@ SCHEMA = json.loads((REPO / "doctor" / "schemas" / "record.schema.json").read_te
 
 # Every service prints, beside what it does, what its Config's getters say just before it builds.
 PRELUDE = '''
-import json, sys, threading
+import json, sys, threading, time
 import numpy as np
 
 def truth(config, label):
@@ -43,24 +43,15 @@ def run_once(predictor, batch=1):
     handle.copy_from_cpu(np.ones((batch, 3, 224, 224), "float32"))
     predictor.run()
 
-def speed_up(first, second, runs=10):
-    """How much faster two threads run two 1-thread predictors (2 CPUs) than one thread runs them in
-    turn: about 1 where Paddle's run() holds the GIL, nearer 2 where it lets go. 21 runs each."""
-    import time
-    for predictor in (first, second):
-        run_once(predictor)
-    began = time.perf_counter()
-    for _ in range(runs):
-        run_once(first)
-        run_once(second)
-    in_turn = time.perf_counter() - began
-    threads = [threading.Thread(target=lambda p=p: [run_once(p) for _ in range(runs)]) for p in (first, second)]
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    print("SPEED_UP", round(in_turn / (time.perf_counter() - began), 2), flush=True)
+def most_at_once(spans):
+    """The most of these (start, end) spans open at once: the service's own count of runs at once,
+    from its clock around predictor.run(), which a recorder's clock inside it can only narrow."""
+    points = sorted([(start, 1) for start, _ in spans] + [(end, 0) for _, end in spans])
+    inside = most = 0
+    for _, starts in points:
+        inside += 1 if starts else -1
+        most = max(most, inside)
+    return most
 '''
 
 
@@ -238,16 +229,13 @@ def test_three_predictors_built_by_a_wrapper_package_in_a_site_folder(cnn, tmp_p
 
 
 def assert_concurrency_seen(record: Record, said: str, recorder: Recorder) -> None:
-    """Runs at once as Paddle runs them: one at a time where its run() holds the GIL (Paddle 3.3.1
-    does: two threads run no faster than one), so the service's threads take turns; more where
-    threads run faster. The C recorder reads a run's end as Paddle returns; Python's reads it in a
-    frame of its own, after its thread may have waited for the GIL, and may count that wait as a run."""
-    (speed,) = [float(line.split()[1]) for line in said.splitlines() if line.startswith("SPEED_UP ")]
-    assert record.peak_concurrent_runs >= 1
-    if recorder is Recorder.NATIVE and speed < 1.3:
-        assert record.peak_concurrent_runs == 1, f"two threads ran {speed}x as fast as one: runs take turns"
-    elif recorder is Recorder.NATIVE and speed > 1.6:
-        assert record.peak_concurrent_runs >= 2, f"two threads ran {speed}x as fast as one: runs overlap"
+    """Runs at once, as many as the service saw at most around its own predictor.run() calls, and at
+    least one: how many ran inside Paddle at once is Paddle's and the scheduler's (three clones in
+    threads on 2 CPUs take turns in some rounds and not in others: Paddle 3.3.1's run() lets the
+    GIL go only at times). The C recorder reads a run's end as Paddle returns; Python's reads it in a
+    frame of its own, after its thread may have waited for the GIL, so its count can only be larger."""
+    (seen,) = [int(line.split()[1]) for line in said.splitlines() if line.startswith("SEEN_AT_ONCE ")]
+    assert 1 <= record.peak_concurrent_runs <= seen, (record.peak_concurrent_runs, seen, recorder)
 
 
 @pytest.mark.slow
@@ -263,10 +251,10 @@ def test_a_clone_per_worker_thread_and_a_pool_run_concurrently(cnn, tmp_path, re
         main = create_predictor(config(2))
         workers = [main.clone() for _ in range(3)]
         pool = PredictorPool(config(1), 2)
-        import time
-        spans, seen, done = [], [], []
+        spans, seen, done, every_span = [], [], [], []
         def between_rounds():  # at least 15 rounds, and on until the service has seen two runs at once (by 1 ms)
             seen.extend(1 for a in spans for b in spans if b[0] < a[0] < b[1] - 1_000_000)
+            every_span.extend(spans)
             spans.clear()
             done.append(len(done) >= 15 and bool(seen) or len(done) >= 300)
         rounds = threading.Barrier(3, action=between_rounds)
@@ -284,8 +272,8 @@ def test_a_clone_per_worker_thread_and_a_pool_run_concurrently(cnn, tmp_path, re
         for thread in threads: thread.start()
         for thread in threads: thread.join()
         print("ROUNDS", len(done) - 1, bool(seen), flush=True)
+        print("SEEN_AT_ONCE", most_at_once(every_span), flush=True)
         run_once(pool.retrieve(1))
-        speed_up(pool.retrieve(0), pool.retrieve(1))
     ''')
     result = run_service(script, tmp_path / "records", recorder=recorder)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -299,7 +287,7 @@ def test_a_clone_per_worker_thread_and_a_pool_run_concurrently(cnn, tmp_path, re
     assert all(p.runs.runs == int(rounds) >= 15 for p in clones)
     for predictor in [main, *clones]:
         assert_equals_getters(predictor, said["2"])
-    assert [p.pool_size for p in pooled] == [2, 2] and [p.runs.runs for p in pooled] == [21, 22]
+    assert [p.pool_size for p in pooled] == [2, 2] and [p.runs.runs for p in pooled] == [0, 1]
     for predictor in pooled:
         assert_equals_getters(predictor, said["1"])
     assert_concurrency_seen(record, result.stdout, recorder)
@@ -324,16 +312,19 @@ def test_a_threaded_server_records_concurrent_runs(cnn, tmp_path, recorder):
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 predictor = workers.get()
+                began = time.perf_counter_ns()
                 run_once(predictor, int(self.path.strip("/")))
+                spans.append((began, time.perf_counter_ns()))
                 workers.put(predictor)
                 self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
             def log_message(self, *args): pass
-        speed_up(workers.queue[0], workers.queue[1])
+        spans = []
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         print("PORT", server.server_address[1], flush=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         sys.stdin.readline()
         server.shutdown()
+        print("SEEN_AT_ONCE", most_at_once(spans), flush=True)
     ''')
     import threading
     import urllib.request
@@ -359,7 +350,7 @@ def test_a_threaded_server_records_concurrent_runs(cnn, tmp_path, recorder):
             thread.start()
         for thread in clients:
             thread.join(timeout=120)
-        server.communicate("stop\n", timeout=60)
+        said_last, _ = server.communicate("stop\n", timeout=60)
         assert answers == [b"ok"] * 24
     finally:
         server.kill()
@@ -368,16 +359,16 @@ def test_a_threaded_server_records_concurrent_runs(cnn, tmp_path, recorder):
     record = the_record(tmp_path / "records")
     said = dict(truths(subprocess.CompletedProcess([], 0, "".join(lines), "")))
     served = record.predictors[1:]
-    assert sum(p.runs.runs for p in served) == 24 + 2 * 21 and len(record.predictors) == 5
+    assert sum(p.runs.runs for p in served) == 24 and len(record.predictors) == 5
     assert all(p.built_by == "clone" and p.clone_of == record.predictors[0].id for p in served)
     for predictor in record.predictors:
         assert_equals_getters(predictor, said["server"])
-    assert_concurrency_seen(record, "".join(lines), recorder)
+    assert_concurrency_seen(record, said_last, recorder)
     shapes = {}
     for predictor in served:
         for seen in predictor.runs.shapes:
             shapes[seen.inputs[0].shape[0]] = shapes.get(seen.inputs[0].shape[0], 0) + seen.runs
-    assert shapes == {1: 18 + 2 * 21, 2: 6} and record.recorder is recorder
+    assert shapes == {1: 18, 2: 6} and record.recorder is recorder
 
 
 def wait_for_runs(records: Path, runs: int, deadline_s: float = 60) -> Record:
