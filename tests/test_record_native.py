@@ -59,6 +59,12 @@ class Fake:
         return Handle()
 
 
+def watched(process: Process, predictor: Fake) -> Fake:
+    """The predictor, as the hook adds one that create_predictor() built."""
+    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    return predictor
+
+
 class Subclassed(np.ndarray):
     pass
 
@@ -68,7 +74,7 @@ def every_kind_of_call(process: Process) -> list[Fake]:
     run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
     first, second, unseen = Fake(), Fake(2), Fake()
     for predictor in (first, second):
-        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+        watched(process, predictor)
     base = np.zeros((2, 3), "float32")
     arrays = [base, base.copy(), np.zeros((4, 3), "float32"), np.zeros((4, 3), "int64"), np.zeros((4, 3), "int64"),
               np.zeros((4, 3), ">f4"), base[:, ::2], base.T, np.float32(1.0), np.zeros((), "float32"),
@@ -147,7 +153,7 @@ def test_a_predictor_dropped_is_forgotten_and_a_new_one_at_its_address_counts_as
     for _ in range(50):  # each dropped before the next is made: addresses are reused
         predictor = Fake()
         addresses.add(id(predictor))
-        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+        watched(process, predictor)
         run(predictor)
         del predictor
         gc.collect()
@@ -170,7 +176,7 @@ def test_the_wrappers_bind_as_paddles_methods_do(recorder):
     Handle.copy_from_cpu, original_copy = process.recorded_copy(Handle.copy_from_cpu), Handle.copy_from_cpu
     try:
         predictor = Predictor()
-        process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+        watched(process, predictor)
         predictor.get_input_handle("x0").copy_from_cpu(np.zeros((1, 4), "float32"))
     finally:
         Handle.copy_from_cpu = original_copy
@@ -187,8 +193,7 @@ def test_the_wrappers_bind_as_paddles_methods_do(recorder):
 def test_what_a_thread_copied_in_goes_with_the_thread(recorder):
     process = new_process(recorder)
     copy, run = process.recorded_copy(Handle.copy_from_cpu), process.recorded_run(Fake.run)
-    predictor = Fake()
-    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    predictor = watched(process, Fake())
 
     class DType:
         def __str__(self) -> str:
@@ -221,8 +226,7 @@ def test_runs_ended_are_bounded_between_two_folds_in_c_as_in_python():
     ``MAX_EVENTS`` a run is not counted, and a fold empties it."""
     process = Process()
     run = process.recorded_run(Fake.run)
-    predictor = Fake()
-    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    predictor = watched(process, Fake())
     for _ in range(MAX_EVENTS + 5):
         run(predictor)
     assert process.runs.waiting == MAX_EVENTS and process.runs.not_counted == 5 and process.wake.is_set()
@@ -234,8 +238,7 @@ def test_runs_ended_are_bounded_between_two_folds_in_c_as_in_python():
 def test_a_copy_whose_shape_runs_a_copy_and_a_run_on_the_same_thread_leaves_both_runs_whole(recorder):
     process = new_process(recorder)
     run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
-    predictor = Fake()
-    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    predictor = watched(process, Fake())
 
     class Plain:
         shape, dtype = (1,), "f"
@@ -260,8 +263,7 @@ def test_a_keyboard_interrupt_while_the_recorder_asks_goes_on_to_the_service(rec
     """The recorder keeps its own failures (an ``Exception``) from the service; a Ctrl-C is the service's."""
     process = new_process(recorder)
     run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
-    predictor = Fake()
-    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    predictor = watched(process, Fake())
 
     class Interrupting:
         dtype = "f"
@@ -298,8 +300,7 @@ def test_runs_that_end_while_the_writer_takes_them_wait_for_the_next_take(record
     Python code that ends runs (on 3.10 and 3.11 at once): they are never lost nor written past."""
     process = new_process(recorder)
     run = process.recorded_run(Fake.run)
-    predictor = Fake()
-    process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+    predictor = watched(process, Fake())
     for _ in range(4):
         run(predictor)
 
