@@ -20,7 +20,8 @@ from conftest import REPO
 from nonroot import NOBODY
 from paddle_doctor.record.document import Record
 from paddle_doctor.record.live import Process, bucket, bucket_middle_ns, native_module, percentile_ns
-from paddle_doctor.record.location import NATIVE, record_name, start_ticks
+from paddle_doctor.record.location import FOLDER, NATIVE, own_start_ticks, record_name, start_ticks
+from paddle_doctor.record.writer import STALE_PARTIAL_S, Writer
 from paddle_doctor.serde import from_data
 from paddle_doctor.vocabulary import Recorder
 
@@ -412,12 +413,47 @@ STEADY = '''
 
 
 @pytest.mark.slow
-def test_a_killed_service_leaves_its_last_record(cnn, tmp_path):
+def test_a_killed_service_leaves_its_last_record(cnn, tmp_path, monkeypatch):
     script = service(tmp_path, STEADY.format(cnn=cnn) + "    sys.stdin.readline()\n")
     records = tmp_path / "records"
     pid, record = killed_once_recorded(script, records, "ran 3\n", 3)
     assert record.pid == pid and record.predictors[0].runs.runs == 3
-    assert not list(records.glob(".*.tmp"))
+    assert {partial.name.partition("-")[0] for partial in records.glob(".*.tmp")} <= {f".{pid}"}  # a write cut short
+    aged(records.glob(".*.tmp"))
+    written_once(records, monkeypatch)
+    assert not list(records.glob(".*.tmp"))  # the next service to write swept it
+
+
+def aged(paths) -> None:
+    old = time.time() - STALE_PARTIAL_S - 5
+    for path in paths:
+        os.utime(path, (old, old))
+
+
+def written_once(records: Path, monkeypatch) -> None:
+    """This process's record written into ``records``, as a service's writer writes it."""
+    monkeypatch.setenv(FOLDER, str(records))
+    writer = Writer(Process())
+    writer.write()
+    assert writer.written.is_set(), writer.process.errors
+
+
+def test_a_write_cut_short_is_swept_once_it_is_old_and_its_process_is_gone(tmp_path, monkeypatch):
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    gone, me, ticks = int(finished.stdout), os.getpid(), own_start_ticks()
+    partials = {name: tmp_path / name for name in [
+        f".{gone}-5.json.a1.tmp",  # its process gone
+        f".{me}-{ticks + 1}.json.b2.tmp",  # an earlier process that had this PID
+        f".{me}-{ticks}.json.c3.tmp",  # a process still running
+        f".{gone}-5.json.d4.tmp",  # its process gone, but written a moment ago
+        ".notes.json.e5.tmp", ".x.tmp", f"{gone}-5.json",  # not a record's partial file; a record
+    ]}
+    for path in partials.values():
+        path.write_text("{")
+    aged(path for name, path in partials.items() if ".d4." not in name)
+    written_once(tmp_path, monkeypatch)
+    left = {path.name for path in tmp_path.iterdir()}
+    assert left == set(partials) - {f".{gone}-5.json.a1.tmp", f".{me}-{ticks + 1}.json.b2.tmp"} | {record_name(me, ticks)}
 
 
 @pytest.mark.slow

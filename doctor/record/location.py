@@ -33,9 +33,14 @@ def start_ticks(stat_text: str) -> int | None:
         return None
 
 
-def own_start_ticks() -> int:
+def start_ticks_of(pid: int | str) -> int | None:
+    """The start ticks of a process of this PID namespace (``"self"`` for this one), None where it is gone."""
     try:
-        with open("/proc/self/stat", encoding="ascii", errors="replace") as stat:
-            return start_ticks(stat.read()) or 0
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return start_ticks(stat.read())
     except OSError:
-        return 0
+        return None
+
+
+def own_start_ticks() -> int:
+    return start_ticks_of("self") or 0

@@ -3,7 +3,8 @@
 be the service user's own and not a link), every few seconds by a daemon thread and at exit; the
 runs noted since the last snapshot are folded into it first (:meth:`~.live.Process.fold`), and
 sooner, without a write, when the service runs many. A write that fails is remembered in the
-record's ``errors`` and said once on stderr, never raised."""
+record's ``errors`` and said once on stderr, never raised. The first write also sweeps the folder of
+what writes cut short left (:func:`sweep_partials`)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from .. import __version__
 from ..serde import to_data
 from .document import InputsSeen, Record, RecordedPredictor, RunStats, TensorSeen
 from .live import MAX_EVENTS, LivePredictor, Process, percentile_ns
-from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name
+from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name, start_ticks_of
 
 MAX_ARGV = 32
 MAX_TEXT = 300
+STALE_PARTIAL_S = 60.0  # no write takes this long: a partial file this old was cut short
 
 
 def run_stats(live: LivePredictor) -> RunStats:
@@ -97,6 +99,23 @@ def write_owner_only(path: Path, text: str) -> None:
         raise
 
 
+def sweep_partials(folder: Path, now: float) -> None:
+    """Removes what writes cut short left (a service killed while it wrote): a partial file older than
+    :data:`STALE_PARTIAL_S` whose process is gone; one of a live process, or a fresh one, is left."""
+    try:
+        partials = list(folder.glob(".*.json.*.tmp"))
+    except OSError:
+        return
+    for partial in partials:
+        pid, _, ticks = partial.name[1:].partition(".json.")[0].partition("-")
+        try:
+            if now - os.lstat(partial).st_mtime < STALE_PARTIAL_S or start_ticks_of(int(pid)) == int(ticks):
+                continue
+            partial.unlink()
+        except (OSError, ValueError):
+            continue
+
+
 class Writer:
     """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit."""
 
@@ -108,6 +127,7 @@ class Writer:
         except ValueError:
             self.interval = DEFAULT_INTERVAL_S
         self.said = False
+        self.swept = False
         self.written = threading.Event()
         self.lock = threading.Lock()
 
@@ -148,6 +168,9 @@ class Writer:
             own_folder(self.folder)
             write_owner_only(path, json.dumps(to_data(record), separators=(",", ":")) + "\n")
             self.written.set()
+            if not self.swept:
+                self.swept = True
+                sweep_partials(self.folder, time.time())
         except Exception as exc:  # a failed write is recorded, never raised into the service
             self._failed(exc)
         finally:
