@@ -100,6 +100,8 @@ def every_kind_of_call(process: Process) -> list[Fake]:
         run(second, [np.zeros(1)], foo=1)  # not a call Paddle's run() takes: no run, the copied kept
     with pytest.raises(TypeError):
         run(second, [np.zeros(1)], inputs=[np.zeros(1)])
+    with pytest.raises(TypeError):
+        run(second, [np.zeros(1)], [np.zeros(1)])
     run(second)
     copy(first, ["text", "more"])  # no shape: the run reads its input handles
     run(first)
@@ -135,6 +137,7 @@ def test_the_c_recorder_and_the_python_one_count_the_same_calls_the_same():
     kept = every_kind_of_call(native), every_kind_of_call(python)
     assert counted(native) == counted(python)
     second = {str(inputs): runs for inputs, runs in counted(native)[1][4]}
+    assert counted(native)[1][2] == 4 + 1 + 1 + 1  # the calls Paddle refuses are no runs
     assert second[str([([3, 2], "float64")] * MAX_PENDING)] == 1 and second[str([([1, 1], "int8")])] == 1
     first = counted(native)[0]
     assert first[2] == 2 * 13 + 1 + 2 + 4 + 1 and first[1] == "create_predictor"

@@ -648,9 +648,10 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
     Wrapper *wrapper = (Wrapper *)callable;
     Runs *runs = wrapper->runs;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs < 1 || (kwnames != NULL && (nargs != 1 || PyTuple_GET_SIZE(kwnames) != 1 ||
-                                          argument(args, nargs, kwnames, 1, str_inputs) == NULL))) {
-        /* not a call Paddle's run() takes (another keyword, inputs given twice): its TypeError, and no run */
+    if (nargs < 1 || nargs > 2 || (kwnames != NULL && (nargs != 1 || PyTuple_GET_SIZE(kwnames) != 1 ||
+                                                       argument(args, nargs, kwnames, 1, str_inputs) == NULL))) {
+        /* not a call Paddle's run() takes (another keyword, inputs given twice, more than one): its
+         * TypeError, and no run */
         return PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
     }
     PyObject *given = nargs > 1 || kwnames != NULL ? args[1] : NULL;

@@ -91,6 +91,8 @@ class PythonRuns:
         pending, fold_at, no_inputs = PENDING, self.fold_at, self.no_inputs
 
         def run(predictor: Any, inputs: Any = no_inputs, *more: Any) -> Any:
+            if more:  # not a call Paddle's run() takes: its TypeError, and no run
+                return original(predictor, inputs, *more)
             try:
                 live = predictor_of(id(predictor)) or live_of(predictor)
                 seen = getattr(pending, "inputs", None)
@@ -106,9 +108,9 @@ class PythonRuns:
                 event[1] = clock()
             except Exception as exc:  # the recorder never raises into the service
                 failed(f"before run(): {exc!r}"[:200])
-                return original(predictor) if inputs is no_inputs else original(predictor, inputs, *more)
+                return original(predictor) if inputs is no_inputs else original(predictor, inputs)
             try:
-                return original(predictor) if inputs is no_inputs else original(predictor, inputs, *more)
+                return original(predictor) if inputs is no_inputs else original(predictor, inputs)
             finally:
                 event[2] = clock()
 
