@@ -19,12 +19,13 @@ Paddle computes on the calling thread; time taken by other work on the machine i
 The recorders' runs are folded every few hundred turns, outside the timed requests, as the
 writer's thread does in a service; what a fold costs per run is printed too (the writer's CPU,
 not the request's). Last, the wrappers alone around a run() that does nothing: the cost itself.
-Start-up: `python -c pass` in two fresh venvs, one with the .pth in its site-packages, interleaved.
+Start-up: `python -c pass` in fresh venvs without a .pth, with an empty one, and with the recorder's.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -139,21 +140,32 @@ def side_by_side(models: list[tuple[str, str, list[int]]], calls: list[int]) -> 
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-def start_up(rounds: int) -> tuple[list[float], list[float]]:
+START_SIDES = ("without", "an empty .pth", "the .pth")
+
+
+def start_up(rounds: int) -> dict[str, list[float]]:
+    """``python -c pass`` in three fresh venvs: without a .pth, with an empty one (what ``site`` pays
+    to read any .pth: the floor of a hook that starts this way), and with the recorder's, taking turns
+    in every order (each as often first, second and last)."""
     with tempfile.TemporaryDirectory(prefix="paddle-doctor-bench-venv-") as folder:
-        plain, hooked = Path(folder) / "plain", Path(folder) / "hooked"
-        for where in (plain, hooked):
+        pythons = []
+        for index, side in enumerate(START_SIDES):
+            where = Path(folder) / str(index)
             venv.create(where, with_pip=False)
-        (site,) = hooked.glob("lib/python*/site-packages")
-        (site / PTH.name).write_text(PTH.read_text())
+            (site,) = where.glob("lib/python*/site-packages")
+            if side == "an empty .pth":
+                (site / "empty.pth").write_text("\n")
+            elif side == "the .pth":
+                (site / PTH.name).write_text(PTH.read_text())
+            pythons.append(str(where / "bin" / "python"))
         env = {key: value for key, value in os.environ.items() if not key.startswith("PADDLE_DOCTOR_RECORD")}
-        times: tuple[list[float], list[float]] = ([], [])
-        for index in range(rounds * 2):
-            which = (index + index // 2) % 2  # ABBA order
-            python = str((plain, hooked)[which] / "bin" / "python")
-            start = time.perf_counter()
-            subprocess.run([python, "-c", "pass"], check=True, env=env)
-            times[which].append(time.perf_counter() - start)
+        orders = list(itertools.permutations(range(len(START_SIDES))))
+        times: dict[str, list[float]] = {side: [] for side in START_SIDES}
+        for turn in range(rounds):
+            for which in orders[turn % len(orders)]:
+                start = time.perf_counter()
+                subprocess.run([pythons[which], "-c", "pass"], check=True, env=env)
+                times[START_SIDES[which]].append(time.perf_counter() - start)
         return times
 
 
@@ -161,7 +173,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000, help="requests per side on the demo CNN")
     parser.add_argument("--small-calls", type=int, default=20000, help="requests per side on the model under 1 ms")
-    parser.add_argument("--start-rounds", type=int, default=60)
+    parser.add_argument("--start-rounds", type=int, default=300)
     args = parser.parse_args()
     from paddle_doctor.modelzoo import build_model
 
@@ -198,12 +210,15 @@ def main() -> None:
                 judged = "  OK" if met else "  OVER"
             print(f"    {side:<13} p50 {median:9.1f} us  {median - without:+7.2f} us ({(median - without) / without:+.2%})"
                   f"  within a turn {paired:+7.2f} us{cpu}{judged}")
-    plain, hooked = start_up(args.start_rounds)
-    p, h = statistics.median(plain) * 1e3, statistics.median(hooked) * 1e3
-    spread = statistics.quantiles(plain, n=4)
-    print(f"start-up `python -c pass`, {args.start_rounds} rounds each, ABBA order, PADDLE_DOCTOR_RECORD unset:")
-    print(f"  without the .pth  median {p:.2f} ms (quartiles {spread[0] * 1e3:.2f}-{spread[2] * 1e3:.2f})")
-    print(f"  with the .pth     median {h:.2f} ms   difference {h - p:+.2f} ms ({(h - p) / p:+.1%})")
+    times = start_up(args.start_rounds)
+    without = times["without"]
+    spread = statistics.quantiles(without, n=4)
+    print(f"start-up `python -c pass`, {args.start_rounds} turns, PADDLE_DOCTOR_RECORD unset "
+          f"(without: median {statistics.median(without) * 1e3:.2f} ms, quartiles {spread[0] * 1e3:.2f}-{spread[2] * 1e3:.2f}):")
+    for side in START_SIDES[1:]:
+        added = statistics.median(times[side]) - statistics.median(without)
+        paired = statistics.median(b - a for a, b in zip(without, times[side]))
+        print(f"  {side:<13} median {added * 1e3:+.3f} ms, within a turn {paired * 1e3:+.3f} ms")
     print(f"run() bounds (the C recorder's): {'all met' if every_bound_met else 'NOT met'}")
 
 
