@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, report_json, report_with_its_exit, run_doctor, statuses
@@ -222,11 +223,21 @@ def test_another_users_process_is_read_as_far_as_permissions_allow(services):
     assert facts["threads"] >= 1 and facts["rss_bytes"] > 0 and facts["script"] == str(SERVICES / "env_helper.py")
 
 
+def until_its_user_is(pid: int, uid: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        if any(line.split()[:2] == ["Uid:", str(uid)] for line in status.splitlines()):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} did not become uid {uid} in 30 s")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="starting a process as another user needs root")
 def test_root_reads_a_process_of_another_user():
     sleeper = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "60"])
     try:
-        time.sleep(0.2)
+        until_its_user_is(sleeper.pid, 65534)  # setpriv drops to it after its start: slow on a busy machine
         facts = probe_service_process(ProbeContext("/"), sleeper.pid, 0.2)
     finally:
         sleeper.kill()
