@@ -1,6 +1,6 @@
 """The record written: a snapshot of the recorder's state as a :class:`Record`, written atomically
 (a temporary file in the same folder, renamed) and owner-only (0600, in a 0700 folder that must
-be the service user's own and not a link), every few seconds by a daemon thread and at exit; the
+be the service user's own, not a link, and written by no one else), every few seconds by a daemon thread and at exit; the
 runs noted since the last snapshot are folded into it first (:meth:`~.live.Process.fold`), and
 sooner, without a write, when the service runs many. A write that fails is remembered in the
 record's ``errors`` and said once on stderr, never raised. The first write also sweeps the folder of
@@ -76,13 +76,16 @@ def snapshot(process: Process) -> Record:
 
 
 def own_folder(folder: Path) -> None:
-    """``folder``, created 0700 when missing; refused unless it is a real folder of this user's."""
+    """``folder``, created 0700 when missing; refused unless it is a real folder of this user's that
+    no one else may write in (another could put a link where the record goes, or take it away)."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode):
         raise OSError(f"{folder} is not a folder")
     if info.st_uid != os.geteuid():
         raise OSError(f"{folder} belongs to uid {info.st_uid}, not to this process's {os.geteuid()}")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise OSError(f"{folder} may be written by others (mode {stat.S_IMODE(info.st_mode):o}); expected a folder only its owner writes in (0700)")
 
 
 def write_owner_only(path: Path, text: str) -> None:
