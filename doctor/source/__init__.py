@@ -22,15 +22,14 @@ from ..service import SourceInputError
 from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
+from .folders import Search
 from .imports import ImportedFile, distribution_of, follow, module_name
 from .module import Module, OutOfTime
 from .patterns import serving_patterns
 from .program import Program
 
-SKIPPED_FOLDERS = {"__pycache__", "site-packages", "node_modules", "venv"}
 MAX_FILES = 2000
 SOURCE_SECONDS = 20.0  # a real service's source reads in well under a second
-SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")  # kernel file systems: no service source, and entries without end
 
 
 def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None,
@@ -135,54 +134,9 @@ def _check(path: str) -> None:
 
 
 def _found(paths: list[str], deadline: float | None) -> Iterator[str]:
-    system = _system_devices()
-    seen: set[tuple[int, int]] = set()  # (device, inode) of the folders listed
+    search = Search(deadline)
     for path in paths:
         if os.path.isdir(path):
-            yield from _under(path, deadline, system, seen)
+            yield from search.python_files(path)
         else:
             yield path
-
-
-def _under(folder: str, deadline: float | None, system: set[int], seen: set[tuple[int, int]]) -> Iterator[str]:
-    """Depth first as ``os.walk`` goes (a folder's files, then each of its folders), each folder
-    listed only when the files before it have been read."""
-    pending = [folder]
-    while pending:
-        directory = pending.pop()
-        try:
-            status = os.stat(directory)
-        except OSError:
-            continue
-        if (status.st_dev, status.st_ino) in seen or status.st_dev in system:
-            continue
-        seen.add((status.st_dev, status.st_ino))
-        files, folders = [], []
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise OutOfTime()
-                    if entry.is_dir():
-                        if not entry.is_symlink() and not entry.name.startswith(".") and entry.name not in SKIPPED_FOLDERS:
-                            folders.append(entry.path)
-                    elif entry.name.endswith(".py"):
-                        files.append(entry.path)
-        except OSError:
-            continue
-        yield from sorted(files)
-        pending.extend(sorted(folders, reverse=True))
-
-
-def _system_devices() -> set[int]:
-    """The devices of /proc, /sys and /dev where each is a file system of its own (not the root's)."""
-    root = os.stat("/").st_dev
-    devices = set()
-    for folder in SYSTEM_FOLDERS:
-        try:
-            device = os.stat(folder).st_dev
-        except OSError:
-            continue
-        if device != root:
-            devices.add(device)
-    return devices

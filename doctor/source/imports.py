@@ -10,16 +10,20 @@ import ast
 import collections
 import functools
 import glob
+import itertools
 import os
 import re
 import time
 from dataclasses import dataclass, field
 
+from ..inputs import SOURCE_BYTES, SYSTEM_BYTES, read_bytes, read_text
+from .folders import Search
+from .module import OutOfTime
+
 NOT_FOLLOWED = ("paddle",)
 MAX_IMPORTED = 400
 IMPORT_SECONDS = 10.0
 MAX_SCANNED = 5000  # files of one package looked through for the word "paddle"
-SCANNED_BYTES = 2 << 20
 BUILDS_A_PREDICTOR = b"create_predictor"  # a module or package holding it is followed before the others
 
 
@@ -88,8 +92,6 @@ def _site_packages(prefix: str) -> list[str]:
 
 
 def _lines(path: str) -> list[str]:
-    from ..inputs import SYSTEM_BYTES, read_text
-
     try:
         return read_text(path, SYSTEM_BYTES, errors="replace").splitlines()
     except OSError:
@@ -206,29 +208,23 @@ def mentions_paddle(path: str, deadline: float) -> bool:
 
 def mentions(path: str, word: bytes, deadline: float, read: dict[str, bool] | None = None) -> bool:
     """Whether a module file, or any .py file of a package folder, contains ``word`` (lower case, matched
-    regardless of case); read as bytes, at most MAX_SCANNED files, and no later than ``deadline``.
+    regardless of case); read as bytes, regular files only (``inputs.read_bytes``: a FIFO named
+    ``*.py`` would block), at most MAX_SCANNED files, and no later than ``deadline``.
     ``read`` keeps what each file held, so that a file of nested packages asked about in turn is read once."""
     read = {} if read is None else read
-    if os.path.isfile(path):
-        files = [path]
-    else:
-        files = []
-        for folder, subfolders, names in os.walk(path):
-            subfolders[:] = [sub for sub in subfolders if not os.path.islink(os.path.join(folder, sub))]
-            files += [os.path.join(folder, name) for name in names if name.endswith(".py")]
-            if len(files) >= MAX_SCANNED:
-                break
-    for file in files[:MAX_SCANNED]:
-        if file not in read:
-            if time.monotonic() > deadline:
-                return False
-            try:
-                with open(file, "rb") as handle:
-                    read[file] = word in handle.read(SCANNED_BYTES).lower()
-            except OSError:
-                read[file] = False
-        if read[file]:
-            return True
+    try:
+        for file in [path] if os.path.isfile(path) else itertools.islice(Search(deadline).python_files(path), MAX_SCANNED):
+            if file not in read:
+                if time.monotonic() > deadline:
+                    return False
+                try:
+                    read[file] = word in read_bytes(file, SOURCE_BYTES).lower()
+                except OSError:  # refused (not a regular file, larger than a source file is read), or unreadable
+                    read[file] = False
+            if read[file]:
+                return True
+    except OutOfTime:
+        pass
     return False
 
 

@@ -1,0 +1,111 @@
+"""Service source built to stall, exhaust or mislead the source reader: a FIFO beside a followed
+module, expressions whose values would take minutes or gigabytes to compute, a file Python's parser
+cannot hold, folders that hold themselves. Each is read in bounded time, said in one line where a
+file is not read, and the rest of the report follows. Real files, real FIFOs, real processes; the
+doctor runs in a child process with a timeout, so a read that would hang fails instead."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import fixture_root, report_with_its_exit, run_doctor
+
+ROOT = str(fixture_root("amd-avx512bf16-v2-quota"))
+NO_PROBES = ("--no-paddle", "--no-gpu")
+QUICK = 60  # seconds a run may take; each of these reads in well under one
+ENGINE = """\
+    import paddle.inference as paddle_infer
+
+    config = paddle_infer.Config("m.json", "m.pdiparams")
+    config.set_cpu_math_library_num_threads(8)
+    predictor = paddle_infer.create_predictor(config)
+    """
+
+
+def write_tree(folder, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def threads_of(report: dict) -> list[tuple[object, str]]:
+    return [(s["value"], s["origin"]) for s in report["service"]["settings"] if s["name"] == "threads"]
+
+
+# ------------------------------------------------------------------ a FIFO beside a followed module
+
+
+@pytest.fixture
+def fifo_beside_a_module(tmp_path):
+    """A script importing ``wrap.engine`` (inside a function it never calls: the process imports nothing),
+    and a FIFO ``wrap/pipe.py`` no one writes beside the engine."""
+    app = tmp_path / "app"
+    write_tree(app, {
+        "serve.py": """\
+            import sys
+            import time
+
+
+            def serve():
+                import wrap.engine
+
+
+            print("ready", flush=True)
+            time.sleep(float(sys.argv[1]))
+            """,
+        "wrap/__init__.py": "",
+        "wrap/engine.py": ENGINE,
+    })
+    os.mkfifo(app / "wrap" / "pipe.py")
+    return app / "serve.py"
+
+
+def test_a_fifo_beside_a_followed_module_does_not_stop_source(fifo_beside_a_module):
+    script = fifo_beside_a_module
+    result = run_doctor("--root", ROOT, "--source", str(script), "--json", *NO_PROBES, timeout=QUICK)
+    report = report_with_its_exit(result)
+    assert report["service"]["source"]["imported"] == [str(script.parent / "wrap" / "__init__.py"), str(script.parent / "wrap" / "engine.py")]
+    assert threads_of(report) == [(8, "source")] and result.stderr == ""
+
+
+def test_a_fifo_beside_a_followed_module_does_not_stop_pid(fifo_beside_a_module):
+    script = fifo_beside_a_module
+    process = subprocess.Popen([sys.executable, str(script), "120"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "ready"
+        result = run_doctor("--pid", str(process.pid), "--json", *NO_PROBES, timeout=QUICK)
+    finally:
+        process.kill()
+        process.wait()
+        process.stdout.close()
+    report = report_with_its_exit(result)
+    assert report["service"]["source"]["files"][0] == str(script)
+    assert str(script.parent / "wrap" / "engine.py") in report["service"]["source"]["imported"]
+    assert threads_of(report) == [(8, "source")]
+
+
+@pytest.fixture
+def deep_folders(tmp_path):
+    """Folders nested 1,100 deep (past Python's recursion limit) beside a followed module; removed
+    from the bottom up, as no recursive walk could."""
+    app = tmp_path / "app"
+    write_tree(app, {"serve.py": "def serve():\n    import wrap.engine\n", "wrap/__init__.py": "", "wrap/engine.py": ENGINE})
+    path = app / "wrap"
+    for _ in range(1100):
+        path = path / "d"
+        path.mkdir()
+    yield app / "serve.py"
+    while path != app / "wrap":
+        path.rmdir()
+        path = path.parent
+
+
+def test_folders_nested_past_recursion_beside_a_followed_module_are_searched_without_recursing(deep_folders):
+    result = run_doctor("--root", ROOT, "--source", str(deep_folders), "--json", *NO_PROBES, timeout=QUICK)
+    report = report_with_its_exit(result)
+    assert threads_of(report) == [(8, "source")] and result.stderr == ""
