@@ -7,12 +7,26 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from paddle_doctor.record.live import Process
-from paddle_doctor.record.location import FOLDER, own_start_ticks, record_name
+from paddle_doctor.record.location import (
+    FOLDER,
+    INTERVAL,
+    NATIVE,
+    SWITCH,
+    SWITCHES,
+    interval_s,
+    own_start_ticks,
+    record_name,
+    settings_problems,
+    switch,
+)
 from paddle_doctor.record.writer import Writer
+from paddle_doctor.vocabulary import Recorder
 
 
 def writer_into(records: Path, monkeypatch) -> Writer:
@@ -44,3 +58,98 @@ def test_a_folder_only_its_owner_writes_in_is_written_in(tmp_path, monkeypatch):
     records.chmod(0o755)
     writer = writer_into(records, monkeypatch)
     assert writer.written.is_set() and own_record(records)["pid"] == os.getpid()
+
+
+def test_a_folder_path_that_is_a_file_is_said_to_be_no_folder(tmp_path, monkeypatch):
+    records = tmp_path / "records"
+    records.write_text("not a folder")
+    writer = writer_into(records, monkeypatch)
+    assert writer.process.errors == [f"cannot write the record in {records}: {records} is not a folder"]
+
+
+def test_a_relative_folder_is_the_one_under_the_services_directory_when_the_writer_started(tmp_path, monkeypatch):
+    started_in, moved_to = tmp_path / "service", tmp_path / "elsewhere"
+    started_in.mkdir()
+    moved_to.mkdir()
+    monkeypatch.chdir(started_in)
+    monkeypatch.setenv(FOLDER, "records")
+    writer = Writer(Process())
+    monkeypatch.chdir(moved_to)  # the service changes its directory after its first predictor
+    writer.write()
+    assert writer.folder == started_in / "records" and writer.written.is_set()
+    assert own_record(started_in / "records")["pid"] == os.getpid() and not (moved_to / "records").exists()
+
+
+@pytest.mark.parametrize("given, used, said", [
+    ("2.5", 2.5, None), (" 7 ", 7.0, None), ("", 5.0, None), ("0.1", 0.1, None), ("3600", 3600.0, None),
+    ("inf", 3600.0, "'inf': expected seconds from 0.1 to 3600; 3600 used"),
+    ("1e10", 3600.0, "'1e10': expected seconds from 0.1 to 3600; 3600 used"),
+    ("0.01", 0.1, "'0.01': expected seconds from 0.1 to 3600; 0.1 used"),
+    ("-5", 0.1, "'-5': expected seconds from 0.1 to 3600; 0.1 used"),
+    ("nan", 5.0, "'nan': expected seconds from 0.1 to 3600; 5 used"),
+    ("5s", 5.0, "'5s': expected seconds from 0.1 to 3600; 5 used"),
+])
+def test_the_interval_is_held_between_a_tenth_of_a_second_and_an_hour(given, used, said):
+    assert interval_s({INTERVAL: given}) == (used, f"{INTERVAL}={said}" if said else None)
+
+
+INFINITE = '''
+import sys
+from paddle_doctor.record.live import Process
+from paddle_doctor.record.writer import Writer
+
+class Nothing:
+    def run(self): pass
+    def get_input_names(self): return []
+
+process = Process()
+writer = Writer(process)
+process.on_first_predictor = writer.start
+process.live_of(Nothing())
+assert writer.written.wait(30)
+print(writer.interval, process.errors, flush=True)
+'''
+
+
+@pytest.mark.parametrize("given", ["inf", "1e10", "nan"])
+def test_an_interval_too_long_or_no_number_leaves_the_writer_writing_and_says_so_in_one_line(tmp_path, given):
+    env = dict(os.environ, PADDLE_DOCTOR_RECORD_DIR=str(tmp_path), PADDLE_DOCTOR_RECORD_INTERVAL=given)
+    env.pop("PADDLE_DOCTOR_RECORD", None)
+    done = subprocess.run([sys.executable, "-c", INFINITE], capture_output=True, text=True, timeout=120, env=env)
+    _, said = interval_s({INTERVAL: given})
+    assert done.returncode == 0 and done.stderr == f"paddle-doctor record: {said}\n"  # no traceback of a thread
+    assert done.stdout.split(" ", 1)[1] == f"{[said]}\n"
+    assert json.loads(next(tmp_path.glob("*.json")).read_text())["errors"] == [said]  # written at exit too
+
+
+WORDS_OFF, WORDS_ON = ["0", "false", "No", "OFF", " ", " 0 "], ["1", "true", "Yes", "on", "anything"]
+
+
+def test_one_rule_for_every_switch_the_recorder_reads():
+    for name, default in SWITCHES.items():
+        assert [switch({name: word}, name) for word in WORDS_OFF] == [word.strip() == "" and default for word in WORDS_OFF]
+        assert [switch({name: word}, name) for word in WORDS_ON] == [True] * len(WORDS_ON)
+        assert switch({}, name) is default and switch({name: ""}, name) is default
+
+
+HOOKED = "import sys; print('paddle_doctor.record.hook' in sys.modules)"
+
+
+@pytest.mark.parametrize("word", WORDS_OFF + WORDS_ON)
+def test_recording_is_on_as_the_rule_says(word):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PADDLE_DOCTOR_RECORD")}
+    done = subprocess.run([sys.executable, "-c", HOOKED], capture_output=True, text=True, timeout=60,
+                          env=dict(env, PADDLE_DOCTOR_RECORD=word))
+    assert done.stdout == f"{word in WORDS_ON}\n", done.stderr
+
+
+@pytest.mark.parametrize("word", WORDS_OFF + WORDS_ON)
+def test_the_c_recorder_is_on_as_the_rule_says(word, monkeypatch):
+    monkeypatch.setenv(NATIVE, word)
+    expected = Recorder.PYTHON if word.strip() and word in WORDS_OFF else Recorder.NATIVE
+    assert Process().recorder is expected
+
+
+def test_a_switch_of_no_known_word_is_read_as_on_and_said():
+    assert settings_problems({SWITCH: "maybe", NATIVE: "Off", INTERVAL: "3"}) == [
+        f"{SWITCH}='maybe': expected 1, true, yes, on or 0, false, no, off; read as on"]

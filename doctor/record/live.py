@@ -2,7 +2,7 @@
 of their ``run()``, noted by the wrappers of the process's :attr:`Process.runs` and folded here.
 
 The runs are noted in C (``_native.c``, built with the package where a compiler was at hand) or,
-where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE=0``, in Python (:mod:`.python_runs`); both
+where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE`` is off (``0``), in Python (:mod:`.python_runs`); both
 note the same things and hand them over the same way. A ``run()`` notes the least: its predictor,
 the inputs its thread copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each
 array's shape and dtype on the thread), and its start and end. A ``run()`` with no inputs copied
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..vocabulary import BuiltBy, Recorder
 from . import python_runs
 from .callers import build_site
-from .location import NATIVE
+from .location import NATIVE, switch
 
 if TYPE_CHECKING:
     from .document import BuildSite, ModelFiles, RecordedConfig
@@ -71,8 +71,8 @@ def percentile_ns(counts: list[int], share: float) -> float | None:
 
 
 def native_module() -> Any:
-    """The C recorder's module, or None where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE=0``."""
-    if os.environ.get(NATIVE) == "0":
+    """The C recorder's module, or None where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE`` is off."""
+    if not switch(os.environ, NATIVE):
         return None
     try:
         from . import _native

@@ -22,7 +22,7 @@ from .. import __version__
 from ..serde import to_data
 from .document import InputsSeen, Record, RecordedPredictor, RunStats, TensorSeen
 from .live import MAX_EVENTS, LivePredictor, Process, percentile_ns
-from .location import DEFAULT_INTERVAL_S, INTERVAL, own_start_ticks, record_folder, record_name, start_ticks_of
+from .location import interval_s, own_start_ticks, record_folder, record_name, settings_problems, start_ticks_of
 
 MAX_ARGV = 32
 MAX_TEXT = 300
@@ -78,7 +78,10 @@ def snapshot(process: Process) -> Record:
 def own_folder(folder: Path) -> None:
     """``folder``, created 0700 when missing; refused unless it is a real folder of this user's that
     no one else may write in (another could put a link where the record goes, or take it away)."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        folder.mkdir(mode=0o700, parents=True)
+    except FileExistsError:  # a folder (said below if it is not one of this user's alone), or a file
+        pass
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode):
         raise OSError(f"{folder} is not a folder")
@@ -120,15 +123,17 @@ def sweep_partials(folder: Path, now: float) -> None:
 
 
 class Writer:
-    """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit."""
+    """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit; the
+    folder is made absolute now, against the service's working directory (it may change it later),
+    and what is wrong with the recorder's variables is said (kept in the record, and on stderr)."""
 
     def __init__(self, process: Process) -> None:
         self.process = process
-        self.folder = record_folder(os.environ, os.geteuid())
-        try:
-            self.interval = max(0.1, float(os.environ.get(INTERVAL) or DEFAULT_INTERVAL_S))
-        except ValueError:
-            self.interval = DEFAULT_INTERVAL_S
+        self.folder = Path(os.path.abspath(record_folder(os.environ, os.geteuid())))
+        self.interval, _ = interval_s(os.environ)
+        for problem in settings_problems(os.environ):
+            process.failed(problem)
+            say(problem)
         self.said = False
         self.swept = False
         self.written = threading.Event()
@@ -185,7 +190,12 @@ class Writer:
             self.process.failed(message)
         if not self.said:
             self.said = True
-            try:
-                sys.stderr.write(f"paddle-doctor record: {message}\n")
-            except Exception:  # a closed stderr
-                pass
+            say(message)
+
+
+def say(message: str) -> None:
+    """One line on the service's stderr, never raised."""
+    try:
+        sys.stderr.write(f"paddle-doctor record: {message}\n")
+    except Exception:  # a closed stderr
+        pass
