@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,10 @@ from paddle_doctor.record.location import (
     own_start_ticks,
     record_name,
     settings_problems,
+    start_ticks_of,
     switch,
 )
-from paddle_doctor.record.writer import Writer
+from paddle_doctor.record.writer import STALE_RECORD_S, Writer
 from paddle_doctor.vocabulary import Recorder
 
 
@@ -153,3 +155,46 @@ def test_the_c_recorder_is_on_as_the_rule_says(word, monkeypatch):
 def test_a_switch_of_no_known_word_is_read_as_on_and_said():
     assert settings_problems({SWITCH: "maybe", NATIVE: "Off", INTERVAL: "3"}) == [
         f"{SWITCH}='maybe': expected 1, true, yes, on or 0, false, no, off; read as on"]
+
+
+ARGUED = '''
+from paddle_doctor.record.live import Process
+from paddle_doctor.record.writer import Writer
+writer = Writer(Process())
+writer.write()
+assert writer.written.is_set(), writer.process.errors
+'''
+
+
+def test_the_services_arguments_are_redacted_in_its_record(tmp_path):
+    secrets = ["--api-key=sk4d8Fj2kL9q", "--password=hunter2hunter2", "postgres://app:s3cr3tPass@db:5432/app",
+               "x" * 280 + " --token=abcdefgh123456789", "Authorization: Bearer eyJhbGciOi.eyJzdWIiOi"]
+    env = dict(os.environ, PADDLE_DOCTOR_RECORD_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", ARGUED, *secrets, "--threads", "4"], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    (path,) = tmp_path.glob("*.json")
+    text = path.read_text()
+    assert not any(secret in text for secret in ("sk4d8Fj2kL9q", "hunter2", "s3cr3tPass", "abcdefgh", "eyJhbGciOi"))
+    assert json.loads(text)["argv"] == ["-c", "--api-key=<redacted>", "--password=<redacted>", "postgres://<redacted>@db:5432/app",
+                                        ("x" * 280 + " --token=<redacted>")[:300], "Authorization: Bearer <redacted>",
+                                        "--threads", "4"]
+
+
+def test_records_of_processes_gone_a_day_ago_are_swept_by_the_next_writer(tmp_path, monkeypatch):
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    gone, parent = int(finished.stdout), os.getppid()
+    left = {name: tmp_path / name for name in [
+        f"{gone}-5.json",  # its process gone, written two days ago
+        f"{parent}-{start_ticks_of(parent) + 1}.json",  # an earlier process that had the parent's PID
+        f"{parent}-{start_ticks_of(parent)}.json",  # a process still running (another PID namespace's, say)
+        f"{gone}-6.json",  # its process gone, written an hour ago
+        f"{gone}-x.json", "notes.json", f"{gone}-5.json.bak", f".{gone}-5.json",  # not records
+    ]}
+    for name, path in left.items():
+        path.write_text("{}")
+        old = time.time() - (STALE_RECORD_S - 3600 if name == f"{gone}-6.json" else 2 * STALE_RECORD_S)
+        os.utime(path, (old, old))
+    writer_into(tmp_path, monkeypatch)
+    swept = {f"{gone}-5.json", f"{parent}-{start_ticks_of(parent) + 1}.json"}
+    assert {path.name for path in tmp_path.iterdir()} == set(left) - swept | {record_name(os.getpid(), own_start_ticks())}

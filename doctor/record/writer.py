@@ -1,16 +1,19 @@
 """The record written: a snapshot of the recorder's state as a :class:`Record`, written atomically
 (a temporary file in the same folder, renamed) and owner-only (0600, in a 0700 folder that must
-be the service user's own, not a link, and written by no one else), every few seconds by a daemon thread and at exit; the
-runs noted since the last snapshot are folded into it first (:meth:`~.live.Process.fold`), and
-sooner, without a write, when the service runs many. A write that fails is remembered in the
-record's ``errors`` and said once on stderr, never raised. The first write also sweeps the folder of
-what writes cut short left (:func:`sweep_partials`)."""
+be the service user's own, not a link, and written by no one else), every few seconds by a daemon
+thread and at exit; the runs noted since the last snapshot are folded into it first
+(:meth:`~.live.Process.fold`), and sooner, without a write, when the service runs many. A write
+that fails is remembered in the record's ``errors`` and said once on stderr, never raised. The
+service's arguments are redacted (``--api-key=<redacted>``): the record outlives the process. The
+first write also sweeps the folder of what processes gone long ago left (:func:`sweep`): writes cut
+short, and records."""
 
 from __future__ import annotations
 
 import atexit
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -27,6 +30,11 @@ from .location import interval_s, own_start_ticks, record_folder, record_name, s
 MAX_ARGV = 32
 MAX_TEXT = 300
 STALE_PARTIAL_S = 60.0  # no write takes this long: a partial file this old was cut short
+# 24 times the longest interval: a live process's record is never this old, even one of another PID
+# namespace sharing the folder (its PID means another process here), and the record of a service gone is
+# there a day for a person to read after a crash (the doctor reads the records of live processes only)
+STALE_RECORD_S = 86400.0
+LEFT_BEHIND = re.compile(r"(?P<partial>\.)?(?P<pid>[0-9]+)-(?P<ticks>[0-9]+)\.json(?(partial)\..+\.tmp)")
 
 
 def run_stats(live: LivePredictor) -> RunStats:
@@ -69,10 +77,18 @@ def snapshot(process: Process) -> Record:
                                     pool_size=live.pool_size, built=live.built, alive=live.alive,
                                     input_names=list(live.input_names))
                   for live in list(process.predictors)]
-    return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=[arg[:MAX_TEXT] for arg in sys.argv[:MAX_ARGV]],
+    return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=redacted_argv(sys.argv),
                   paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),
                   predictors=predictors, predictors_not_kept=process.not_kept, peak_concurrent_runs=process.peak_runs,
                   peak_concurrent_threads=process.peak_threads, errors=errors, recorder=process.recorder)
+
+
+def redacted_argv(argv: list[str]) -> list[str]:
+    """The service's arguments as the record keeps them: each redacted, then cut to :data:`MAX_TEXT`
+    (of a longer one, the part redacted reaches a secret's length past it: what a cut halves is not kept)."""
+    from ..redact import TAIL_MARGIN, redact_text  # on the writer's thread at its first write, not as the service imports Paddle
+
+    return [redact_text(str(arg)[:MAX_TEXT + TAIL_MARGIN])[:MAX_TEXT] for arg in argv[:MAX_ARGV]]
 
 
 def own_folder(folder: Path) -> None:
@@ -105,20 +121,25 @@ def write_owner_only(path: Path, text: str) -> None:
         raise
 
 
-def sweep_partials(folder: Path, now: float) -> None:
-    """Removes what writes cut short left (a service killed while it wrote): a partial file older than
-    :data:`STALE_PARTIAL_S` whose process is gone; one of a live process, or a fresh one, is left."""
+def sweep(folder: Path, now: float) -> None:
+    """Removes what processes gone left in ``folder``: a partial file (a write cut short) older than
+    :data:`STALE_PARTIAL_S`, a record not written for :data:`STALE_RECORD_S`, where no process of its
+    PID and start ticks runs. One of a live process, a fresh one, or any other file is left."""
     try:
-        partials = list(folder.glob(".*.json.*.tmp"))
+        names = os.listdir(folder)
     except OSError:
         return
-    for partial in partials:
-        pid, _, ticks = partial.name[1:].partition(".json.")[0].partition("-")
+    for name in names:
+        left = LEFT_BEHIND.fullmatch(name)
+        if left is None:
+            continue
+        path = folder / name
         try:
-            if now - os.lstat(partial).st_mtime < STALE_PARTIAL_S or start_ticks_of(int(pid)) == int(ticks):
+            stale_s = STALE_PARTIAL_S if left["partial"] else STALE_RECORD_S
+            if now - os.lstat(path).st_mtime < stale_s or start_ticks_of(left["pid"]) == int(left["ticks"]):
                 continue
-            partial.unlink()
-        except (OSError, ValueError):
+            path.unlink()
+        except OSError:
             continue
 
 
@@ -178,7 +199,7 @@ class Writer:
             self.written.set()
             if not self.swept:
                 self.swept = True
-                sweep_partials(self.folder, time.time())
+                sweep(self.folder, time.time())
         except Exception as exc:  # a failed write is recorded, never raised into the service
             self._failed(exc)
         finally:
