@@ -156,6 +156,24 @@ def test_a_service_that_builds_its_config_directly(cnn, tmp_path, recorder):
     assert (tmp_path / "records" / record_name(record.pid, record.start_ticks)).is_file()
 
 
+@pytest.mark.slow
+def test_one_shape_is_one_entry_whichever_kind_of_dtype_says_it(cnn, tmp_path, recorder):
+    script = service(tmp_path, f'''
+        import paddle
+        from paddle.inference import Config, create_predictor
+        config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
+        config.disable_gpu()
+        predictor = create_predictor(config)
+        run_once(predictor)  # copied in: numpy's dtype
+        predictor.run()  # nothing copied: the input handle's PaddleDType.FLOAT32
+        predictor.run([paddle.to_tensor(np.ones((1, 3, 224, 224), "float32"))])  # given: paddle.float32
+    ''')
+    result = run_service(script, tmp_path / "records", recorder=recorder)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (seen,) = the_record(tmp_path / "records").predictors[0].runs.shapes
+    assert ([(t.shape, t.dtype) for t in seen.inputs], seen.runs) == ([([1, 3, 224, 224], "float32")], 3)
+
+
 WRAPPER = '''
 """A wrapper package that builds a pipeline of three predictors from its settings file."""
 import os

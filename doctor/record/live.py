@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 MAX_PREDICTORS = 64
 MAX_SHAPES = 32
+MAX_SEEN = 4 * MAX_SHAPES  # the inputs noted kept as counted: one shape seen with dtypes of each kind, and a few more
 MAX_ERRORS = 8
 MAX_PENDING = 64
 FOLD_AT = 4096  # runs waiting: the writer is woken to fold them
@@ -68,6 +69,11 @@ def percentile_ns(counts: list[int], share: float) -> float | None:
         if count and seen >= wanted:
             return bucket_middle_ns(index)
     return None
+
+
+def dtype_name(dtype: Any) -> str:
+    """``float32`` for numpy's dtype, Paddle's ``paddle.float32`` and ``PaddleDType.FLOAT32`` alike."""
+    return str(dtype).rpartition(".")[2].lower() if dtype is not None else "unknown"
 
 
 def native_module() -> Any:
@@ -212,7 +218,8 @@ class LivePredictor:
         self.input_names: list[str] = []
         self.latency = [0] * BUCKETS
         self.gaps = [0] * BUCKETS
-        self.shapes: dict[tuple[Any, ...], int] = {}
+        self.shapes: dict[tuple[tuple[tuple[int, ...], str], ...], int] = {}
+        self.seen: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], str], ...]] = {}  # the inputs noted, as counted
         self.handle_dtypes: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self.shapes_not_kept = 0
         self.first_run_ns: int | None = None
@@ -250,10 +257,20 @@ class LivePredictor:
             dtypes[inputs] = tuple(str(handle.type()) for handle in self.handles or ())
         return inputs
 
-    def dtypes_of(self, inputs: tuple[Any, ...]) -> list[str]:
-        from_handles = self.handle_dtypes.get(inputs, ())
-        return [str(dtype if dtype is not None else (from_handles[index] if index < len(from_handles) else "unknown"))
-                for index, (_, dtype) in enumerate(inputs)]
+    def seen_as(self, inputs: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
+        """A run's inputs as the record counts them: each shape a tuple of ints, each dtype by its name
+        (numpy's ``float32``, Paddle's ``paddle.float32``, a handle's ``PaddleDType.FLOAT32`` and a
+        dtype read later from the handles are one ``float32``), kept for the next run of the same."""
+        inputs = tuple(inputs)
+        seen = self.seen.get(inputs)
+        if seen is None:
+            from_handles = self.handle_dtypes.get(inputs, ())
+            seen = tuple((tuple(int(size) for size in shape),
+                          dtype_name(dtype if dtype is not None else (from_handles[index] if index < len(from_handles) else None)))
+                         for index, (shape, dtype) in enumerate(inputs))
+            if len(self.seen) < MAX_SEEN:
+                self.seen[inputs] = seen
+        return seen
 
     def count(self, start: int, end: int, inputs: Any) -> None:
         took = end - start
@@ -267,7 +284,7 @@ class LivePredictor:
                 self.gaps[bucket(gap)] += 1
         self.last_end_ns = end
         self.busy_ns += took
-        key = tuple(inputs)
+        key = self.seen_as(inputs)
         shapes = self.shapes
         seen = shapes.get(key)
         if seen is not None:

@@ -53,9 +53,7 @@ def run_stats(live: LivePredictor) -> RunStats:
         busy_s=round(live.busy_ns / 1e9, 6),
         span_s=round(max(0, live.last_end_ns - live.first_start_ns) / 1e9, 6) if first is not None else 0.0,
         gap_p50_ms=ms(0.5, gaps), peak_concurrency=live.peak,
-        shapes=[InputsSeen([TensorSeen([int(n) for n in shape], dtype.rpartition(".")[2].lower())
-                            for (shape, _), dtype in zip(key, live.dtypes_of(key))], count)
-                for key, count in shapes],
+        shapes=[InputsSeen([TensorSeen(list(shape), dtype) for shape, dtype in key], count) for key, count in shapes],
         shapes_not_kept=live.shapes_not_kept,
     )
 
