@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from conftest import fixture_root, report_with_its_exit, run_doctor
@@ -109,3 +110,43 @@ def test_folders_nested_past_recursion_beside_a_followed_module_are_searched_wit
     result = run_doctor("--root", ROOT, "--source", str(deep_folders), "--json", *NO_PROBES, timeout=QUICK)
     report = report_with_its_exit(result)
     assert threads_of(report) == [(8, "source")] and result.stderr == ""
+
+
+# ------------------------------------------------------------------ values no Config setting takes, never computed
+
+
+def service_setting(tmp_path, call: str):
+    app = tmp_path / "app.py"
+    app.write_text(textwrap.dedent(ENGINE).replace("config.set_cpu_math_library_num_threads(8)", call))
+    result = run_doctor("--root", ROOT, "--source", str(app), "--json", *NO_PROBES, timeout=QUICK)
+    return app, result, report_with_its_exit(result)
+
+
+@pytest.mark.parametrize("expression", ["9 ** 9 ** 9", "1 << 10 ** 10", "'a' * 10 ** 10", "2 ** 20000", "-2 ** 64", "float('inf')"])
+def test_a_number_past_what_a_setting_takes_is_not_computed_and_is_unknown(tmp_path, expression):
+    # before: 9 ** 9 ** 9 ran for minutes, 1 << 10 ** 10 took 1.3 GB, and 2 ** 20000 ended the run (no JSON prints it)
+    app, result, report = service_setting(tmp_path, f"config.set_cpu_math_library_num_threads({expression})")
+    (threads,) = [s for s in report["service"]["settings"] if s["name"] == "threads"]
+    assert threads["value"] is None and result.stderr == ""
+    assert threads["detail"] == (f"set at {app}:4 from an expression the doctor cannot evaluate: "
+                                 f"config.set_cpu_math_library_num_threads({expression})")
+
+
+def test_a_number_within_what_a_setting_takes_is_computed(tmp_path):
+    _, _, report = service_setting(tmp_path, "config.set_cpu_math_library_num_threads(2 ** 3 + (1 << 2) - 4)")
+    assert threads_of(report) == [(8, "source")]
+
+
+def test_a_tensorrt_workspace_that_is_no_integer_is_no_value_and_the_report_follows(tmp_path):
+    _, result, report = service_setting(tmp_path, "config.enable_use_gpu(100, 0)\nconfig.enable_tensorrt_engine(workspace_size=1.5)")
+    (workspace,) = [s for s in report["service"]["settings"] if s["name"] == "tensorrt.workspace_mb"]
+    assert workspace["value"] is None and result.stderr == ""
+
+
+def test_evaluating_counts_against_the_time_the_source_read_is_given(tmp_path):
+    from paddle_doctor.source.evaluate import Evaluator
+    from paddle_doctor.source.module import Module, OutOfTime
+
+    module = Module.parse(str(tmp_path / "app.py"), "threads = 2 ** 3\n", deadline=time.monotonic() - 1)
+    with pytest.raises(OutOfTime):  # past the read's deadline, even an expression that needs no question of the module
+        Evaluator(module, None).evaluate(module.tree.body[0].value)

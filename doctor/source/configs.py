@@ -256,8 +256,8 @@ def _settings(module: Module, evaluator: Evaluator, call: ast.Call, arguments: t
         value = result.value if result.known else None
         if isinstance(value, ModulePath):
             value = value.path
-        if value is not None and spec.convert is not None and passed is not None:
-            value = spec.convert(value)
+        if spec.convert is not None and passed is not None:  # it converts a number of the kind the parameter takes
+            value = spec.convert(value) if isinstance(value, int) and not isinstance(value, bool) else None
         if not isinstance(value, (bool, int, str)):
             value = None
         found.append(SourceSetting(

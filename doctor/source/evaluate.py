@@ -7,7 +7,8 @@ process environment is known, else the default; with no default, an unset variab
 ``a or b``, ``a and b``, ``not a``, comparisons, ``x[key]`` and ``x.get(key, default)`` of a
 mapping, a module function's single ``return``, values of a YAML or JSON file the module opens by a
 path built from its own ``__file__`` (``doctor/source/datafiles.py``), ``int``/``float``/``str``/``bool`` of those,
-arithmetic on numbers, an attribute ``self.name`` every method of the class assigns the same value,
+arithmetic on numbers (each value within MOST of zero: ``2 ** 20000`` is never computed, and
+unknown), an attribute ``self.name`` every method of the class assigns the same value,
 and ``args.name`` where ``args`` holds parsed arguments, however a wrapper hands them down
 (``doctor/source/namespaces.py``). Anything else is unknown: the doctor never guesses. An
 expression that counts the host's CPUs (``os.cpu_count()``) is unknown and says so.
@@ -16,6 +17,7 @@ expression that counts the host's CPUs (``os.cpu_count()``) is unknown and says 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import replace
@@ -49,6 +51,8 @@ COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
              ast.LShift: operator.lshift, ast.Pow: operator.pow}
 MAX_DEPTH = 32
+MOST = 1 << 63  # past int64, more than any Config setting takes: a number this large or larger is unknown
+MOST_BITS = MOST.bit_length()
 
 
 class Evaluator:
@@ -92,9 +96,11 @@ class Evaluator:
         ``b = a``) is unknown there."""
         if node is None or depth > MAX_DEPTH:
             return UNKNOWN
+        self.module.in_time()  # evaluating counts against the read's time, as reading does
         if node not in self._known:
             self._known[node] = UNKNOWN
-            self._known[node] = self._evaluate(node, depth)
+            result = self._evaluate(node, depth)
+            self._known[node] = result if not result.known or within_range(result.value) else replace(result, value=None, known=False)
         return self._known[node]
 
     def _evaluate(self, node: ast.expr, depth: int) -> Evaluation:
@@ -411,6 +417,8 @@ class Evaluator:
                       for result in (left, right))
         if not numbers:
             return Evaluation(host_cpu_count=left.host_cpu_count or right.host_cpu_count)
+        if past_range(node.op, left.value, right.value):
+            return UNKNOWN
         try:
             value = OPERATORS[type(node.op)](left.value, right.value)
         except (ArithmeticError, ValueError):
@@ -430,6 +438,25 @@ class Evaluator:
             default = variable.env_default if variable.env_default is not None else (None if result.value is None else str(result.value))
             result = replace(result, env_var=variable.env_var, env_default=default, env_live=variable.env_live)
         return result
+
+
+def within_range(value: Any) -> bool:
+    """Whether a number is one a Config setting could take: finite, and within MOST of zero (anything else is)."""
+    if isinstance(value, float):
+        return math.isfinite(value) and abs(value) < MOST
+    return not isinstance(value, int) or -MOST < value < MOST
+
+
+def past_range(op: ast.operator, left: float, right: float) -> bool:
+    """Whether ``left ** right`` or ``left << right`` of integers would be past MOST, told from the
+    operands' sizes without computing it (``9 ** 9 ** 9`` would take minutes, ``1 << 10 ** 10`` a gigabyte)."""
+    if not (isinstance(left, int) and isinstance(right, int)):
+        return False  # a float overflows at once, and says so
+    if isinstance(op, ast.Pow):  # |left| ** right >= 2 ** ((bits - 1) * right)
+        return abs(left) > 1 and right > 0 and (abs(left).bit_length() - 1) * right >= MOST_BITS
+    if isinstance(op, ast.LShift):
+        return left != 0 and right > 0 and left.bit_length() + right > MOST_BITS
+    return False
 
 
 def _literal(value: Any) -> bool:
