@@ -112,6 +112,26 @@ def test_folders_nested_past_recursion_beside_a_followed_module_are_searched_wit
     assert threads_of(report) == [(8, "source")] and result.stderr == ""
 
 
+# ------------------------------------------------------------------ a file Python's own parser cannot hold
+
+
+@pytest.mark.parametrize("text, words", [
+    ("x = " + "-" * 10_000 + "1\n", "cannot read: nested more than 200 levels deep, the most the doctor follows"),
+    ("x = " + "not " * 10_000 + "1\n", "cannot read: nested more than 200 levels deep, the most the doctor follows"),
+    ("x = 1\n\0\n", "syntax error: source code string cannot contain null bytes"),
+], ids=["10,000 unary minus signs", "10,000 nots", "a NUL byte"])
+def test_a_file_pythons_parser_cannot_hold_is_one_line_and_the_other_files_are_read(tmp_path, text, words):
+    # before: the parser's stack overflow (MemoryError) ended the run, and nothing was read
+    bad, app = tmp_path / "bad.py", tmp_path / "app.py"
+    bad.write_text(text)
+    app.write_text(textwrap.dedent(ENGINE))
+    result = run_doctor("--root", ROOT, "--source", str(bad), "--source", str(app), "--json", *NO_PROBES, timeout=QUICK)
+    report = report_with_its_exit(result)
+    assert result.stderr == f"paddle-doctor: warning: {bad}:0: {words}; the rest of the source and the report follow\n"
+    assert threads_of(report) == [(8, "source")]
+    assert report["service"]["source"]["files"] == [str(bad), str(app)]
+
+
 # ------------------------------------------------------------------ values no Config setting takes, never computed
 
 
@@ -122,7 +142,8 @@ def service_setting(tmp_path, call: str):
     return app, result, report_with_its_exit(result)
 
 
-@pytest.mark.parametrize("expression", ["9 ** 9 ** 9", "1 << 10 ** 10", "'a' * 10 ** 10", "2 ** 20000", "-2 ** 64", "float('inf')"])
+@pytest.mark.parametrize("expression", ["9 ** 9 ** 9", "1 << 10 ** 10", "'a' * 10 ** 10", "2 ** 20000", "-2 ** 64", "float('inf')",
+                                        "123456789012345678901234567890"])
 def test_a_number_past_what_a_setting_takes_is_not_computed_and_is_unknown(tmp_path, expression):
     # before: 9 ** 9 ** 9 ran for minutes, 1 << 10 ** 10 took 1.3 GB, and 2 ** 20000 ended the run (no JSON prints it)
     app, result, report = service_setting(tmp_path, f"config.set_cpu_math_library_num_threads({expression})")

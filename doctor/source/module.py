@@ -48,8 +48,10 @@ class Module:
         """Raises SyntaxError for a file Python cannot parse, NestedTooDeeply for one the doctor does not follow."""
         try:
             module = cls(file, ast.parse(text, filename=file), deadline=deadline)
-        except RecursionError:  # Python's own parser gave up building the tree
+        except (RecursionError, MemoryError):  # Python's own parser gave up: its stack overflows from about 3,000 levels
             raise NestedTooDeeply() from None
+        except ValueError as exc:  # NUL bytes in Python 3.10 (a SyntaxError since, as running the file says)
+            raise SyntaxError(str(exc)) from None
         depth: dict[ast.AST, int] = {module.tree: 1}
         for node in ast.walk(module.tree):
             for child in ast.iter_child_nodes(node):
