@@ -1,4 +1,6 @@
-"""Dataclasses to JSON-able dicts and back, strictly: an unknown or mistyped field is an error."""
+"""Dataclasses to JSON-able dicts and back, strictly: an unknown or mistyped field is an error. An
+error quotes the value it found cut to :data:`QUOTED_CHARS` characters, or, decoding what another
+user may have written (a service's record), never."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import dataclasses
 import enum
 import functools
 import json
+import reprlib
 import sys
 import types
 import typing
@@ -16,10 +19,19 @@ from .inputs import DOCUMENT_BYTES, YAML_BYTES, Refused, parse_json, read_text, 
 from .redact import redact_recorded
 
 T = TypeVar("T")
+QUOTED_CHARS = 200  # the most of a value found that an error message quotes
+_QUOTING = reprlib.Repr()
+_QUOTING.maxstring = _QUOTING.maxlong = _QUOTING.maxother = QUOTED_CHARS
 
 
 class DecodeError(ValueError):
     """Data does not fit the dataclass; the message names the field path."""
+
+
+def quoted(value: Any) -> str:
+    """A value found, as an error message quotes it: its ``repr``, at most about :data:`QUOTED_CHARS` characters."""
+    text = _QUOTING.repr(value)
+    return text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}..."
 
 
 def to_data(obj: Any) -> Any:
@@ -34,16 +46,18 @@ def to_data(obj: Any) -> Any:
     return obj
 
 
-def from_data(cls: type[T], data: Any, where: str = "") -> T:
-    return _decode(cls, data, where or cls.__name__)
+def from_data(cls: type[T], data: Any, where: str = "", echo: bool = True) -> T:
+    """``data`` decoded as ``cls``, strictly; DecodeError naming the field and what it expected, and,
+    unless ``echo`` is false, what it found (cut) and the name of a field it does not know."""
+    return _decode(cls, data, where or cls.__name__, echo)
 
 
 def decode_as(tp: Any, data: Any, where: str) -> Any:
     """``data`` decoded as the type ``tp`` (a field's annotation, such as ``int | None``), strictly."""
-    return _decode(tp, data, where)
+    return _decode(tp, data, where, True)
 
 
-def _decode(tp: Any, data: Any, where: str) -> Any:
+def _decode(tp: Any, data: Any, where: str, echo: bool) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
         return data
@@ -56,21 +70,21 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
             if arg is type(None):
                 continue
             try:
-                return _decode(arg, data, where)
+                return _decode(arg, data, where, echo)
             except DecodeError as exc:
                 errors.append(str(exc))
-        raise DecodeError(errors[0] if len(errors) == 1 else f"{where}: {data!r} fits none of {tp}")
+        raise DecodeError(errors[0] if len(errors) == 1 else f"{where}: {_found(data, echo, '{} ')}fits none of {tp}")
     if origin is typing.Literal:
         if data in typing.get_args(tp) and type(data) in {type(arg) for arg in typing.get_args(tp)}:
             return data
-        raise DecodeError(f"{where}: is {data!r}; expected {' or '.join(map(repr, typing.get_args(tp)))}")
+        raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected {' or '.join(map(repr, typing.get_args(tp)))}")
     if origin is typing.Annotated:
-        return _decode(typing.get_args(tp)[0], data, where)
+        return _decode(typing.get_args(tp)[0], data, where, echo)
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(data, list):
             raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
-        return [_decode(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
+        return [_decode(item, v, f"{where}[{i}]", echo) for i, v in enumerate(data)]
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(data, list):
@@ -79,25 +93,36 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
             args = (args[0],) * len(data)
         elif len(args) != len(data):
             raise DecodeError(f"{where}: expected {len(args)} items, got {len(data)}")
-        return tuple(_decode(item, v, f"{where}[{i}]") for i, (item, v) in enumerate(zip(args, data)))
+        return tuple(_decode(item, v, f"{where}[{i}]", echo) for i, (item, v) in enumerate(zip(args, data)))
     if origin is dict:
         _, value = typing.get_args(tp)
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
-        return {str(k): _decode(value, v, f"{where}.{k}") for k, v in data.items()}
+        return {str(k): _decode(value, v, f"{where}.{_key(k, echo)}", echo) for k, v in data.items()}
     if dataclasses.is_dataclass(tp):
-        return _decode_dataclass(tp, data, where)
+        return _decode_dataclass(tp, data, where, echo)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         try:
             return tp(data)
         except ValueError:
             expected = ", ".join(repr(member.value) for member in tp)
-            raise DecodeError(f"{where}: is {data!r}; expected one of {expected}") from None
+            raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected one of {expected}") from None
     if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
         return float(data)
     if tp in (str, int, bool) and type(data) is tp:
         return data
-    raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {data!r}")
+    raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}{_found(data, echo)}")
+
+
+def _found(data: Any, echo: bool, words: str = ", got {}") -> str:
+    """``words`` saying the value found (quoted, cut), or nothing where values are not echoed."""
+    return words.format(quoted(data)) if echo else ""
+
+
+def _key(key: Any, echo: bool) -> str:
+    """A key of a mapping as a field path names it: cut, or ``*`` where values are not echoed."""
+    text = str(key)
+    return (text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}...") if echo else "*"
 
 
 class _ModuleNames(dict):
@@ -126,24 +151,24 @@ def _field_types(cls: type, extras: bool) -> dict[str, Any]:
     return typing.get_type_hints(cls, localns=_ModuleNames(sys.modules[cls.__module__]), include_extras=extras)
 
 
-def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
+def _decode_dataclass(cls: Any, data: Any, where: str, echo: bool) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
     hints = field_types(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise DecodeError(f"{where}: unknown field {unknown[0]!r}")
+        raise DecodeError(f"{where}: unknown field {quoted(unknown[0])}" if echo else f"{where}: holds a field {cls.__name__} has not")
     values = {}
     for name, field in fields.items():
         if name in data:
-            values[name] = _decode(hints[name], data[name], f"{where}.{name}")
+            values[name] = _decode(hints[name], data[name], f"{where}.{name}", echo)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise DecodeError(f"{where}: missing field {name!r}")
     try:
         return cls(**values)
     except ValueError as exc:  # a dataclass whose __post_init__ refuses a combination of fields
-        raise DecodeError(f"{where}: {exc}") from None
+        raise DecodeError(f"{where}: {str(exc)[:QUOTED_CHARS]}") from None
 
 
 def read_text_file(path: str | Path, error: type[ValueError], kind: str, hint: str, limit: int) -> str:
@@ -203,7 +228,7 @@ def decode_document(cls: type[T], data: Any, source: str, what: str, schema_vers
         raise error(f"{source}: expected a JSON object of {what}; {redo}")
     version = data.get("schema_version")
     if version != schema_version:
-        raise error(f"{source}: {what} schema_version is {version!r}, this paddle-doctor reads {schema_version}; {redo}")
+        raise error(f"{source}: {what} schema_version is {quoted(version)}, this paddle-doctor reads {schema_version}; {redo}")
     try:
         return from_data(cls, data)
     except DecodeError as exc:

@@ -1,7 +1,8 @@
 """The picked process's record, read by the doctor: found by its PID and its start time (field 22 of
 /proc/PID/stat), so a record of an earlier process that had the same PID is never taken for it;
 in the folder the process's own environment names, else the default for its user. Everything in
-it is the service's word: bounded, decoded into the record's types or refused in one line."""
+it is the service's word: bounded, decoded into the record's types or refused in one line that
+names the field and what it expected, never what the file holds (a value, a key's name)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..facts import ServiceProcessFacts
 from ..facts.record import PredictorMeasured, ServiceRecord
 from ..inputs import Refused, parse_json
 from ..redact import redact_recorded
-from ..serde import DecodeError, from_data, json_error_text
+from ..serde import DecodeError, from_data, json_error_text, quoted
 from ..service.config import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
 from .document import SCHEMA_VERSION, Record, RecordedPredictor
@@ -34,8 +35,10 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     except FileNotFoundError:
         return ServiceRecord(RecordStatus.NOT_FOUND, f"no record of process {pid} in {folder} (start it with "
                                                      "`paddle-doctor record -- CMD`, or PADDLE_DOCTOR_RECORD=1)", path)
-    except (OSError, UnicodeDecodeError) as exc:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({getattr(exc, 'strerror', None) or exc})", path)
+    except UnicodeDecodeError:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record (not UTF-8 text)", path)
+    except OSError as exc:
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({exc.strerror or exc})", path)
     try:
         data = redact_recorded(parse_json(text, path))  # the service's word: a secret in it stays in it
     except json.JSONDecodeError as exc:
@@ -44,10 +47,11 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})", path)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != SCHEMA_VERSION:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: record schema_version is {version!r}, this paddle-doctor "
+        said = quoted(version) if type(version) is int else "not a number" if version is not None else "missing"
+        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: record schema_version is {said}, this paddle-doctor "
                                                       f"reads {SCHEMA_VERSION}; run the service under this paddle-doctor's record", path)
     try:
-        record = from_data(Record, data)
+        record = from_data(Record, data, echo=False)
     except DecodeError as exc:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})", path)
     if record.pid != pid or record.start_ticks != ticks:

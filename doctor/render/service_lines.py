@@ -114,10 +114,20 @@ def measured_line(measured: PredictorMeasurement) -> str:
 
 
 def record_lines(service: ServiceSummary) -> list[str]:
-    """The record read (or why none was), a line per predictor it holds, and one per predictor --measure measured."""
+    """The record read (or why none was), a line per predictor it holds, and one per predictor --measure measured;
+    each at most :data:`LINE_CHARS` long (the record is the service's word, and may hold a path of megabytes)."""
     noted = " (runs noted in Python, the C module not built: several µs more per run())" if service.recorder == Recorder.PYTHON else ""
-    return ([f"record: {service.record}{noted}"] if service.record else []) + [predictor_line(p) for p in service.predictors] \
+    lines = ([f"record: {service.record}{noted}"] if service.record else []) + [predictor_line(p) for p in service.predictors] \
         + [measured_line(m) for m in service.measured]
+    return [cut_line(line) for line in lines]
+
+
+LINE_CHARS = 8192  # a report for people wraps a line at a cost that grows with the square of its length
+
+
+def cut_line(line: str) -> str:
+    """``line``, or its first :data:`LINE_CHARS` characters and how many more there are (the JSON report has them)."""
+    return line if len(line) <= LINE_CHARS else f"{line[:LINE_CHARS]}... ({len(line) - LINE_CHARS} characters more)"
 
 
 def service_lines(service: ServiceSummary | None) -> list[str]:
