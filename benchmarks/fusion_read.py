@@ -25,6 +25,7 @@ from paddle_doctor.facts.graph import OptimisedProgram
 from paddle_doctor.facts.predictor import service_calls
 from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.graph.probe import OPTIMISED_FILES, probe_graph
+from paddle_doctor.interpreter import Interpreter
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.program import read_program
 from paddle_doctor.verify.model import ModelRun
@@ -43,7 +44,7 @@ def facts_for(model: str):
 def create_times(facts, model: str, repeat: int, optimised_dir: str) -> list[float]:
     """Predictor creation in the worker; the first creation also writes the optimised program."""
     with ModelRun(model) as run:
-        session = run.start_worker(sys.executable)
+        session = run.start_worker(Interpreter(sys.executable))
         session.request(300, Create(service_calls(facts, optim_cache_dir=optimised_dir, save_optim_model=True)))
         return [session.request(300, Create(service_calls(facts))).create_ms for _ in range(repeat)]
 

@@ -31,6 +31,7 @@ from paddle_doctor.budget import cpu_budget
 from paddle_doctor.cli import DEFAULT_LOAD_BUDGET_S
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceConfig
+from paddle_doctor.interpreter import Interpreter
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.layouts import KINDS, Arrangement, LoadPlan, service_layout
@@ -62,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="paddle-doctor-load-") as tmp:
         model = build_model("encoder", "pir", Path(tmp) / "encoder")
         service = ServiceConfig(model=str(model), instances=2, threads=8, concurrency=CONCURRENCY)
-        facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
+        facts = collect_facts(ProbeContext("/"), service, Interpreter(sys.executable), 120)
         print(f"before: {load_average()}")
         started = time.monotonic()
         with ModelRun(model) as run:
@@ -81,7 +82,7 @@ def main() -> None:
         sessions: list[WorkerSession] = []
 
         def new_session() -> WorkerSession:
-            session = WorkerSession(sys.executable)
+            session = WorkerSession(Interpreter(sys.executable))
             sessions.append(session)
             model_facts = verification.model
             session.request(60, Model(model_facts.program, model_facts.params, str(Path(model_facts.program).parent)))

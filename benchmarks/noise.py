@@ -32,6 +32,7 @@ from pathlib import Path
 from paddle_doctor.budget import cpu_budget
 from paddle_doctor.facts.document import load_facts
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.interpreter import Interpreter
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of, within_budget
 from paddle_doctor.verify.model import ModelRun, worker_samples
@@ -101,7 +102,7 @@ def sweep(model: Path, facts, configs: list[PredictorConfig]) -> tuple[dict[str,
     Also the share of the CPU time other processes took while it ran (None where it cannot be read)."""
     verification = facts.verification
     with ModelRun(model) as run:
-        session = run.start_worker(sys.executable)
+        session = run.start_worker(Interpreter(sys.executable))
         meter, share = CpuMeter(session.proc.pid), CpuShare()
         before = meter.read()
         session.request(60, Feeds(worker_samples(verification.model.inputs)))

@@ -30,6 +30,7 @@ from paddle_doctor.budget import cpu_budget
 from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceConfig
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.interpreter import Interpreter
 from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
@@ -52,7 +53,7 @@ MODELS = {
 
 def open_session(run: ModelRun, verification) -> WorkerSession:
     """A fresh worker of the run, given the inputs verification measured."""
-    session = run.start_worker(sys.executable)
+    session = run.start_worker(Interpreter(sys.executable))
     session.request(60, Feeds(worker_samples(verification.model.inputs)))
     return session
 
@@ -78,7 +79,7 @@ def changes_outputs_of(session: WorkerSession, config: PredictorConfig, max_drif
 def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], workdir: Path, budget: float) -> tuple[float, float, float]:
     model = build_model(kind, fmt, workdir / f"{kind}-{fmt}")
     service = ServiceConfig(model=str(model), **service_settings)
-    facts = collect_facts(ProbeContext("/"), service, sys.executable, 120)
+    facts = collect_facts(ProbeContext("/"), service, Interpreter(sys.executable), 120)
     with ModelRun(model) as run:
         started = time.monotonic()
         verification = run_verification(facts, run, VerifyOptions(shapes=shapes, budget_s=budget))
@@ -108,7 +109,7 @@ def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], work
 
 def calibration(workdir: Path, runs: int, budget: float) -> None:
     model = build_model("cnn", "pir", workdir / "calibration")
-    facts = collect_facts(ProbeContext("/"), ServiceConfig(model=str(model)), sys.executable, 120)
+    facts = collect_facts(ProbeContext("/"), ServiceConfig(model=str(model)), Interpreter(sys.executable), 120)
     verdicts = []
     with ModelRun(model) as run:
         verification = run_verification(facts, run, VerifyOptions(budget_s=4))

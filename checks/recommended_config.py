@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.findings import Evidence, Finding, Status, Verdict, passed, skipped
 from paddle_doctor.quoting import Code
 from paddle_doctor.reconcile import outcome
 from paddle_doctor.registry import Check, Need, verification_of
@@ -30,12 +30,14 @@ def check(facts: Facts) -> list[Finding]:
         # --model asked for a measurement and none could be made (budget, interruption): an error, never a silent pass
         return [Finding(RULE, Status.ERROR, f"no configuration could be measured: {verification.error or 'no recommendation was searched'}")]
     comparison = recommendation.comparison
-    if comparison is None or not measured_faster(recommendation):
+    unconfirmed = recommendation.unconfirmed is not None
+    if comparison is None or not (measured_faster(recommendation) or unconfirmed):
         # in the words the recommendation is shown in: enforced, or the service's kept, never as if faster
         return [passed(RULE, f"no configuration measured faster than the service's; {headline(recommendation)}")]
     calls = Code("\n".join(line for line in recommendation.snippet.splitlines() if line.startswith("config.")))
-    return [Finding(RULE, Status.FAIL,
-                    f"the recommended configuration, measured as a whole: {outcome(comparison)}",
+    message = (f"the recommended configuration: {headline(recommendation)}" if unconfirmed
+               else f"the recommended configuration, measured as a whole: {outcome(comparison)}")
+    return [Finding(RULE, Status.FAIL, message, verdict=Verdict.UNDECIDED if unconfirmed else None,
                     observed=_p50("service", comparison.baseline_p50), expected=_p50("recommended", comparison.candidate_p50),
                     evidence=RecommendedEvidence(calls, round(comparison.ratio, 3), recommendation.steps))]
 

@@ -38,16 +38,6 @@ from .settings import Settings
 SCHEMA_VERSION = 3  # 3: the comparisons with the running container are pinned checks (PD-HEALTH-*)
 KIND = "paddle-doctor baseline"
 GPU_NODE = re.compile(r"^/dev/nvidia\d+$")
-LOCATE_TIMEOUT = 30.0
-# Run with the service's Python: where the Paddle distribution's METADATA file is, so that the
-# healthcheck can read name and version from it without importing Paddle.
-LOCATE_METADATA = """\
-import sys
-from importlib import metadata
-dist = metadata.distribution(sys.argv[1])
-found = [f for f in (dist.files or ()) if f.name == "METADATA" and f.parent.name.endswith(".dist-info")]
-print(dist.locate_file(found[0]).resolve() if found else "")
-"""
 
 
 class BaselineError(ValueError):
@@ -175,13 +165,11 @@ def cache_record(facts: Facts) -> CacheRecord | None:
 
 
 def _paddle_record(facts: Facts, ctx: ProbeContext) -> PaddleRecord:
+    """The Paddle build, with its METADATA file as the Paddle probe found it (the healthcheck reads it
+    again without importing Paddle) and the name and version that file gives."""
     paddle = facts.paddle
-    metadata_file = installed = None
-    if paddle.distribution and paddle.python:
-        result = ctx.run([paddle.python, "-c", LOCATE_METADATA, paddle.distribution], timeout=LOCATE_TIMEOUT)
-        metadata_file = (result.stdout.strip() or None) if result.returncode == 0 else None
-        if metadata_file:
-            installed, _ = read_installed(ctx, metadata_file)
+    metadata_file = paddle.metadata_file if paddle.distribution else None
+    installed = read_installed(ctx, metadata_file)[0] if metadata_file else None
     return PaddleRecord(paddle.status, paddle.distribution, paddle.version, paddle.with_cuda, paddle.cuda_version,
                         paddle.compiled_with_mkldnn, metadata_file, installed)
 

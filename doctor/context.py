@@ -15,6 +15,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .inputs import SYSTEM_BYTES, read_text, what_it_is
 from .redact import redacted_tail
@@ -110,14 +111,9 @@ class ProbeContext:
     def listdir(self, path: str) -> list[str]:
         return sorted(os.listdir(self.path(path)))
 
-    def run(
-        self,
-        argv: list[str],
-        timeout: float,
-        env: dict[str, str] | None = None,
-        stdin_text: str | None = None,
-    ) -> RunResult:
-        """Run a command with a hard timeout; never raises for the child's failures."""
+    def run(self, argv: list[str], timeout: float, stdin_text: str | None = None, **spawn_options: Any) -> RunResult:
+        """Run a command with a hard timeout; never raises for the child's failures. ``spawn_options``
+        (its environment, the user it runs as) go to ``children.spawn``."""
         import subprocess  # here: the healthcheck never runs one, and the import costs its start-up
 
         from . import children
@@ -130,7 +126,7 @@ class ProbeContext:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
-                env=env,
+                **spawn_options,
             )
         except OSError as exc:
             return RunResult(tuple(argv), 127, "", str(exc), time.perf_counter() - start, False)

@@ -28,6 +28,7 @@ from .vocabulary import Origin
 if TYPE_CHECKING:
     from .facts.graph import GraphFacts
     from .facts.verification import VerificationFacts
+    from .interpreter import Interpreter
     from .report import Report
     from .rules import Rulebook
     from .settings import Settings
@@ -84,19 +85,16 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     A ``model:`` in --config only describes the service (its TensorRT cache, say); measuring,
     which takes the --budget, happens when --model is asked for.
     """
-    from .probes import collect_facts
-    from .probes.process import service_interpreter
+    from .probes import NOT_PROBED, collect_facts
     from .record.reading import against_paddle, recorded_settings
 
     run = _flagged_run(options.service) if measure else None  # a path that names no model is refused first
     with children.phase(PROBING):  # a stop signal here leaves nothing to report
         ctx = ProbeContext(options.root)
         reading = read_service(ctx, options.pid, options.source_paths, reporter.say)
-        python = options.python
-        if python is None and ctx.is_live:
-            python = service_interpreter(reading.process) or sys.executable
-        if options.no_paddle:
-            python = None
+        interpreter, refused = chosen_interpreter(options, ctx, reading.process)
+        if refused:
+            reporter.say(f"paddle-doctor: {refused}")
         service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
                                            recorded=recorded_settings(reading.record))
         first = None
@@ -108,8 +106,9 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
                                                             f"{reading.record.source}: predictor {first.predictor}, measured first")])
             run = _recorded_run(first)
         probe_gpu = ctx.is_live if options.gpu is None else options.gpu
-        probed = collect_facts(ctx, service, python, options.paddle_timeout, environ=reading.environ,
-                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=options.gpu_timeout)
+        probed = collect_facts(ctx, service, interpreter, options.paddle_timeout, environ=reading.environ,
+                               gpu_python=sys.executable if probe_gpu else None, gpu_timeout=options.gpu_timeout,
+                               not_probed=refused or NOT_PROBED)
         reading.finish(reporter.say)
         against_paddle(reading.record, probed.paddle.version)
         facts = replace(probed, service_process=reading.process, service_source=reading.source, service_origins=origins,
@@ -120,7 +119,22 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
         return facts
     if first is not None:
         options = replace(options, shapes=tuple(first.shapes), budget=first.budget_s)
-    return _measured(facts, run, options, ctx, reading, first, reporter)
+    return _measured(facts, run, options, ctx, reading, first, reporter, interpreter)
+
+
+def chosen_interpreter(options: ProbeOptions, ctx: ProbeContext,
+                       process: ServiceProcessFacts) -> tuple[Interpreter | None, str | None]:
+    """The Python whose Paddle is probed and measured, and as whom: --python as the doctor (the user
+    vouches for it), else the service's as the service's user; (None, why) where none is run, the
+    reason None where nothing needs saying (--no-paddle, --root without --python)."""
+    from .interpreter import Interpreter
+    from .probes.process import service_interpreter
+
+    if options.no_paddle:
+        return None, None
+    if options.python is not None:
+        return Interpreter(options.python), None
+    return service_interpreter(ctx, process) if ctx.is_live else (None, None)
 
 
 def judged_process(doctor: ProcessFacts, service: ServiceProcessFacts) -> ProcessFacts:
@@ -182,8 +196,9 @@ def _recorded_run(plan: PredictorMeasured) -> ModelRun:
 
 
 def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeContext, reading: ServiceReading,
-              first: PredictorMeasured | None, reporter: Reporter) -> Facts:
-    """The facts with the graph coverage and the measurements of the model (and, with --measure, of each recorded predictor)."""
+              first: PredictorMeasured | None, reporter: Reporter, interpreter: Interpreter | None) -> Facts:
+    """The facts with the graph coverage and the measurements of the model (and, with --measure, of each
+    recorded predictor), in workers of ``interpreter``."""
     from .graph.probe import probe_graph
 
     record = reading.record
@@ -193,15 +208,15 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
     try:
         with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
             with children.phase(GRAPH):  # an unreadable program is a finding; the rest of the report still comes out
-                graph = probe_graph(facts, run)
+                graph = probe_graph(facts, run, interpreter)
             facts = replace(facts, graph=graph)
             if run.program is not None:
                 with children.phase(MEASURING):  # an interrupted experiment is an error result; those before it stay
                     with _service_load(ctx, reading, options.measure) as load:
-                        verification = _verify(facts, run, options, reporter)
+                        verification = _verify(facts, run, options, reporter, interpreter)
                         facts = replace(facts, verification=verification)
                         if first is not None:
-                            _measure_other_predictors(facts, record, first, options, reporter)
+                            _measure_other_predictors(facts, record, first, options, reporter, interpreter)
                     busy = load.busy_cpus
                     if busy is not None:
                         reporter.say(f"paddle-doctor: the service used {busy:g} CPUs while it was measured beside it")
@@ -243,7 +258,7 @@ def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
 
 
 def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: PredictorMeasured, options: ProbeOptions,
-                              reporter: Reporter) -> None:
+                              reporter: Reporter, interpreter: Interpreter | None) -> None:
     """``--measure``: each recorded predictor after the first, its model's graph coverage, then its model at
     its recorded shapes, its recorded configuration the baseline, within its share of the budget (into its
     plan in ``record.measured``)."""
@@ -257,12 +272,12 @@ def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: Predic
         _say_measuring(plan, reporter.say)
         try:
             with _recorded_run(plan) as run:
-                plan.graph = probe_graph(views[plan.predictor], run)
+                plan.graph = probe_graph(views[plan.predictor], run, interpreter)
                 if run.program is None:
                     plan.not_measured = f"not measured: {run.unreadable}"
                     continue
                 plan.verification = _verify(views[plan.predictor], run, replace(options, shapes=tuple(plan.shapes),
-                                                                                   budget=plan.budget_s), reporter)
+                                                                                   budget=plan.budget_s), reporter, interpreter)
                 if plan.verification is None:
                     plan.not_measured = "not measured: it runs on the GPU; the doctor measures predictors on the CPU"
         except ModelError as exc:
@@ -292,14 +307,15 @@ def _service_load(ctx: ProbeContext, reading: ServiceReading, measured: bool) ->
         load.busy_cpus = round((after - before) / max(time.monotonic() - started, 1e-3), 2)
 
 
-def _verify(facts: Facts, run: ModelRun, options: ProbeOptions, reporter: Reporter) -> VerificationFacts | None:
+def _verify(facts: Facts, run: ModelRun, options: ProbeOptions, reporter: Reporter,
+            interpreter: Interpreter | None) -> VerificationFacts | None:
     from .verify.run import VerifyOptions, run_verification
 
     budget = measuring_budget(options, facts.service.concurrency)
     verify = VerifyOptions(shapes=list(options.shapes), inputs=options.inputs, budget_s=budget,
                            min_effect=options.min_effect, max_drift=options.max_drift)
     with reporter.measuring(budget) as progress:
-        return run_verification(facts, run, verify, progress)
+        return run_verification(facts, run, verify, progress, interpreter)
 
 
 def _not_finished(graph: GraphFacts | None, verification: VerificationFacts | None, signal_name: str,

@@ -3,7 +3,9 @@
 A check proposes a fix from what it sees (oneDNN off: turn it on); the rule's experiment then
 measures exactly that change on the real predictor. This is the one place where the two meet:
 
-- confirmed (the fix measured faster, outputs unchanged): the finding stands, with the gain;
+- confirmed (the fix measured faster, outputs unchanged): the finding stands, with the gain, and
+  where the recommended configuration leaves the setting as the service has it, the measured reason
+  that kept it out (the search measured it otherwise in context, or the changes measured slower together);
 - refuted (no measurable effect, slower, or faster only by changing outputs): the finding
   passes and says "measured: keep the current setting" — unless it is a limit the doctor
   enforces (threads within the CPU budget), which stands and says what was measured;
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .facts.verification import ComparisonResult, ExperimentResult, VerificationFacts
+from .facts.verification import ComparisonResult, ExperimentResult, Recommendation, VerificationFacts
 from .findings import Finding, Status, Verdict
 from .rules import Rulebook
 from .verify.words import describe
@@ -30,12 +32,13 @@ def reconcile_findings(findings: list[Finding], measurement: Callable[[Finding],
         rule = rulebook.rules.get(finding.rule_id)
         verification = measurement(finding) if rule and rule.experiment else None
         experiment = verification.experiment(rule.experiment) if rule and rule.experiment and verification else None
-        reconciled.append(reconcile(finding, experiment))
+        reconciled.append(reconcile(finding, experiment, verification.recommendation if verification else None))
     return reconciled
 
 
-def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
-    """The finding with its status and message made consistent with its experiment's verdict."""
+def reconcile(finding: Finding, experiment: ExperimentResult | None, recommendation: Recommendation | None = None) -> Finding:
+    """The finding with its status and message made consistent with its experiment's verdict, and with
+    the recommended configuration where it was confirmed."""
     proposal = finding.proposal
     if proposal is None or finding.status not in (Status.FAIL, Status.WARN) or experiment is None or not experiment.measured:
         return finding
@@ -46,8 +49,13 @@ def reconcile(finding: Finding, experiment: ExperimentResult | None) -> Finding:
         return finding
     usable = [c for c in tested if c.verdict == Effect.IMPROVED and not c.changes_outputs]
     if usable:
-        best = max(usable, key=lambda c: c.ratio)
-        return replace(finding, message=f"{finding.message}; measured: {outcome(best)}", verdict=Verdict.CONFIRMED,
+        recommended = getattr(recommendation.config, proposal.setting) if recommendation is not None else None
+        # the change the recommendation makes, where it is among those confirmed: one answer in the finding and the snippet
+        best = max(usable, key=lambda c: (getattr(configs[c.candidate], proposal.setting) == recommended, c.ratio))
+        left_out = ""
+        if recommendation is not None and recommended not in proposal.values:
+            left_out = f"; not in the recommended configuration: {recommendation.kept_because(experiment.name) or 'the search left it out'}"
+        return replace(finding, message=f"{finding.message}; measured: {outcome(best)}{left_out}", verdict=Verdict.CONFIRMED,
                        measured=best.candidate)
     if any(c.verdict == Effect.UNDECIDED for c in tested):
         # the story of the change the fix's code makes, where that one was measured

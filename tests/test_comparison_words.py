@@ -120,19 +120,45 @@ def test_a_decided_verdict_that_its_own_p50s_contradict_is_undecided():
     (1.31, 1.20, 1.43, Effect.IMPROVED, "threads=1 vs baseline: 1.31x faster (95% CI 1.20-1.43x faster)"),
     (1 / 1.01, 1 / 1.10, 1.05, Effect.UNDECIDED, "threads=1 vs baseline: undecided (1.01x slower, 95% CI 1.10x slower to 1.05x faster)"),
     (1.01, 0.99, 1.02, Effect.NO_EFFECT, "threads=1 vs baseline: no measurable difference (1.01x faster, 95% CI 1.01x slower to 1.02x faster)"),
-    (1.2, 0.0, math.inf, Effect.UNDECIDED, "threads=1 vs baseline: undecided (1.20x faster, no 95% CI: 1 round)"),
+    (1.2, 0.0, math.inf, Effect.UNDECIDED, "threads=1 vs baseline: cut short after 1 of the 6 rounds a verdict needs"),
 ])
 def test_the_interval_is_written_in_the_headline_s_words(ratio, low, high, verdict, words):
     assert describe(ComparisonResult("baseline", "threads=1", ratio, low, high, verdict, 1 if math.isinf(high) else 12)) == words
 
 
-def test_an_interval_on_one_side_of_1_after_too_few_rounds_says_why_it_is_undecided():
+def test_an_interval_on_one_side_of_1_after_too_few_rounds_says_it_was_cut_short():
     early = ComparisonResult("baseline", "threads=1", 1 / 2.67, 1 / 3.69, 1 / 1.93, Effect.UNDECIDED, stats.MIN_ROUNDS - 2)
-    assert describe(early) == ("threads=1 vs baseline: undecided after 4 of the 6 rounds a verdict needs "
+    assert describe(early) == ("threads=1 vs baseline: cut short after 4 of the 6 rounds a verdict needs "
                                "(2.67x slower, 95% CI 1.93-3.69x slower)")
     assert assert_consistent(describe(early)) == 1
+    # on a busy machine the words say how busy it was while the race ran; on a quiet one they do not
+    assert describe(replace(early, others_share=0.41)).startswith(
+        "threads=1 vs baseline: cut short after 4 of the 6 rounds a verdict needs on a machine 41% busy (2.67x slower")
+    assert "busy" not in describe(replace(early, others_share=0.02))
     # with the rounds, an interval on one side is undecided only for a reason the words need not count (the noise floor)
     assert describe(replace(early, rounds=12)).startswith("threads=1 vs baseline: undecided (2.67x slower")
+
+
+WIDE = (1.05, 1 / 3415.86, 3764.66)  # a final race of 2 rounds on a machine 75% busy
+
+
+@pytest.mark.parametrize("rounds, verdict, words", [
+    (2, Effect.UNDECIDED, "recommended vs baseline: cut short after 2 of the 6 rounds a verdict needs on a machine 75% busy"),
+    (14, Effect.UNDECIDED, "recommended vs baseline: not enough rounds (14) on a machine 75% busy"),
+    # a verdict is never reached on such an interval (stats.verdict needs it on one side of 1); the words hold nothing of it either
+    (14, Effect.IMPROVED, None),
+    (14, Effect.NO_EFFECT, None),
+])
+def test_an_interval_reaching_past_ten_times_its_estimate_prints_no_number(rounds, verdict, words):
+    ratio, low, high = WIDE
+    wide = ComparisonResult("baseline", "recommended", ratio, low, high, verdict, rounds, others_share=0.75)
+    if words is None:
+        assert stats.verdict(ratio, low, high, rounds, 0.03) == Effect.UNDECIDED
+        return
+    assert describe(wide) == words
+    assert not re.search(r"\d+\.\d+x", describe(wide))
+    # ten times either way of the estimate is the edge: a 9x-wide reach still prints its numbers
+    assert "95% CI" in describe(replace(wide, ci_low=ratio / 9, ci_high=ratio * 9))
 
 
 def test_the_p50s_beside_a_ratio_are_those_of_its_blocks():

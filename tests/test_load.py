@@ -13,6 +13,7 @@ from conftest import fixture_root, report_json, run_doctor, statuses
 from factories import enum_fields_holding_strings, make_facts, paddle_ok
 from machine import observed, skip_unless
 from paddle_doctor.facts.predictor import PredictorConfig
+from paddle_doctor.interpreter import Interpreter
 from paddle_doctor.verify import experiments
 from paddle_doctor.verify.layouts import plan_load
 from paddle_doctor.verify.measure import Measurer
@@ -41,7 +42,7 @@ def load_context(model_dir, sessions, **service):
     inputs, _ = plan_inputs(input_specs(read_model_program(files)), [], 1)
 
     def new_session():
-        session = WorkerSession(sys.executable)
+        session = WorkerSession(Interpreter(sys.executable))
         sessions.append(session)
         session.request(60, Model(files.program, files.params, files.directory))
         session.request(60, Feeds(worker_samples(inputs)))

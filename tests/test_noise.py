@@ -138,7 +138,7 @@ class ContextMeasurer:
         self.raced = [] if raced is None else raced
         self.beside_raced: list[str] = [] if beside_raced is None else beside_raced
 
-    def race(self, baseline, candidates, budget_s, what, extend_s=0.0):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0, settle_by=None):
         """The scripted answer for ``what`` once, then: undecided."""
         self.raced.append((what, baseline, candidates))
         if self.second_worker:

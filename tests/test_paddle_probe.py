@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import report_json, run_doctor, statuses
 from paddle_doctor.context import ProbeContext
+from paddle_doctor.interpreter import Interpreter
 from paddle_doctor.probes.paddle_import import probe_paddle
 
 
@@ -23,7 +24,7 @@ def fake_python(tmp_path: Path, body: str) -> str:
 
 
 def test_real_paddle_wheel_is_probed():
-    facts = probe_paddle(ProbeContext("/"), sys.executable, timeout=120)
+    facts = probe_paddle(ProbeContext("/"), Interpreter(sys.executable), timeout=120)
     assert facts.status == "ok", facts.reason
     assert facts.distribution == "paddlepaddle"
     assert facts.version.split(".")[0] == "3"
@@ -52,7 +53,7 @@ def test_python_without_paddle_is_reported_missing(tmp_path):
 def test_import_killed_by_signal_becomes_a_finding(tmp_path, sig):
     meta = 'echo \'META {"distribution": "paddlepaddle", "version": "3.3.1", "python": "x"}\''
     python = fake_python(tmp_path, f"{meta}\nkill -{sig.name[3:]} $$")
-    facts = probe_paddle(ProbeContext("/"), python, timeout=30)
+    facts = probe_paddle(ProbeContext("/"), Interpreter(python), timeout=30)
     assert (facts.status, facts.signal, facts.version) == ("crashed", sig.name, "3.3.1")
     result = run_doctor("--json", "--python", python)
     report = report_json(result)
@@ -63,14 +64,14 @@ def test_import_killed_by_signal_becomes_a_finding(tmp_path, sig):
 
 def test_hanging_import_is_cut_at_the_timeout(tmp_path):
     python = fake_python(tmp_path, "sleep 30")
-    facts = probe_paddle(ProbeContext("/"), python, timeout=1)
+    facts = probe_paddle(ProbeContext("/"), Interpreter(python), timeout=1)
     assert facts.status == "timeout"
     assert "1 s" in facts.reason
 
 
 def test_failing_import_keeps_the_last_error_line(tmp_path):
     python = fake_python(tmp_path, "echo 'ImportError: libgomp.so.1: cannot open shared object file' >&2; exit 1")
-    facts = probe_paddle(ProbeContext("/"), python, timeout=30)
+    facts = probe_paddle(ProbeContext("/"), Interpreter(python), timeout=30)
     assert facts.status == "failed"
     assert "libgomp.so.1" in facts.reason
 
@@ -81,7 +82,7 @@ def test_a_paddle_directory_in_the_working_directory_does_not_shadow_the_wheel(t
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        facts = probe_paddle(ProbeContext("/"), sys.executable, timeout=120)
+        facts = probe_paddle(ProbeContext("/"), Interpreter(sys.executable), timeout=120)
     finally:
         os.chdir(cwd)
     assert facts.status == "ok"

@@ -26,6 +26,7 @@ from paddle_doctor.facts.verification import (
     Recommendation,
     VerificationFacts,
 )
+from paddle_doctor.verify.deadline import Deadline
 from paddle_doctor.verify.experiments import Context
 from paddle_doctor.verify.recommend import recommend
 from paddle_doctor.verify.words import describe, effect_words
@@ -51,8 +52,9 @@ class StandInMeasurer:
         self.effects = effects
         self.raced: list[tuple[PredictorConfig, PredictorConfig]] = []
         self.min_effect = 0.03
+        self.deadline = Deadline(40)
 
-    def race(self, baseline, candidates, budget_s, what, extend_s=0.0):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0, settle_by=None):
         found = []
         for label, config in candidates:
             self.raced.append((baseline[1], config))
@@ -95,16 +97,47 @@ def test_changes_slower_together_than_the_start_are_not_offered():
     assert recommendation.comparison.candidate == "recommended" and recommendation.comparison.verdict == Effect.REGRESSED
 
 
-def test_changes_within_noise_together_keep_the_service_s_configuration():
-    """Within the budget already: undecided together against the service's configuration, nothing is offered,
-    nothing more is raced, and the recommendation is the service's own, with no comparison of its own."""
+def test_changes_undecided_together_stay_and_say_the_whole_is_not_confirmed():
+    """Within the budget already: feed/fetch ops on, adopted on a decisive measurement, is undecided together
+    against the service's configuration. Undecided is not slower: the change stays, nothing more is raced,
+    and the recommendation says it is not confirmed as a whole and which --budget would settle it."""
     service = SERVICE.vary(threads=2)
     together = service.vary(feed_fetch=True)
     recommendation, measurer = searched(2, {(service, together): UNDECIDED})
-    assert recommendation.config == service and recommendation.enforced == [] and recommendation.comparison is None
+    assert recommendation.config == together and recommendation.enforced == []
+    assert recommendation.comparison.verdict == Effect.UNDECIDED and recommendation.kept == []
     assert measurer.raced == [(service, together)]
-    assert recommendation.steps[-1].startswith("feed/fetch ops on measured together against the service's configuration: undecided (")
+    assert recommendation.steps[-1] == (f"feed/fetch ops on measured together against the service's configuration: "
+                                        f"{effect_words(measured('', '', UNDECIDED))}: offered, each change measured faster where "
+                                        "it was adopted, the whole not confirmed")
+    assert recommendation.unconfirmed.startswith("not confirmed as a whole: recommended vs baseline: undecided (1.01x slower")
+    assert recommendation.unconfirmed.endswith("; --budget 80 would settle it")  # twice the 40 s: its estimate is within noise
+
+
+def test_changes_no_faster_together_than_the_start_are_not_offered():
+    """No measurable difference together (the whole interval within --min-effect) is evidence against the
+    changes, not the lack of it: they fall back, and each says so where it was confirmed."""
+    service = SERVICE.vary(threads=2)
+    together = service.vary(feed_fetch=True)
+    none = dict(ratio=1.01, ci_low=0.995, ci_high=1.02, verdict=Effect.NO_EFFECT)
+    recommendation, measurer = searched(2, {(service, together): none})
+    assert recommendation.config == service and recommendation.comparison is None and recommendation.unconfirmed is None
     assert recommendation.steps[-1].endswith(": the changes adopted one at a time are not offered")
+    assert recommendation.kept_because("feed_fetch") == recommendation.steps[-1]
+
+
+def test_a_whole_cut_short_on_a_busy_machine_keeps_what_was_adopted():
+    """The service (8 threads, feed/fetch ops off) within the budget at threads=2; feed/fetch ops on adopted
+    at 1.5x. The machine is busy: the race together against threads=2 and the final one against the service
+    end after two rounds each, their intervals reaching 1000x either way. The recommendation keeps the change,
+    no number of those intervals is printed, and PD-CFG-001 is told the whole is not confirmed."""
+    together = START.vary(feed_fetch=True)
+    cut = dict(ratio=1.05, ci_low=1 / 3415.86, ci_high=3764.66, verdict=Effect.UNDECIDED)
+    recommendation, measurer = searched(8, {(START, together): cut, (SERVICE, together): cut})
+    assert recommendation.config == together and recommendation.enforced == ["PD-CPU-010"]
+    assert measurer.raced == [(START, together), (SERVICE, together)]
+    assert recommendation.unconfirmed is not None and "3415" not in recommendation.unconfirmed
+    assert "not enough rounds (12)" in recommendation.unconfirmed and "would settle it" in recommendation.unconfirmed
 
 
 @pytest.mark.parametrize("threads", [8, 2])
@@ -200,14 +233,17 @@ def test_the_recogniser_s_recommendation_never_reads_faster_than_it_measured(tmp
     start = dict(service, threads=int(enforced.group(1))) if enforced else service
     together = [step for step in recommendation["steps"] if " measured together against " in step]
     changed = recommendation["config"] != start
-    if together:  # changes were adopted one at a time: offered only where the whole measured decisively faster than the start
-        assert len(together) == 1 and together[0].endswith(": offered") == changed, recommendation["steps"]
+    if together:  # changes were adopted one at a time: not offered only where the whole measured slower or no faster than the start
+        offered = together[0].endswith((": offered", ": offered, each change measured faster where it was adopted, the whole not confirmed"))
+        assert len(together) == 1 and offered == changed, recommendation["steps"]
     else:
         assert not changed, recommendation["steps"]
     whole = recommendation["comparison"]
     faster = whole is not None and whole["verdict"] == "improved"
+    unconfirmed = recommendation["unconfirmed"] is not None
     finding = next(f for f in report["findings"] if f["rule_id"] == "PD-CFG-001")
-    assert (finding["status"] == "fail") == faster == (recommendation["title"] == "Recommended configuration"), (finding, recommendation)
+    assert (finding["status"] == "fail") == (faster or unconfirmed), (finding, recommendation)
+    assert faster == (recommendation["title"] == "Recommended configuration"), recommendation
     if not faster:
         assert recommendation["headline"] in finding["message"]
 

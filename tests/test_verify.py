@@ -13,18 +13,20 @@ from factories import make_facts, paddle_ok
 from machine import observed, skip_unless
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.verify import experiments
+from paddle_doctor.interpreter import Interpreter
+from paddle_doctor.verify import experiments, stats
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.protocol import Crash, Feeds, FeedSpec, Model
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerDied, WorkerSession
+from paddle_doctor.verify.words import describe
 from paddle_doctor.vocabulary import Effect
 
 
 def open_worker(model_dir, feeds):
     program = next(model_dir.glob("*.json"), None) or next(model_dir.glob("*.pdmodel"))
-    session = WorkerSession(sys.executable)
+    session = WorkerSession(Interpreter(sys.executable))
     session.request(60, Model(str(program), str(program.with_suffix(".pdiparams")), str(model_dir)))
     session.request(60, Feeds([feeds]))
     return session
@@ -47,8 +49,14 @@ def test_every_verdict_path_is_reachable(cnn_worker):
     with observed() as machine:
         improved, = measurer.race(("baseline", onednn_off), [("oneDNN on", BASE)], budget_s=10, what="t")
         regressed, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=10, what="t")
-    undecided, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t")
-    assert undecided.verdict == Effect.UNDECIDED and undecided.rounds == 2  # stopped at its budget, said so
+    # no time at all (its caller's time over already): the race ends after the two rounds an interval needs,
+    # cut short of a verdict's six
+    cut_short, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t", settle_by=0.0)
+    assert cut_short.verdict == Effect.UNDECIDED and cut_short.rounds == 2  # stopped at its deadline, said so
+    assert describe(cut_short).startswith("oneDNN off vs baseline: cut short after 2 of the 6 rounds a verdict needs")
+    # its own budget spent, a race with time left in the verification runs on to the rounds a verdict needs
+    given_time, = measurer.race(("baseline", BASE), [("oneDNN off", onednn_off)], budget_s=0, what="t")
+    assert given_time.rounds >= stats.MIN_ROUNDS
     skip_unless(machine.conditions, onednn=True)
     assert improved.verdict == Effect.IMPROVED and improved.ratio > 2
     assert regressed.verdict == Effect.REGRESSED and regressed.ratio < 0.5
@@ -385,7 +393,7 @@ class RecordingMeasurer:
         self.raced = []
         self.min_effect = 0.03
 
-    def race(self, baseline, candidates, budget_s, what, extend_s=0.0):
+    def race(self, baseline, candidates, budget_s, what, extend_s=0.0, settle_by=None):
         self.raced.append((baseline, candidates))
         return [comparison(label, "improved", 3.0) for label, _ in candidates]
 

@@ -157,13 +157,18 @@ class ProcessFacts:
 
 @dataclass
 class PaddleFacts:
-    """What the Paddle probe child saw. ``status``: ok, missing, crashed, failed, timeout, not_probed."""
+    """What the Paddle probe child saw. ``status``: ok, missing, crashed, failed, timeout, not_probed.
+    ``ran_as_uid``/``ran_as_gid``: the service's user the child ran as (the doctor as root, the service
+    another user's); None where it ran as the doctor. ``metadata_file``: the distribution's METADATA."""
 
     status: PaddleStatus = PaddleStatus.NOT_PROBED
     reason: str | None = None
     python: str | None = None
+    ran_as_uid: int | None = None
+    ran_as_gid: int | None = None
     distribution: str | None = None
     version: str | None = None
+    metadata_file: str | None = None
     with_cuda: bool | None = None
     cuda_version: str | None = None
     cudnn_version: str | None = None
@@ -397,6 +402,7 @@ class ServiceProcessFacts:
     chosen_because: str | None = None
     candidates: list[int] = field(default_factory=list)
     uid: int | None = None
+    gid: int | None = None
     interpreter: str | None = None
     interpreter_source: str | None = None
     script: str | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..schema import Count, NonNegative, RuleId
-from ..vocabulary import Effect, ExperimentStatus, Layout, ModelFormat, RaceEnd
+from ..vocabulary import Effect, Experiment, ExperimentStatus, Layout, ModelFormat, RaceEnd
 from .predictor import PredictorConfig
 
 BASELINE = "baseline"  # the label of the arm every other arm of an experiment is compared with
@@ -62,7 +62,8 @@ class OutputDrift:
 class ComparisonResult:
     """Candidate against baseline: ratio > 1 means the candidate is faster (for the layouts: serves
     more requests per second), with its confidence interval over ``rounds`` paired rounds and, for
-    latency, the p50 of each arm over those same rounds (ms)."""
+    latency, the p50 of each arm over those same rounds (ms); ``others_share`` is the share of the CPU
+    time other processes took while it was measured (None where it was not read)."""
 
     baseline: str
     candidate: str
@@ -76,6 +77,7 @@ class ComparisonResult:
     candidate_p50: float | None = None
     drift: OutputDrift | None = None
     changes_outputs: bool | None = None
+    others_share: float | None = None
 
 
 @dataclass
@@ -184,11 +186,23 @@ class ExperimentResult:
 
 
 @dataclass
+class KeptSetting:
+    """A setting the recommendation leaves as the service has it, by the experiment that measures it, and
+    the measured reason (``no time was left to measure it in context``, ``measured together ... slower``)."""
+
+    experiment: Experiment
+    why: str
+
+
+@dataclass
 class Recommendation:
     """The configuration found by measuring, and the paste-ready code that builds it.
 
     ``enforced`` names the rules that moved it away from the service's configuration whatever
-    the measurement said (threads within the CPU budget, PD-CPU-010).
+    the measurement said (threads within the CPU budget, PD-CPU-010). ``kept`` says why each setting
+    measured by the search was left as it is. ``unconfirmed`` says why changes each adopted on a
+    decisive measurement were not confirmed as a whole (the final race undecided, or cut short) and
+    what would settle it; they stay in the recommendation, since only a whole measured slower falls back.
     """
 
     config: PredictorConfig
@@ -198,6 +212,12 @@ class Recommendation:
     recommended: ArmResult
     comparison: ComparisonResult | None
     enforced: list[RuleId] = field(default_factory=list)
+    kept: list[KeptSetting] = field(default_factory=list)
+    unconfirmed: str | None = None
+
+    def kept_because(self, experiment: str) -> str | None:
+        """Why the setting ``experiment`` measures was left as the service has it; None where it was not."""
+        return next((kept.why for kept in self.kept if kept.experiment == experiment), None)
 
 
 @dataclass

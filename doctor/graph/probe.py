@@ -12,13 +12,13 @@ calls verification measures (``service_calls``).
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 from ..facts import Facts, ServiceConfig
 from ..facts.graph import GraphFacts, OptimisedProgram, PassRejection
 from ..facts.predictor import PredictorConfig, service_calls
+from ..interpreter import Interpreter
 from ..program import Program, ProgramError, read_program
 from ..quoting import python_call
 from ..verify.model import ModelRun
@@ -36,14 +36,16 @@ def unreadable_program(run: ModelRun) -> GraphFacts:
     return GraphFacts(program=run.files.program, format=run.files.format, error=run.unreadable)
 
 
-def probe_graph(facts: Facts, run: ModelRun) -> GraphFacts:
+def probe_graph(facts: Facts, run: ModelRun, interpreter: Interpreter | None = None) -> GraphFacts:
+    """The fusion coverage; the optimised program is built in the run's shared worker, ``interpreter``
+    run as the user it runs as (None: the probed Python, as the doctor)."""
     started = time.monotonic()
     original = run.program
     if original is None:
         return unreadable_program(run)
     service = facts.service
     tensorrt = service.device == Device.GPU and service.tensorrt.enabled
-    optimised, program = optimised_program(facts, run, original)
+    optimised, program = optimised_program(facts, run, original, interpreter)
     graph = analyse(original, optimised, program, ir_optim=service.ir_optim is not False,
                     deleted_passes=tuple(service.delete_passes), tensorrt=tensorrt)
     graph.seconds = round(time.monotonic() - started, 3)
@@ -56,7 +58,8 @@ def device_label(service: ServiceConfig, onednn: bool) -> str:
     return "CPU with oneDNN" if onednn else "CPU without oneDNN"
 
 
-def optimised_program(facts: Facts, run: ModelRun, original: Program) -> tuple[OptimisedProgram, Program | None]:
+def optimised_program(facts: Facts, run: ModelRun, original: Program,
+                      interpreter: Interpreter | None) -> tuple[OptimisedProgram, Program | None]:
     """``original``: the model's program, as read (``run.program``)."""
     service, files = facts.service, run.files
     calls = service_calls(facts)
@@ -75,10 +78,11 @@ def optimised_program(facts: Facts, run: ModelRun, original: Program) -> tuple[O
         result.reason = (f"the service runs on {device}, and {paddle.distribution or 'Paddle'} "
                          f"{paddle.version or ''} here has no CUDA, so the program the GPU predictor runs cannot be built here")
         return result, None
-    directory = tempfile.mkdtemp(prefix="paddle-doctor-optim-")
+    worker = interpreter or Interpreter(paddle.python)
+    directory = worker.scratch_folder("paddle-doctor-optim-")  # the worker writes the optimised program there
     version = f"{original.format} version {original.version}" if original.version is not None else original.format
     try:
-        session = run.worker(paddle.python)
+        session = run.worker(worker)
         reply = session.request(CREATE_TIMEOUT, Create(service_calls(facts, optim_cache_dir=directory, save_optim_model=True)))
         paddle_version = session.paddle_version
         written = next((Path(directory) / name for name in OPTIMISED_FILES if (Path(directory) / name).is_file()), None)

@@ -7,6 +7,7 @@ import os
 from .. import __version__
 from ..context import ProbeContext
 from ..facts import Facts, PaddleFacts, ServiceConfig
+from ..interpreter import Interpreter
 from ..timebox import Background
 from ..vocabulary import PaddleStatus
 from .cgroup import probe_cgroup
@@ -19,24 +20,28 @@ from .paddle_import import probe_paddle
 from .system import live_environment, probe_container, probe_host, probe_process
 from .trt_cache import probe_trt_cache
 
+NOT_PROBED = "the Paddle probe was not run (--no-paddle, or --root without --python)"
+
 
 def collect_facts(
     ctx: ProbeContext,
     service: ServiceConfig,
-    python: str | None,
+    interpreter: Interpreter | None,
     paddle_timeout: float,
     environ: dict[str, str] | None = None,
     gpu_python: str | None = None,
     gpu_timeout: float = 30.0,
+    not_probed: str = NOT_PROBED,
 ) -> Facts:
     """Probe everything. The Paddle import (about a second) and NVML run in parallel with the rest.
 
-    ``python``: the interpreter whose Paddle to probe; None skips the Paddle probe.
-    ``gpu_python``: the interpreter that asks NVML (it needs nvidia-ml-py); None skips NVML.
+    ``interpreter``: the interpreter whose Paddle to probe, and as whom; None skips the Paddle probe,
+    and ``not_probed`` says why. ``gpu_python``: the interpreter that asks NVML (it needs
+    nvidia-ml-py); None skips NVML.
     """
     # the two children run while the rest is read, in daemon threads: a stop signal ends the wait for them,
     # and a read that never returns in one holds neither the doctor nor its exit
-    paddle_probe = Background(lambda: probe_paddle(ctx, python, paddle_timeout), "paddle-probe") if python else None
+    paddle_probe = Background(lambda: probe_paddle(ctx, interpreter, paddle_timeout), "paddle-probe") if interpreter else None
     reader, gpu_reader = Reader(ctx), Reader(ctx)
     gpu_probe = Background(lambda: probe_gpu(gpu_reader, gpu_python, gpu_timeout), "gpu-probe") if gpu_python else None
     env = live_environment() if environ is None else environ
@@ -47,7 +52,7 @@ def collect_facts(
     if paddle_probe is not None:
         paddle = paddle_probe.result()
     else:
-        paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason="the Paddle probe was not run (--no-paddle, or --root without --python)")
+        paddle = PaddleFacts(status=PaddleStatus.NOT_PROBED, reason=not_probed)
     libraries = probe_libraries(reader, env, paddle.cuda_lib_dirs)
     gpu = gpu_probe.result() if gpu_probe else probe_gpu(gpu_reader, None, gpu_timeout)
     return Facts(doctor_version=__version__, root=os.fspath(ctx.root), host=host, container=container, cpu=cpu, cgroup=cgroup,

@@ -29,16 +29,27 @@ def emit(tag, payload):
 
 
 def distribution():
+    """Paddle's distribution: its name, version and METADATA file (which the healthcheck reads
+    again without importing Paddle)."""
     try:
         from importlib import metadata
     except ImportError:
-        return None, None
+        return None, None, None
     for name in DISTRIBUTIONS:
         try:
-            return name, metadata.version(name)
+            found = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
-    return None, None
+        return name, found.version, metadata_file(found)
+    return None, None, None
+
+
+def metadata_file(found):
+    try:
+        files = [f for f in (found.files or ()) if f.name == "METADATA" and f.parent.name.endswith(".dist-info")]
+        return str(found.locate_file(files[0]).resolve()) if files else None
+    except (OSError, ValueError):
+        return None
 
 
 def call(obj, name, *args):
@@ -76,8 +87,8 @@ def pip_library_dirs():
 
 
 def main():
-    name, version = distribution()
-    emit("META", {"distribution": name, "version": version, "python": sys.executable})
+    name, version, metadata = distribution()
+    emit("META", {"distribution": name, "version": version, "metadata_file": metadata, "python": sys.executable})
     start = time.perf_counter()
     try:
         import paddle

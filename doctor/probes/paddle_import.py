@@ -10,22 +10,27 @@ from pathlib import Path
 
 from ..context import ProbeContext
 from ..facts import PaddleFacts
+from ..interpreter import Interpreter
 from ..vocabulary import PaddleStatus
 from .common import last_line, tagged_lines
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
 STDERR_TAIL_CHARS = 800
+METADATA_FILE = ".dist-info/METADATA"
 
 
-def probe_paddle(ctx: ProbeContext, python: str, timeout: float) -> PaddleFacts:
-    from ..paddle_home import paddle_child_env  # here: its shutil and tempfile cost the healthcheck, which never imports Paddle
-
-    result = ctx.run([python, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")], timeout=timeout, env=paddle_child_env())
-    facts = PaddleFacts(python=python, import_seconds=None)
+def probe_paddle(ctx: ProbeContext, interpreter: Interpreter, timeout: float) -> PaddleFacts:
+    """What ``interpreter`` imports as Paddle, run as the user it runs as."""
+    result = ctx.run([interpreter.path, "-c", CHILD_SCRIPT.read_text(encoding="utf-8")], timeout, **interpreter.spawn_options())
+    run_as = interpreter.run_as
+    facts = PaddleFacts(python=interpreter.path, import_seconds=None, ran_as_uid=run_as.uid if run_as else None,
+                        ran_as_gid=run_as.gid if run_as else None)
     payloads = tagged_lines(result.stdout, ("META", "RESULT"))
     meta = payloads.get("META", {})
     facts.distribution = meta.get("distribution")
     facts.version = meta.get("version")
+    metadata = meta.get("metadata_file")  # a path the child names: the baseline and the healthcheck read it
+    facts.metadata_file = metadata if isinstance(metadata, str) and metadata.endswith(METADATA_FILE) else None
     facts.stderr_tail = result.stderr[-STDERR_TAIL_CHARS:].strip() or None
     facts.returncode = result.returncode
     if result.timed_out:

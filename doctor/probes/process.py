@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import posixpath
+import sys
 import time
 
 from ..context import ProbeContext
 from ..facts import MappedLibrary, ServiceProcessFacts
+from ..interpreter import Interpreter, RunAs
 from ..redact import redact_environment, redact_text
 from ..vocabulary import LibraryKind, ProcessStatus
 from .common import parse_cpu_list
@@ -34,6 +36,8 @@ CAP_SYS_PTRACE = 19
 HIDEPID_OFF = ("hidepid=0", "hidepid=off")
 BUSY_SHARE = 0.05
 DEFAULT_SAMPLE_S = 1.0
+NOT_PROBED = "the Paddle probe was not run"
+ASK_FOR_PYTHON = "run the doctor as root, or give --python with an interpreter you trust (it runs as the doctor)"
 
 
 class ProcessGone(Exception):
@@ -129,11 +133,50 @@ def _vanished(facts: ServiceProcessFacts, gone: ProcessGone, hint: str = "") -> 
                                reason=f"process {facts.pid} does not exist or exited while it was read ({gone}){hint}")
 
 
-def service_interpreter(process: ServiceProcessFacts) -> str | None:
-    """The process's Python, to probe the Paddle it imports; None when it is not a Python."""
+def service_interpreter(ctx: ProbeContext, process: ServiceProcessFacts) -> tuple[Interpreter | None, str | None]:
+    """The interpreter whose Paddle the doctor probes and measures: the process's Python, run as the
+    process's user where that is another one (the doctor as root); the doctor's own where the process
+    runs no Python or was not read. (None, the line that says why) where the doctor cannot become
+    the process's user: nothing of that user's is run then."""
+    doctor, uid, pid = os.geteuid(), process.uid, process.pid
+    other = uid is not None and pid is not None and uid != doctor
+    if other and doctor != 0:
+        return None, (f"{NOT_PROBED}: the service's process {pid} runs as uid {uid} and the doctor, as uid {doctor}, "
+                      f"cannot run its interpreter as that user; {ASK_FOR_PYTHON}")
+    python = _python(process)
+    if python is None:
+        return Interpreter(sys.executable), None
+    if not other:
+        return Interpreter(python), None
+    try:
+        run_as = _run_as(ctx, process)
+    except (ProcessGone, OSError) as exc:
+        return None, f"{NOT_PROBED}: the user and environment of process {pid} could not be read again ({exc}); {ASK_FOR_PYTHON}"
+    return Interpreter(python, run_as), None
+
+
+def _python(process: ServiceProcessFacts) -> str | None:
+    """The process's Python; None when it is not a Python."""
     interpreter = process.interpreter or ""
     name = posixpath.basename(interpreter)
     return interpreter if name.startswith(("python", "pypy")) and os.path.exists(interpreter) else None
+
+
+def _run_as(ctx: ProbeContext, process: ServiceProcessFacts) -> RunAs:
+    """The process's user and its environment, unredacted, read again now; OSError when it is no
+    longer the user the facts say (its pid taken by another process meanwhile)."""
+    proc = f"/proc/{process.pid}"
+    now = ServiceProcessFacts()
+    _read_status(ctx, now, f"{proc}/status")
+    environ = _environment(_read(ctx, f"{proc}/environ"))
+    if (now.uid, now.gid) != (process.uid, process.gid) or now.uid is None or now.gid is None:
+        raise OSError(f"it runs as uid {now.uid}, gid {now.gid} now, not as it did when it was read")
+    return RunAs(now.uid, now.gid, environ)
+
+
+def _environment(text: str) -> dict[str, str]:
+    """/proc/PID/environ's variables."""
+    return {name: value for name, _, value in (entry.partition("=") for entry in text.split("\0") if "=" in entry)}
 
 
 def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
@@ -153,7 +196,7 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
     variables = {}
     if environ is not None:
-        variables = {name: value for name, _, value in (entry.partition("=") for entry in environ.split("\0") if "=" in entry)}
+        variables = _environment(environ)
         facts.environ, facts.environ_source = redact_environment(variables), f"{proc}/environ"
     if exe is not None:
         facts.interpreter, facts.interpreter_source = _interpreter(ctx, proc, exe, argv[0], variables.get("PATH"))
@@ -285,8 +328,10 @@ def _read_status(ctx: ProbeContext, facts: ServiceProcessFacts, path: str) -> No
     for line in _read(ctx, path).splitlines():
         key, _, value = line.partition(":")
         value = value.strip()
-        if key == "Uid":
+        if key == "Uid":  # the real ids (the first of four): the user the service was started as
             facts.uid = int(value.split()[0])
+        elif key == "Gid":
+            facts.gid = int(value.split()[0])
         elif key == "VmRSS":
             facts.rss_bytes, facts.rss_source = int(value.split()[0]) * 1024, path
         elif key == "Cpus_allowed_list":

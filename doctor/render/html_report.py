@@ -7,7 +7,7 @@ import html
 from typing import TYPE_CHECKING
 
 from ..report import Report, ReportFinding
-from ..verify.words import effect_words, speed_words
+from ..verify.words import effect_words, says_something, speed_words
 from ..vocabulary import Status
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
@@ -118,12 +118,12 @@ def _charts(report: Report) -> list[str]:
         rows = _latency_rows(experiment.arms)
         if rows:
             figures.append(_figure(range_chart(f"{experiment.name} latency", rows, "ms"),
-                                   f"{experiment.name}: latency per arm over all its runs in this verification, measured in "
+                                   f"{experiment.name}: latency per arm over the runs of its race, measured in "
                                    f"interleaved rounds (dot p50, tick p90, whisker to p99)"))
-        if experiment.comparisons:
-            ratios = [RangeRow(c.candidate, c.ci_low, c.ratio, c.ci_high,
-                               note=f"{effect_words(c)}, {c.rounds} rounds", value=speed_words(c.ratio))
-                      for c in experiment.comparisons]
+        # an interval that says nothing is no bar to draw: its words say so in the findings
+        ratios = [RangeRow(c.candidate, c.ci_low, c.ratio, c.ci_high, note=f"{effect_words(c)}, {c.rounds} rounds",
+                           value=speed_words(c.ratio)) for c in experiment.comparisons if says_something(c)]
+        if ratios:
             figures.append(_figure(range_chart(f"{experiment.name} speed ratio", ratios, "x", reference=1.0),
                                    f"{experiment.name}: speed ratio over the baseline with its confidence interval "
                                    f"(right of the dashed line is faster)"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ class Context:
     notes: list[str] = field(default_factory=list)
     load: LoadPlan | None = None
     spare_until: float | None = None  # (monotonic) until when a busy machine's undecided race of the search may run on
+    settle_by: float | None = None  # (monotonic) until when an experiment's race short of a verdict's rounds may run on
 
 
 def spare_s(ctx: Context, budget_s: float) -> float:
@@ -70,12 +70,15 @@ def skipped(name: str, reason: str) -> ExperimentResult:
 
 
 def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: float,
-         base: PredictorConfig | None = None, named: str = BASELINE, extend_s: float = 0.0) -> ExperimentResult:
+         base: PredictorConfig | None = None, named: str = BASELINE, extend_s: float = 0.0,
+         settle_by: float | None = None) -> ExperimentResult:
     """The candidates against ``base`` (the service's configuration by default), which the comparisons
-    call ``named``; on a busy machine, undecided, for up to ``extend_s`` past ``budget_s``."""
+    call ``named``; on a busy machine, undecided, for up to ``extend_s`` past ``budget_s``; short of the
+    rounds a verdict needs, until ``settle_by`` (``ctx.settle_by`` by default)."""
     base = base or ctx.baseline
     labelled = [(c.label(base), c) for c in candidates]
-    comparisons = ctx.measurer.race((named, base), labelled, budget_s, name, extend_s)
+    comparisons = ctx.measurer.race((named, base), labelled, budget_s, name, extend_s,
+                                    settle_by=settle_by if settle_by is not None else ctx.settle_by)
     arms = [ctx.measurer.arm_result(BASELINE, base)] + [ctx.measurer.arm_result(label, c) for label, c in labelled]
     noisy = any(c.verdict == Effect.UNDECIDED for c in comparisons) and any((a.cv or 0) > stats.NOISY_CV for a in arms)
     return ExperimentResult(name=name, status=ExperimentStatus.MEASURED, arms=arms, comparisons=comparisons, noisy=noisy)
@@ -203,8 +206,8 @@ def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
 
 def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     """Cold start (create + first run) rebuilding the optimised graph vs loading it from a cache."""
-    cache = tempfile.mkdtemp(prefix="paddle-doctor-optim-")
     session, deadline = ctx.measurer.session, ctx.measurer.deadline
+    cache = session.interpreter.scratch_folder("paddle-doctor-optim-")  # the worker writes the optimised model there
     try:
         base = ctx.baseline.vary(ir_optim=True)
         deadline.request(session, "saving the optimised model", Load("save", base.vary(optim_cache_dir=cache, save_optim_model=True)),

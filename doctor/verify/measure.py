@@ -2,19 +2,25 @@
 
 Each configuration is loaded once (creation time and first-inference time recorded) and kept.
 A race runs rounds: in each round every arm runs half a block in order and the other half in
-reverse order (A B C C B A), so drift within a round and order effects cancel. Warm-up runs
-(at least 3, up to 300 ms worth) are discarded.
+reverse order (A B C C B A), so drift within a round cancels; the order turns by one arm from round
+to round (B C A A C B next), so no arm always runs first after the pause between rounds (the first
+half-block of a round runs cold: 1-2% slower, measured, which an arm always first would pay alone).
+Warm-up runs (at least 3, up to 300 ms worth) are discarded.
 A race stops as soon as every comparison with the baseline is settled (``settled``: decided, a
 speed-up or slow-down by its whole interval past --min-effect, the interval spanning no more than
 a factor PRECISE: a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no number to print),
 or when its budget ends (then it says "undecided" rather than guess); on a busy
 machine (other processes took at least BUSY_SHARE of the CPU time while it ran) a race still
 undecided at the end of its budget runs on for up to ``extend_s`` more, the time its caller can
-spare within --budget. Every request to the
+spare within --budget. A race ends with no fewer rounds than a verdict needs (``stats.MIN_ROUNDS``)
+unless the time its caller gives it all (``settle_by``, by default the end of --budget) runs out
+first: it is then cut short, and says so (``verify.words``). Every request to the
 worker has a deadline: what is left of the verification's --budget, plus a grace. After every
 round the machine's CPU time is read, and every round's two half-blocks of the baseline are kept as
 an A/A comparison: where the baseline measurably differs from itself, no effect smaller than that
-difference is decided (``noise``).
+difference is decided (``noise``). What a race measured of each arm (its latency, the share of the
+CPU time other processes took meanwhile) is what its comparisons say: the arms' figures come from
+the race's own rounds.
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ class Measurer:
         self.last_config: PredictorConfig | None = None
         self.samples: dict[str, list[float]] = {}
         self.sample_of_run: dict[str, list[int]] = {}
+        self.last_race: dict[str, tuple[list[float], list[int]]] = {}  # per configuration, the runs of the last race it ran in
         self.aa_halves: tuple[list[list[float]], list[list[float]]] = ([], [])
         self.cpu = CpuShare()
         self.meter: CpuMeter | None = None  # made at the first race, for the worker's process
@@ -102,20 +109,23 @@ class Measurer:
         return self.loaded[key]
 
     def arm_result(self, label: str, config: PredictorConfig) -> ArmResult:
+        """The configuration as the last race it ran in measured it (the runs its comparisons were made of),
+        or over every run of it where no race kept them."""
         key = config.key()
-        loaded, values = self.loaded.get(key), self.samples.get(key, [])
+        loaded = self.loaded.get(key)
+        values, sample_of_run = self.last_race.get(key, (self.samples.get(key, []), self.sample_of_run.get(key, [])))
         result = ArmResult(label, config, loaded.create_ms if loaded else None, loaded.first_ms if loaded else None)
         if values:
             summary = stats.summarize(values)
             result.runs, result.p50, result.p90, result.p99 = summary.runs, summary.p50, summary.p90, summary.p99
             result.mean, result.cv = summary.mean, summary.cv
         if values and self.sample_count > 1:
-            by_sample = [[ms for ms, sample in zip(values, self.sample_of_run[key]) if sample == index]
+            by_sample = [[ms for ms, sample in zip(values, sample_of_run) if sample == index]
                          for index in range(self.sample_count)]
             medians = {index: statistics.median(times) for index, times in enumerate(by_sample) if times}
             result.sample_p50 = [medians.get(index) for index in range(self.sample_count)]
             # run-to-run variation is that of the same request: each run against its own sample's median
-            relative = [ms / medians[sample] for ms, sample in zip(values, self.sample_of_run[key])]
+            relative = [ms / medians[sample] for ms, sample in zip(values, sample_of_run)]
             result.cv = stats.summarize(relative).cv
         return result
 
@@ -126,12 +136,14 @@ class Measurer:
         budget_s: float,
         what: str,
         extend_s: float = 0.0,
+        settle_by: float | None = None,
     ) -> list[ComparisonResult]:
         """Measure candidates against the baseline; one comparison per candidate.
 
         A candidate whose configuration equals the baseline's runs on the same predictor (a
         no-op fix: an A/A measurement). Undecided at ``budget_s`` on a busy machine, the race runs on
-        for up to ``extend_s`` more.
+        for up to ``extend_s`` more; short of the rounds a verdict needs, it runs on until ``settle_by``
+        (monotonic; default the end of --budget).
         """
         arms = [baseline, *candidates]
         for _, config in arms:
@@ -140,14 +152,15 @@ class Measurer:
         half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
         half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
         blocks: list[list[list[float]]] = [[] for _ in arms]
+        raced: list[tuple[list[float], list[int]]] = [([], []) for _ in arms]
         start, comparisons = time.monotonic(), []
+        settle_by = self.deadline.started + self.deadline.budget_s if settle_by is None else settle_by
         self.meter = self.meter or CpuMeter(self.session.proc.pid, service_pid=self.service_pid)
         counters, busy = self.meter.read(), CpuShare()
         for round_index in range(MAX_ROUNDS):
             values: list[list[float]] = [[] for _ in arms]
             fed: list[list[int]] = [[] for _ in arms]
-            order = [*range(len(arms)), *reversed(range(len(arms)))]
-            for position, index in enumerate(order):
+            for position, index in enumerate(round_order(len(arms), round_index)):
                 self.last_config = arms[index][1]
                 # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
                 first_sample = (round_index * 2 + position // len(arms)) * half
@@ -160,19 +173,25 @@ class Measurer:
                 blocks[index].append(values[index])
                 self.samples[config.key()].extend(values[index])
                 self.sample_of_run[config.key()].extend(fed[index])
+                raced[index][0].extend(values[index])
+                raced[index][1].extend(fed[index])
             read = self.meter.read()
             busy.add(counters, read)
             self.cpu.add(counters, read)
             counters = read
-            elapsed = time.monotonic() - start
+            now = time.monotonic()
+            elapsed = now - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
             ran_on = elapsed < budget_s + extend_s and busy.busy  # a busy machine's race, still within what can be spared
-            final = (elapsed >= budget_s and not ran_on) or round_index == MAX_ROUNDS - 1
+            too_few = round_index + 1 < stats.MIN_ROUNDS and now < settle_by  # no verdict yet, and time to reach one
+            final = (elapsed >= budget_s and not ran_on and not too_few) or round_index == MAX_ROUNDS - 1
             confidence = 0.95 if final else 0.99
-            comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence)
+            comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence, busy)
                            for i, candidate in enumerate(candidates)]
             if round_index >= 1 and (final or all(settled(c, self.min_effect) for c in comparisons)):
                 break
+        for (_, config), kept in zip(arms, raced):
+            self.last_race[config.key()] = kept
         return comparisons
 
     def aa(self) -> ComparisonResult | None:
@@ -197,6 +216,15 @@ class Measurer:
         reply = self.deadline.request(self.session, what, Run(key, runs, first_sample))
         return reply.ms, reply.samples
 
-    def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence) -> ComparisonResult:
-        return stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence, names=(baseline[0], candidate[0]),
-                             floor=noise_floor(self.aa(), self.min_effect))
+    def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence, busy: CpuShare) -> ComparisonResult:
+        comparison = stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence,
+                                   names=(baseline[0], candidate[0]), floor=noise_floor(self.aa(), self.min_effect))
+        comparison.others_share = busy.others_share
+        return comparison
+
+
+def round_order(arms: int, round_index: int) -> list[int]:
+    """The arms' order in a round: each once forwards, then backwards, the whole turned by one arm a round
+    (0 1 1 0, then 1 0 0 1), so that every arm runs first after the pause between rounds as often as the others."""
+    turned = [(index + round_index) % arms for index in range(arms)]
+    return turned + turned[::-1]

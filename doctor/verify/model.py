@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..facts.verification import ModelInput
+from ..interpreter import Interpreter
 from ..program import Program, ProgramError, read_program
 from ..vocabulary import ModelFormat
 from .npz import NpzError, read_samples
@@ -141,19 +142,19 @@ class ModelRun:
     def workers_started(self) -> int:
         return len(self.workers)
 
-    def start_worker(self, python: str, start_timeout: float = WORKER_START_TIMEOUT,
+    def start_worker(self, interpreter: Interpreter, start_timeout: float = WORKER_START_TIMEOUT,
                      env: dict[str, str] | None = None) -> WorkerSession:
-        """A new predictor worker that creates its predictors from this model's files."""
-        session = WorkerSession(python, start_timeout, env)
+        """A new predictor worker (``interpreter``, as the user it runs as) that creates its predictors from this model's files."""
+        session = WorkerSession(interpreter, start_timeout, env)
         self.workers.append(session)
         files = self.files
         session.request(MODEL_REQUEST_TIMEOUT, Model(files.program, files.params, files.directory))
         return session
 
-    def worker(self, python: str, start_timeout: float = WORKER_START_TIMEOUT) -> WorkerSession:
+    def worker(self, interpreter: Interpreter, start_timeout: float = WORKER_START_TIMEOUT) -> WorkerSession:
         """The run's shared worker; a new one when there is none yet or it has ended."""
         if self.shared is None or self.shared.proc.poll() is not None:
-            self.shared = self.start_worker(python, start_timeout, env={"GLOG_minloglevel": "0"})
+            self.shared = self.start_worker(interpreter, start_timeout, env={"GLOG_minloglevel": "0"})
         return self.shared
 
     def close(self) -> None:

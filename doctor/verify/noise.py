@@ -123,6 +123,11 @@ class CpuShare:
         """Whether other processes took at least BUSY_SHARE of the CPU time counted."""
         return bool(self.total) and self.others / self.total >= BUSY_SHARE
 
+    @property
+    def others_share(self) -> float | None:
+        """The share of the CPU time counted that other processes took; None where none was counted."""
+        return round(self.others / self.total, 4) if self.total else None
+
 
 def noise_floor(aa: ComparisonResult | None, min_effect: float) -> float:
     """The smallest effect a verdict may decide: --min-effect, or, when the baseline measurably differs
@@ -135,7 +140,7 @@ def noise_floor(aa: ComparisonResult | None, min_effect: float) -> float:
 def machine_noise(share: CpuShare, aa: ComparisonResult | None, min_effect: float) -> MachineNoise:
     ticks = share.total or None
     return MachineNoise(
-        others_share=round(share.others / ticks, 4) if ticks else None,
+        others_share=share.others_share,
         steal_share=round(share.steal / ticks, 4) if ticks else None,
         throttled_s=round(share.throttled_us / 1e6, 3) if share.throttled_us is not None else None,
         aa=aa, floor=round(noise_floor(aa, min_effect), 4),

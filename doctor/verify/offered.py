@@ -1,7 +1,8 @@
 """What a recommendation offers, in the same words in every format and in PD-CFG-001: a configuration
-measured faster than the service's, one that a rule the service breaks moved it to whatever it
-measured (threads within the CPU budget, PD-CPU-010; oneDNN's shape cache bounded, PD-MEM-001), or
-the service's own, kept as it is."""
+measured faster than the service's, one whose changes each measured faster where they were adopted
+but were not confirmed as a whole (the final race undecided or cut short), one that a rule the
+service breaks moved it to whatever it measured (threads within the CPU budget, PD-CPU-010; oneDNN's
+shape cache bounded, PD-MEM-001), or the service's own, kept as it is."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def title(recommendation: Recommendation) -> str:
     """``Recommended configuration``, qualified where it is not measured faster."""
     if measured_faster(recommendation):
         return TITLE
+    if recommendation.unconfirmed:
+        return f"{TITLE}, not confirmed as a whole"
     if kept(recommendation):
         return f"{TITLE}: keep the service's"
     within = " and ".join(f"{ENFORCED_WORDS[rule]} ({rule})" for rule in recommendation.enforced)
@@ -44,6 +47,8 @@ def headline(recommendation: Recommendation) -> str:
     measured = describe(comparison) if comparison else "not measured as a whole"
     if measured_faster(recommendation):
         return f"measured as a whole: {measured}"
+    if recommendation.unconfirmed:
+        return f"each change measured faster where it was adopted; {recommendation.unconfirmed}"
     if kept(recommendation):
         return "the service's configuration is kept" + (f": {recommendation.steps[-1]}" if recommendation.steps else "")
     if recommendation.enforced:

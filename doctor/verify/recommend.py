@@ -18,11 +18,13 @@ configuration.
 
 from __future__ import annotations
 
+import math
 import time
 
 from ..facts.predictor import PredictorConfig
-from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, Recommendation
+from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, KeptSetting, Recommendation
 from ..vocabulary import Effect, Experiment, Precision
+from . import stats
 from .experiments import (
     BF16_FLAGS,
     Context,
@@ -34,7 +36,7 @@ from .experiments import (
     thread_limit,
     within_budget,
 )
-from .words import describe, effect_words
+from .words import describe, effect_words, says_something
 
 # the settings measured to matter most first, when the search runs out of time it is the small ones it leaves as
 # they are; oneDNN and bf16 first, measured by their experiments where the search starts, oneDNN off and on
@@ -45,6 +47,8 @@ MAX_PASSES = 2  # a second pass revisits settings adopted early, now in the cont
 # The demo CNN's IR optim off, raced against IR optim on in context (threads=2, oneDNN on, bf16) in several
 # workers: 1.01x (99% CI 0.98-1.03x) in one, 1.14x (1.10-1.18x) in another, 1.12x on two pairs of predictors in a third.
 WORKER_SPREAD = 0.15
+MAX_BUDGET_FACTOR = 10  # the most a suggested --budget multiplies the one given
+SETTING_OF = {Experiment.BF16: "precision"}  # the PredictorConfig field an experiment moves, where not its own name
 
 
 def candidates_for(name: Experiment, ctx: Context, current: PredictorConfig) -> list[PredictorConfig]:
@@ -114,7 +118,8 @@ def adoption(ctx: Context, name: Experiment, current: PredictorConfig, config: P
             return no_time
         slice_s = search_slice(search_until, settings_left)
         (again,) = ctx.measurer.beside(session).race((BASELINE, current), [(config.label(current), config)], slice_s,
-                                                     f"recommend:{name} again", extend_s=spare_s(ctx, slice_s))
+                                                     f"recommend:{name} again", extend_s=spare_s(ctx, slice_s),
+                                                     settle_by=search_until)
     finally:
         session.close()
     if not decisive(again, ctx.measurer.min_effect):
@@ -173,6 +178,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
     ctx.spare_until = search_until
     tried: set[tuple[str, str]] = set()
     judged: set[str] = set()  # the settings judged in some context already
+    kept_out: dict[Experiment, str] = {}  # why each setting the search measured is as the service has it
     for _ in range(MAX_PASSES):
         changed = False
         for index, name in enumerate(dimensions):
@@ -185,8 +191,9 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
             elif time.monotonic() >= search_until:
                 # evidence from another configuration (a busy machine's, or oneDNN's kernels for native ones) moves nothing
                 if name not in judged:
-                    steps.append(kept(name, current, measured[name], f"no time was left to measure it in context "
-                                                                     f"(measured at {where_measured(ctx, measured[name])})"))
+                    kept_out[name] = kept(name, current, measured[name], f"no time was left to measure it in context "
+                                                                       f"(measured at {where_measured(ctx, measured[name])})")
+                    steps.append(kept_out[name])
                     judged.add(name)
                 continue
             else:
@@ -195,29 +202,40 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                     continue
                 slice_s = search_slice(search_until, len(dimensions) - index)
                 # on a busy machine, undecided, it may take what is left of the search: the settings after it matter less
-                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s))
+                result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s),
+                              settle_by=search_until)
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
                     attach_drift(ctx, result, current, candidates[0])
             judged.add(name)
             found = best_improvement(result, limit, ctx.measurer.min_effect)
             if not found:
-                steps.append(kept(name, current, result))
+                kept_out[name] = kept(name, current, result)
+                steps.append(kept_out[name])
                 continue
             comparison, winner = found
             config = adopt(current, winner, measured_at(result))
             if config == current:
+                kept_out.pop(name, None)
                 continue
             step, adopted = adoption(ctx, name, current, config, comparison, search_until, len(dimensions) - index)
             steps.append(step)
             if not adopted:
+                kept_out[name] = step
                 continue
+            kept_out.pop(name, None)
             current, changed = config, True
         if not changed:
             break
     if current == baseline:
         steps.append("no change measured decisively faster than the service's configuration")
     remaining = max(budget_s * FINAL_SHARE, budget_s - (time.monotonic() - started))
-    current, whole = measure_whole(ctx, start, current, remaining, steps)
+    searched = current
+    current, whole, not_confirmed = measure_whole(ctx, start, current, remaining, steps)
+    if current != searched:  # the changes adopted one at a time measured slower together: each says so
+        for name in dimensions:
+            setting = SETTING_OF.get(name, name)
+            if getattr(searched, setting) != getattr(current, setting):
+                kept_out[name] = steps[-1]
     return Recommendation(
         config=current,
         snippet=current.snippet(program, params),
@@ -226,39 +244,72 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
         recommended=ctx.measurer.arm_result("recommended", current),
         comparison=whole,
         enforced=enforced,
+        kept=[KeptSetting(name, why) for name, why in kept_out.items()],
+        unconfirmed=not_confirmed,
     )
 
 
+def measured_not_faster(comparison: ComparisonResult) -> bool:
+    """Measured slower, or no faster, or faster only by changing the outputs: evidence against, not the lack of it."""
+    return comparison.verdict in (Effect.REGRESSED, Effect.NO_EFFECT) or bool(comparison.changes_outputs)
+
+
 def measure_whole(ctx: Context, start: PredictorConfig, current: PredictorConfig, budget_s: float,
-                  steps: list[str]) -> tuple[PredictorConfig, ComparisonResult | None]:
-    """The recommendation and its comparison with the service's configuration, both measured as a whole.
+                  steps: list[str]) -> tuple[PredictorConfig, ComparisonResult | None, str | None]:
+    """The recommendation and its comparison with the service's configuration, both measured as a whole,
+    and why the changes it adopted are not confirmed as a whole (None where they are, or where it adopted none).
 
     The changes beyond the start (the service's configuration, or it within the CPU budget) were adopted one
-    at a time; they are offered only when, together, they measure decisively faster than the start alone
-    (``decisive``), else the recommendation is the start. Then what is recommended races the service's
-    configuration: the report's one comparison (the first race is that one where the start is the service's)."""
+    at a time, each on a decisive measurement; together they are measured against the start alone. Measured
+    slower or no faster together, they are not offered and the recommendation is the start; undecided (too few
+    rounds, too much noise), they stay, and the recommendation says it is not confirmed as a whole, and what
+    would settle it. Then what is recommended races the service's configuration: the report's one comparison
+    (the first race is that one where the start is the service's)."""
     baseline = ctx.baseline
     until = time.monotonic() + budget_s
+    together = None
     if current != start:
         alone = BASELINE if start == baseline else start.label(baseline)
         share = budget_s if start == baseline else budget_s / 2
         what = "recommended" if start == baseline else "recommend:together"
-        (together,) = ctx.measurer.race((alone, start), [("recommended", current)], share, what)
-        offered = decisive(together, ctx.measurer.min_effect)
+        (together,) = ctx.measurer.race((alone, start), [("recommended", current)], share, what,
+                                        settle_by=None if start == baseline else time.monotonic() + share)
         against = "the service's configuration" if start == baseline else f"{alone} alone"
-        steps.append(f"{current.label(baseline)} measured together against {against}: {effect_words(together)}: "
-                     + ("offered" if offered else "the changes adopted one at a time are not offered"))
+        verdict = ("offered" if decisive(together, ctx.measurer.min_effect)
+                   else "the changes adopted one at a time are not offered" if measured_not_faster(together)
+                   else "offered, each change measured faster where it was adopted, the whole not confirmed")
+        steps.append(f"{current.label(baseline)} measured together against {against}: {effect_words(together)}: {verdict}")
+        if measured_not_faster(together):
+            current = start
         if start == baseline:
-            return (current, together) if offered else (start, None)
-        current = current if offered else start
+            return (current, None, None) if current == start else (current, together, unconfirmed(ctx, together))
     if current == baseline:
-        return current, None
+        return current, None, None
     # at least half the time, even where the first race ran past its own half on a busy machine: two rounds decide nothing
     (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], max(budget_s / 2, until - time.monotonic()),
                                  "recommended")
-    return current, whole
+    return current, whole, unconfirmed(ctx, whole) if current != start else None
 
 
+def unconfirmed(ctx: Context, whole: ComparisonResult) -> str | None:
+    """Why the recommendation is not confirmed faster as a whole than the service's configuration, and what
+    would settle it; None where it is (or where it measured slower: then it says so itself)."""
+    if decisive(whole, ctx.measurer.min_effect) or measured_not_faster(whole):
+        return None
+    return f"not confirmed as a whole: {describe(whole)}; {settling_budget(ctx, whole)}"
+
+
+def settling_budget(ctx: Context, comparison: ComparisonResult) -> str:
+    """What would settle an undecided comparison: a --budget that gives its race the rounds its interval needs
+    to clear the least effect decided (rounds grow with the square of the interval's width), at least twice this one."""
+    budget = ctx.measurer.deadline.budget_s
+    factor = 2.0
+    gain = math.log(max(comparison.ratio, 1 / comparison.ratio)) - math.log(1 + ctx.measurer.min_effect)
+    if says_something(comparison) and gain > 0 and comparison.rounds >= 2:
+        half = (math.log(comparison.ci_high) - math.log(comparison.ci_low)) / 2
+        rounds = max(stats.MIN_ROUNDS, comparison.rounds * (half / gain) ** 2)
+        factor = max(factor, rounds / comparison.rounds)
+    return f"--budget {math.ceil(budget * min(factor, MAX_BUDGET_FACTOR)):g} would settle it"
 def kept(name: str, current: PredictorConfig, result: ExperimentResult, why: str = "nothing measured decisively faster") -> str:
     """Why the setting ``name`` stays as it is (by default: its fastest candidate was not decisively faster)."""
     best = max(result.comparisons, key=lambda c: c.ratio, default=None)

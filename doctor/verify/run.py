@@ -15,6 +15,7 @@ from ..children import Interrupted
 from ..facts import Facts
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
+from ..interpreter import Interpreter
 from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus, ProcessStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
@@ -39,9 +40,10 @@ class VerifyOptions:
     seed: int = 0
 
 
-def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
-                     progress: Progress | None = None) -> VerificationFacts | None:
-    """None when the service does not run on the CPU (GPU predictors are not measured here).
+def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progress: Progress | None = None,
+                     interpreter: Interpreter | None = None) -> VerificationFacts | None:
+    """None when the service does not run on the CPU (GPU predictors are not measured here). The
+    workers run ``interpreter`` as the user it runs as (None: the probed Python, as the doctor).
 
     Nothing that happens to a worker loses what was measured: the service's configuration failing
     to load becomes ``load_failure``; an experiment whose worker crashes, overruns the budget or
@@ -64,6 +66,7 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
     if facts.paddle.status != PaddleStatus.OK or not python:
         verification.error = f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
         return verification
+    workers = interpreter or Interpreter(python)
     deadline = Deadline(options.budget_s)
 
     def new_session(shared: bool = False) -> WorkerSession:
@@ -71,7 +74,7 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions,
         experiment that needs a process of its own)."""
         began = time.monotonic()
         start = run.worker if shared else run.start_worker
-        session = start(python, start_timeout=deadline.timeout(CREATE_GRACE_S))
+        session = start(workers, start_timeout=deadline.timeout(CREATE_GRACE_S))
         deadline.creating_s += time.monotonic() - began
         deadline.request(session, "preparing the inputs", Feeds(samples, npz, options.seed), creates=True)
         return session

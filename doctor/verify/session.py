@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from .. import children
-from ..paddle_home import paddle_child_env
+from ..interpreter import Interpreter
 from ..redact import redacted_tail
 from .protocol import Exit, Failed, ProtocolError, Request, read_hello, read_reply, request_line
 
@@ -83,15 +83,18 @@ class WorkerError(RuntimeError):
 
 
 class WorkerSession:
-    def __init__(self, python: str, start_timeout: float = 120.0, env: dict[str, str] | None = None):
+    """One predictor worker: ``interpreter`` run as the user it runs as, ``env`` over its environment."""
+
+    def __init__(self, interpreter: Interpreter, start_timeout: float = 120.0, env: dict[str, str] | None = None):
+        self.interpreter = interpreter
         self.proc = children.spawn(
-            [python, "-c", worker_program()],
+            [interpreter.path, "-c", worker_program()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env={**paddle_child_env(), "GLOG_minloglevel": "2", **(env or {})},
+            **interpreter.spawn_options(**{"GLOG_minloglevel": "2", **(env or {})}),
         )
         self.stdin, self.stdout, self.stderr = _stream(self.proc.stdin), _stream(self.proc.stdout), _stream(self.proc.stderr)
         self._pending = b""

@@ -4,9 +4,10 @@ its confidence interval in the ratio's direction and words, and the p50s of the 
 ``threads=2 vs baseline: 1.31x faster (95% CI 1.20-1.43x faster; p50 1.21 vs 1.58 ms)``,
 ``IR optim off vs baseline: 1.06x slower (95% CI 1.02-1.10x slower; ...)``,
 ``threads=1 vs baseline: undecided (1.01x slower, 95% CI 1.10x slower to 1.05x faster; ...)``,
-``... undecided after 4 of the 6 rounds a verdict needs (2.67x slower, 95% CI 1.93-3.69x slower; ...)``,
+``... cut short after 4 of the 6 rounds a verdict needs on a machine 41% busy (2.67x slower, 95% CI 1.93-3.69x slower; ...)``,
 ``... no measurable difference (1.01x faster, 95% CI ...)``. A ratio faster than 1 reads "faster"
-even when it rounds to 1.00x.
+even when it rounds to 1.00x. An interval that reaches further than a factor WIDEST from its estimate
+says nothing, and no number of it is printed: ``... not enough rounds (2) on a machine 75% busy``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .stats import MIN_ROUNDS
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, MachineNoise
 
+WIDEST = 10.0  # an interval reaching further than this factor from its estimate, either way, says nothing
 
 
 def speed_words(ratio: float) -> str:
@@ -48,6 +50,19 @@ def p50_words(comparison: ComparisonResult) -> str:
     return f"; p50 {comparison.candidate_p50:.2f} vs {comparison.baseline_p50:.2f} ms"
 
 
+def says_something(comparison: ComparisonResult) -> bool:
+    """Whether the comparison's interval is one to print: it has one (two rounds at least), and it reaches
+    no further than a factor WIDEST from the estimate either way."""
+    c = comparison
+    return c.ci_low > 0 and math.isfinite(c.ci_high) and c.ci_high <= c.ratio * WIDEST and c.ci_low >= c.ratio / WIDEST
+
+
+def on_busy_machine(comparison: ComparisonResult) -> str:
+    """`` on a machine 75% busy`` where other processes took at least BUSY_SHARE of the CPU time while it was measured."""
+    share = comparison.others_share
+    return f" on a machine {share:.0%} busy" if share is not None and share >= BUSY_SHARE else ""
+
+
 def effect_words(comparison: ComparisonResult) -> str:
     """What the comparison measured, without naming its arms: ``1.31x faster (95% CI 1.20-1.43x faster; p50 ...)``."""
     c = comparison
@@ -57,11 +72,13 @@ def effect_words(comparison: ComparisonResult) -> str:
         return f"{speed_words(c.ratio)} ({numbers}){outputs}"
     if c.verdict == Effect.NO_EFFECT:
         words = "no measurable difference"
-    elif c.rounds < MIN_ROUNDS and (c.ci_low >= 1 or c.ci_high < 1):  # it would read as decided: say what it lacks
-        words = f"undecided after {c.rounds} of the {MIN_ROUNDS} rounds a verdict needs"
+    elif c.rounds < MIN_ROUNDS:  # its time ran out before the rounds a verdict needs
+        words = f"cut short after {c.rounds} of the {MIN_ROUNDS} rounds a verdict needs{on_busy_machine(c)}"
+    elif not says_something(c):
+        return f"not enough rounds ({c.rounds}){on_busy_machine(c)}"
     else:
         words = "undecided"
-    return f"{words} ({speed_words(c.ratio)}, {numbers})"
+    return f"{words} ({speed_words(c.ratio)}, {numbers})" if says_something(c) else words
 
 
 def describe(comparison: ComparisonResult) -> str:
