@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from paddle_doctor.budget import CpuBudget, cpu_budget, service_threads
+from paddle_doctor.budget import CpuBudget, advised_threads, cpu_budget, service_threads
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Proposal, Status, passed, skipped
 from paddle_doctor.live_word import live_threads
@@ -95,6 +95,11 @@ def over_budget(total: int, budget: CpuBudget) -> bool:
     return total > budget.whole_cpus
 
 
+def within_ending_with(per_instance: int, advised: int) -> tuple[int, ...]:
+    """The thread counts within the budget, the one the fix advises last (a Proposal's values end with what its code sets)."""
+    return (*(n for n in range(1, per_instance + 1) if n != advised), advised)
+
+
 def check(facts: Facts) -> list[Finding]:
     unreadable = [i for i in facts.issues if i.probe in ("cgroup", "cpu", "process")]
     budget = cpu_budget(facts)
@@ -113,12 +118,13 @@ def check(facts: Facts) -> list[Finding]:
     per_instance = budget.threads_per_instance(instances)
     observed = (f"{source}" if recorded or live else f"{threads} threads ({source})") + \
         f" x {instances} instance{'s' if instances != 1 else ''} = {total}"
-    said = (budget.cpus, budget.limited_by.what, budget.limited_by.source, threads, source, instances, total, per_instance)
+    advised = advised_threads(facts) or per_instance
+    said = (budget.cpus, budget.limited_by.what, budget.limited_by.source, threads, source, instances, total, advised)
     evidence = RecordedThreadsEvidence(*said, *recorded[2]) if recorded else ThreadsEvidence(*said)
     if over_budget(total, budget):
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,
-                       proposal=Proposal("threads", tuple(range(1, per_instance + 1)), binding=True))
+                       proposal=Proposal("threads", within_ending_with(per_instance, advised), binding=True))
     else:
         over = passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", evidence)
     if total * 2 <= budget.cpus and budget.whole_cpus >= 2:

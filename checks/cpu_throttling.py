@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.budget import cpu_budget
+from paddle_doctor.budget import advised_threads
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
@@ -32,9 +32,8 @@ def check(facts: Facts) -> list[Finding]:
     ratio = group.nr_throttled / group.nr_periods
     seconds = (group.throttled_usec or 0) / 1e6
     observed = f"throttled in {group.nr_throttled} of {group.nr_periods} periods ({ratio:.1%}), {seconds:.1f} s in total"
-    budget = cpu_budget(facts)
     evidence = ThrottlingEvidence(group.nr_periods, group.nr_throttled, round(seconds, 3),
-                                  budget.threads_per_instance(facts.service.instances) if budget is not None else None)
+                                  advised_threads(facts))
     if ratio >= FAIL_RATIO:
         return [Finding(RULE, Status.FAIL, f"the CPU quota throttled this container in {ratio:.1%} of periods",
                         observed=observed, expected=f"under {FAIL_RATIO:.0%} of periods", evidence=evidence)]

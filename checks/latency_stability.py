@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paddle_doctor.budget import cpu_budget
+from paddle_doctor.budget import advised_threads
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check, Need, verification_of
@@ -35,9 +35,8 @@ def check(facts: Facts) -> list[Finding]:
     if baseline is None or baseline.cv is None or baseline.p50 is None or baseline.p99 is None:
         return [skipped(RULE, "measured with --model")]
     noisy = [e.name for e in measured if e.noisy]
-    budget = cpu_budget(facts)
     evidence = StabilityEvidence(round(baseline.cv, 3), round(baseline.p50, 3), round(baseline.p99, 3), noisy,
-                                 budget.threads_per_instance(facts.service.instances) if budget else 1)
+                                 advised_threads(facts) or 1)
     variation = f"coefficient of variation {baseline.cv:.0%} over {baseline.runs} runs (p50 {baseline.p50:.2f} ms, p99 {baseline.p99:.2f} ms)"
     if baseline.cv > CV_LIMIT:
         return [Finding(RULE, Status.FAIL, f"steady-state latency varies by {baseline.cv:.0%} run to run",

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.budget import cpu_budget
+from paddle_doctor.budget import advised_threads, cpu_budget
 from paddle_doctor.facts import Facts
 from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.registry import Check
 
 RULE = "PD-CPU-013"
 VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
-# The one value advised for both wherever the doctor speaks (rules.yaml, docs, examples; tests/test_thread_advice.py):
-# set_cpu_math_library_num_threads sizes the predictor's math threads, these only the pools beside them.
-ADVISED_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -42,9 +39,10 @@ def check(facts: Facts) -> list[Finding]:
     if not any(name in facts.env for name in VARIABLES) and budget.visible_cpus and budget.visible_cpus > budget.cpus:
         problems.append(f"OMP_NUM_THREADS is unset, so OpenMP starts {budget.visible_cpus} threads (the CPUs it can see)")
     if problems:
+        advised = advised_threads(facts)
         return [Finding(RULE, Status.FAIL, f"thread pools exceed the budget of {budget.describe()}: {'; '.join(problems)}",
-                        observed="; ".join(problems), expected=f"OMP_NUM_THREADS={ADVISED_THREADS} and MKL_NUM_THREADS={ADVISED_THREADS} "
-                                 f"(never above the budget of {budget.whole_cpus})",
+                        observed="; ".join(problems), expected=f"OMP_NUM_THREADS={advised} and MKL_NUM_THREADS={advised}, "
+                                 f"the predictor's own thread count (never above the budget of {budget.whole_cpus})",
                         evidence=PoolsEvidence(budget.cpus, budget.whole_cpus, budget.visible_cpus))]
     detail = ", ".join(fine) if fine else f"OpenMP sees {budget.visible_cpus} CPUs"
     return [passed(RULE, f"thread pools fit the budget of {budget.describe()} ({detail})")]

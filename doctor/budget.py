@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .facts import Facts
 from .probes.common import format_cpu_list
+from .vocabulary import Effect, Experiment
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,25 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
     tightest = min(limits, key=lambda limit: limit.cpus)
     visible = len(affinity) if affinity else (len(online) if online else facts.cpu.logical_cpus)
     return CpuBudget(tightest.cpus, tightest, tuple(limits), visible)
+
+
+def advised_threads(facts: Facts) -> int | None:
+    """The math threads per predictor every fix of the report advises, one number for them all: the
+    recommended configuration's where measuring found one, else the count the threads experiment measured
+    fastest where it confirmed one, else the CPU budget's share per instance; None where the budget is unknown."""
+    budget = cpu_budget(facts)
+    if budget is None:
+        return None
+    verification = facts.verification
+    if verification is not None and verification.recommendation is not None:
+        return verification.recommendation.config.threads
+    experiment = verification.experiment(Experiment.THREADS) if verification is not None else None
+    if experiment is not None and experiment.measured:
+        threads = {arm.label: arm.config.threads for arm in experiment.arms}
+        faster = [c for c in experiment.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs and c.candidate in threads]
+        if faster:
+            return threads[max(faster, key=lambda c: c.ratio).candidate]
+    return budget.threads_per_instance(facts.service.instances)
 
 
 def service_threads(facts: Facts) -> tuple[int, str]:

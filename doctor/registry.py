@@ -151,10 +151,13 @@ class Check:
 
     def unfilled(self, rulebook: Rulebook) -> list[str]:
         """Each ``{placeholder}`` the fix of a rule of this check names that an evidence type of the rule
-        has no field for, said as "PD-CPU-010 {threads}: ThreadsEvidence has no field threads"."""
+        has no field for, said as "PD-CPU-010 {threads}: ThreadsEvidence has no field threads" (the
+        report fills those it knows for every fix itself: ``rules.REPORT_WIDE``)."""
+        from .rules import REPORT_WIDE  # a rulebook is loaded already
+
         problems = []
         for rule in self.rules:
-            wanted = rulebook[rule].placeholders if rule in rulebook else frozenset()
+            wanted = rulebook[rule].placeholders - REPORT_WIDE if rule in rulebook else frozenset()
             kinds = self.evidence_types(rule)
             if wanted and not kinds:
                 problems.append(f"{rule} names {', '.join(sorted(wanted))} but check {self.name} declares no evidence type for it")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from . import __version__
-from .budget import cpu_budget
+from .budget import advised_threads, cpu_budget
 from .docs import docs_link, docs_page
 from .facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
 from .facts.verification import ExperimentResult, Recommendation
@@ -235,8 +235,10 @@ def _report_finding(judged: Judged, page: str, facts: Facts) -> ReportFinding:
 
 
 def _fix(rule: Rule, finding: Finding, facts: Facts) -> Fix:
-    """The rule's fix with the finding's values filled in, in the terms of the wrapper that built the predictor where one did."""
-    changes = [replace(change, code=fill_placeholders(change.code, finding.evidence, change.kind)) for change in rule.fix_changes]
+    """The rule's fix with the finding's values filled in (and the report's own, ``report_wide``), in the
+    terms of the wrapper that built the predictor where one did."""
+    values = {**finding.evidence, **report_wide(facts)}
+    changes = [replace(change, code=fill_placeholders(change.code, values, change.kind)) for change in rule.fix_changes]
     return Fix(*in_wrapper_terms(facts, finding, rule.fix_text, changes))
 
 
@@ -282,6 +284,12 @@ def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:
         return []
     first = record.measured_first()
     return [predictor_measurement(plan, facts.verification if plan is first else plan.verification) for plan in record.measured]
+
+
+def report_wide(facts: Facts) -> dict[str, int]:
+    """The placeholders every fix of the report fills the same way (``rules.REPORT_WIDE``): the one thread count it advises."""
+    threads = advised_threads(facts)
+    return {"threads_per_instance": threads} if threads is not None else {}
 
 
 def fill_placeholders(code: str, values: Mapping[str, Any], kind: str) -> str:

@@ -36,6 +36,8 @@ AREAS = {
     "HEALTH": "Health since the baseline",
 }
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # in a fix's code: a field of the finding's evidence
+# filled in from the report's facts for every fix, whatever the finding's evidence says: one value per report
+REPORT_WIDE = frozenset({"threads_per_instance"})
 RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
 
 

@@ -350,7 +350,8 @@ def test_kubernetes_cpu_limit_matches_threads_and_the_cache_is_on_a_volume():
     resources = container()["resources"]
     assert float(resources["limits"]["cpu"]) == float(resources["requests"]["cpu"]) == service.threads * service.instances
     env = {item["name"]: item["value"] for item in container()["env"]}
-    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"  # the pools beside the predictor (tests/test_thread_advice.py)
+    # the pools beside the predictor take its own thread count (tests/test_thread_advice.py)
+    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == str(service.threads)
     mounts = {mount["mountPath"]: mount["name"] for mount in container()["volumeMounts"]}
     volumes = {volume["name"]: volume for volume in deployment()["spec"]["template"]["spec"]["volumes"]}
     assert "persistentVolumeClaim" in volumes[mounts[service.optim_cache_dir]]
