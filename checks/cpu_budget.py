@@ -95,9 +95,9 @@ def over_budget(total: int, budget: CpuBudget) -> bool:
     return total > budget.whole_cpus
 
 
-def within_ending_with(per_instance: int, advised: int) -> tuple[int, ...]:
-    """The thread counts within the budget, the one the fix advises last (a Proposal's values end with what its code sets)."""
-    return (*(n for n in range(1, per_instance + 1) if n != advised), advised)
+def ending_with(counts: range, advised: int) -> tuple[int, ...]:
+    """``counts``, the one the report advises last where it is among them (a Proposal's values end with what its code sets)."""
+    return (*(n for n in counts if n != advised), advised) if advised in counts else tuple(counts)
 
 
 def check(facts: Facts) -> list[Finding]:
@@ -124,13 +124,13 @@ def check(facts: Facts) -> list[Finding]:
     if over_budget(total, budget):
         over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,
-                       proposal=Proposal("threads", within_ending_with(per_instance, advised), binding=True))
+                       proposal=Proposal("threads", ending_with(range(1, per_instance + 1), advised), binding=True))
     else:
         over = passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", evidence)
     if total * 2 <= budget.cpus and budget.whole_cpus >= 2:
         under = Finding(UNDER, Status.WARN, f"{total} compute threads use at most half of {budget.describe()}",
                         observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence,
-                        proposal=Proposal("threads", tuple(range(threads + 1, per_instance + 1))))
+                        proposal=Proposal("threads", ending_with(range(threads + 1, per_instance + 1), advised)))
     else:
         under = passed(UNDER, f"{total} compute threads use the budget of {budget.describe()}")
     return [over, under]
