@@ -6,6 +6,7 @@ doctor runs in a child process with a timeout, so a read that would hang fails i
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -171,3 +172,47 @@ def test_evaluating_counts_against_the_time_the_source_read_is_given(tmp_path):
     module = Module.parse(str(tmp_path / "app.py"), "threads = 2 ** 3\n", deadline=time.monotonic() - 1)
     with pytest.raises(OutOfTime):  # past the read's deadline, even an expression that needs no question of the module
         Evaluator(module, None).evaluate(module.tree.body[0].value)
+
+
+# ------------------------------------------------------------------ folders that hold themselves
+
+
+@pytest.fixture
+def linked_service(tmp_path):
+    """A service folder holding a link to itself (``loop -> loop``) beside its script, and a package
+    linked into itself (``pkg/here -> .``) the script imports through the link."""
+    service = tmp_path / "service"
+    write_tree(service, {
+        "serve.py": "import pkg\nimport pkg.here.engine\nimport pkg.here.here.here.engine\n",
+        "pkg/__init__.py": "from .here import engine\nfrom .here.here import engine as again\n",
+        "pkg/engine.py": ENGINE,
+    })
+    (service / "loop").symlink_to("loop")
+    (service / "pkg" / "here").symlink_to(".")
+    return service
+
+
+def test_a_link_to_itself_in_a_source_folder_is_named_and_counted_and_the_folder_is_read(linked_service):
+    # before: the link ended the listing of its folder, silently: "every Python file given was read (0)", exit 0
+    service = linked_service
+    result = run_doctor("--root", ROOT, "--source", str(service), "--json", *NO_PROBES, timeout=QUICK)
+    report = report_with_its_exit(result)
+    loop = f"{service / 'loop'}:0: {os.strerror(errno.ELOOP)}"
+    assert result.stderr == (f"paddle-doctor: warning: {service / 'loop'}:0: cannot read: {os.strerror(errno.ELOOP)}; "
+                             "the rest of the source and the report follow\n")
+    assert report["service"]["source"]["files"] == [str(service / name) for name in ("serve.py", "pkg/__init__.py", "pkg/engine.py")]
+    (coverage,) = [f for f in report["findings"] if f["rule_id"] == "PD-SRC-008"]
+    assert (coverage["status"], coverage["message"]) == ("fail", f"1 file not read ({loop})")
+    assert [location["file"] for location in coverage["locations"]] == [str(service / "loop")]
+    assert threads_of(report) == [(8, "source")] and report["exit_code"] == 1
+
+
+def test_a_package_linked_into_itself_is_read_once_by_the_first_name_met(linked_service):
+    # before: pkg/engine.py was read as 40 modules (pkg.here.engine, pkg.here.here.engine, ...), one predictor each
+    service = linked_service
+    result = run_doctor("--root", ROOT, "--source", str(service / "serve.py"), "--json", *NO_PROBES, timeout=QUICK)
+    report = report_with_its_exit(result)
+    source = report["service"]["source"]
+    assert source["imported"] == [str(service / "pkg" / "__init__.py"), str(service / "pkg" / "here" / "engine.py")]
+    assert len(report["service"]["predictors"]) == 1 and threads_of(report) == [(8, "source")]
+    assert result.stderr == ""

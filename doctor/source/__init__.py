@@ -3,7 +3,9 @@
 ``read_source`` takes files or folders and returns SourceFacts: every ``paddle.inference.Config``
 built, each setting made on it with file:line, and how the predictor is served. A file Python
 cannot parse, or the doctor does not read (not a regular file, too large, nested too deeply), is one
-SourceError; the other files are still read. Folders are searched as they are read, in a stable
+SourceError; the other files are still read. A file is read once, by the first name met
+(a link to it, a package linked into itself, are the same module); an entry of a folder searched
+that cannot be looked at (a link to itself) is a SourceError too. Folders are searched as they are read, in a stable
 order, and the read stops, said in ``stopped`` (PD-SRC-008 says so), at the file past MAX_FILES or
 when SOURCE_SECONDS have passed. The search never enters /proc, /sys or /dev (nor a mount of
 theirs elsewhere), follows no link to a folder and enters no folder twice.
@@ -22,7 +24,7 @@ from ..service import SourceInputError
 from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
-from .folders import Search
+from .folders import Search, Unreadable, ignored
 from .imports import ImportedFile, distribution_of, follow, module_name
 from .module import Module, OutOfTime
 from .patterns import serving_patterns
@@ -42,17 +44,21 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
     deadline = time.monotonic() + seconds
     facts = SourceFacts(status=SourceStatus.READ, paths=list(paths))
     modules: dict[str, Module] = {}
-    read: set[str] = set()
+    read: dict[str, str] = {}  # the real path of each file read, and the name it was read by (the first met)
 
     def out_of_time(file: str) -> OutOfTime:
         facts.errors.append(SourceError(SourceLocation(file, 0),
                                         f"{CANNOT_READ}the {seconds:g} s the doctor gives the source ran out in this file"))
         return OutOfTime()
 
+    def unreadable(path: str, exc: OSError) -> None:
+        facts.errors.append(SourceError(SourceLocation(path, 0), f"{CANNOT_READ}{exc.strerror or exc}"))
+
     def parse(file: str) -> Module | None:
-        if file in read:
-            return modules.get(file)
-        read.add(file)
+        real = os.path.realpath(file)  # a file linked under another name (``here -> .``) is one module
+        if real in read:
+            return modules.get(read[real])
+        read[real] = file
         facts.files.append(file)
         try:
             modules[file] = Module.parse(file, read_text(file, SOURCE_BYTES), deadline)
@@ -66,7 +72,9 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
 
     try:
         given: list[ImportedFile] = []
-        for file in python_files(paths, deadline):
+        for file in python_files(paths, deadline, unreadable):
+            if os.path.realpath(file) in read:
+                continue
             if len(given) == MAX_FILES:
                 facts.stopped = SourceStop.FILES
                 break
@@ -114,12 +122,13 @@ def _root(file: str, paths: list[str]) -> str:
     return os.path.dirname(os.path.abspath(file))
 
 
-def python_files(paths: list[str], deadline: float | None = None):
+def python_files(paths: list[str], deadline: float | None = None, unreadable: Unreadable = ignored):
     """The .py files named or under the folders named, in a stable order, found as they are asked
-    for; OutOfTime past ``deadline``. SourceInputError, before any is found, for a path that is neither."""
+    for; OutOfTime past ``deadline``; ``unreadable`` is told of each entry of a folder that could not
+    be looked at. SourceInputError, before any is found, for a path that is neither."""
     for path in paths:
         _check(path)
-    return _found(paths, deadline)
+    return _found(paths, deadline, unreadable)
 
 
 def _check(path: str) -> None:
@@ -133,8 +142,8 @@ def _check(path: str) -> None:
         raise SourceInputError(f"--source {path}: no such file or folder; expected the service's .py file or its folder")
 
 
-def _found(paths: list[str], deadline: float | None) -> Iterator[str]:
-    search = Search(deadline)
+def _found(paths: list[str], deadline: float | None, unreadable: Unreadable) -> Iterator[str]:
+    search = Search(deadline, unreadable)
     for path in paths:
         if os.path.isdir(path):
             yield from search.python_files(path)

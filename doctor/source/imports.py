@@ -168,7 +168,7 @@ def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: flo
     puts its own folder on ``sys.path``). A package outside the folders of ``start`` is followed
     only where its code names Paddle (``mentions_paddle``): numpy builds no Config."""
     imports = Imports()
-    seen = {item.file for item in start}
+    seen = {os.path.realpath(item.file) for item in start}  # a file linked under another name (``here -> .``) is one module
     own = {item.root for item in start}
     leads, queue = collections.deque(start), collections.deque[ImportedFile]()
     deadline = time.monotonic() + deadline_s
@@ -190,9 +190,9 @@ def follow(start: list[ImportedFile], folders: list[str], parse, deadline_s: flo
         beside = [os.path.dirname(item.file), item.root, os.path.join(item.root, name.split(".")[0])]
         for imported in imported_names(tree, package):
             for found in locate(imported, folders) or locate(imported, beside):
-                if found.file in seen:
+                if os.path.realpath(found.file) in seen:
                     continue
-                seen.add(found.file)
+                seen.add(os.path.realpath(found.file))
                 top = os.path.join(found.root, os.path.relpath(found.file, found.root).split(os.sep)[0])
                 if found.root not in own and not named_paddle.setdefault(top, mentions_paddle(top, deadline)):
                     continue
