@@ -555,6 +555,21 @@ runs_take(Runs *self, PyObject *unused)
     return Py_BuildValue("(LNN)", until, done_list, running_list);
 }
 
+/* In the child of a fork: the runs that ended and were not taken, and those running in the parent's
+ * threads (their nodes on stacks of threads the child does not have), were the parent's: forgotten. */
+static PyObject *
+runs_forked(Runs *self, PyObject *unused)
+{
+    Ended *ended = self->ended;
+    Py_ssize_t count = self->ended_count;
+    self->ended = NULL; /* taken off first: releasing them may run finalizers that run() */
+    self->ended_count = self->ended_capacity = 0;
+    self->running = NULL;
+    self->not_counted = 0;
+    release(ended, count);
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 runs_get_not_counted(Runs *self, void *closure)
 {
@@ -829,6 +844,7 @@ static PyMethodDef runs_methods[] = {
     {"take", (PyCFunction)runs_take, METH_NOARGS,
      "take() -> (until, [(live, start, end, inputs)] ended since the last take, [(live, start)] running)"},
     {"wrap_run", (PyCFunction)runs_wrap_run, METH_O, "wrap_run(Predictor.run): the run() that notes each call"},
+    {"forked", (PyCFunction)runs_forked, METH_NOARGS, "forked(): in the child of a fork, the parent's runs forgotten"},
     {NULL},
 };
 

@@ -106,7 +106,21 @@ class Process:
         self.native = native_module() if native is None else native or None
         kind = self.native.Runs if self.native is not None else python_runs.PythonRuns
         self.recorder = Recorder.NATIVE if self.native is not None else Recorder.PYTHON
-        self.runs = kind(self, self.wake.set, NO_INPUTS, FOLD_AT, MAX_EVENTS)
+        self.runs = kind(self, self.wake_writer, NO_INPUTS, FOLD_AT, MAX_EVENTS)
+
+    def wake_writer(self) -> None:
+        self.wake.set()
+
+    def forked(self) -> None:
+        """In the child of a fork: the runs noted so far, and those the parent's other threads were
+        running, are the parent's; the child counts its own from none, with locks of its own (a thread
+        of the parent's may have held one as it forked, and the child has no such thread to release it)."""
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.runs.forked()
+        self.peak_runs = self.peak_threads = 0
+        for live in self.predictors:
+            live.count_from_none()
 
     def recorded_run(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """``Predictor.run`` that notes each call. Its arguments are Paddle's own (``run()``,
@@ -216,11 +230,15 @@ class LivePredictor:
         self.alive = True
         self.handles: list[Any] | None = None
         self.input_names: list[str] = []
+        self.seen: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], str], ...]] = {}  # the inputs noted, as counted
+        self.handle_dtypes: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self.count_from_none()
+
+    def count_from_none(self) -> None:
+        """No run counted: as it is built, and in the child of a fork."""
         self.latency = [0] * BUCKETS
         self.gaps = [0] * BUCKETS
         self.shapes: dict[tuple[tuple[tuple[int, ...], str], ...], int] = {}
-        self.seen: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], str], ...]] = {}  # the inputs noted, as counted
-        self.handle_dtypes: dict[tuple[Any, ...], tuple[str, ...]] = {}
         self.shapes_not_kept = 0
         self.first_run_ns: int | None = None
         self.first_start_ns = 0

@@ -69,6 +69,13 @@ class PythonRuns:
         self.running = kept
         return until, ended, running
 
+    def forked(self) -> None:
+        """In the child of a fork: the runs noted, and those running in the parent's threads, were the parent's."""
+        self.lock = threading.Lock()
+        del self.events[:]  # in place: the run()s of wrap_run append to this list
+        self.running = []
+        self.not_counted = 0
+
     def crowded(self, event: list[Any]) -> None:
         """A run that finds ``fold_at`` runs waiting: the writer is woken, and past ``max_ended``
         the run is not counted."""

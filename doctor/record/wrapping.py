@@ -4,6 +4,7 @@ into the recorder's :class:`~.live.Process`."""
 
 from __future__ import annotations
 
+import os
 import sys
 from types import ModuleType
 from typing import Any
@@ -43,7 +44,9 @@ def _wrap(process: Process, inference: ModuleType) -> None:
             value = getattr(holder, attribute, None)
             if id(value) in wrapped:
                 setattr(holder, attribute, wrapped[id(value)])
-    process.on_first_predictor = Writer(process).start
+    writer = Writer(process)
+    process.on_first_predictor = writer.start
+    os.register_at_fork(after_in_child=writer.forked)
 
 
 def _seen(process: Any, config: Any) -> tuple[Any, Any, Any] | None:

@@ -142,9 +142,10 @@ def sweep(folder: Path, now: float) -> None:
 
 
 class Writer:
-    """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit; the
-    folder is made absolute now, against the service's working directory (it may change it later),
-    and what is wrong with the recorder's variables is said (kept in the record, and on stderr)."""
+    """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit, once
+    started; the folder is made absolute as it is made, against the service's working directory (it
+    may change it later), and what is wrong with the recorder's variables is said (kept in the
+    record, and on stderr). A child forked from the service writes its own (:meth:`forked`)."""
 
     def __init__(self, process: Process) -> None:
         self.process = process
@@ -155,16 +156,34 @@ class Writer:
             say(problem)
         self.said = False
         self.swept = False
+        self.started = False
         self.written = threading.Event()
         self.lock = threading.Lock()
 
     def start(self) -> None:
+        """Writes now, then every interval, and at exit (the hook starts it at the first predictor)."""
+        self.started = True
         atexit.register(self.write)
-        threading.Thread(target=self._loop, name="paddle-doctor-record", daemon=True).start()
+        self._write_from_a_thread(first_in_s=0.0)
 
-    def _loop(self) -> None:
+    def forked(self) -> None:
+        """In the child of a fork: a record of its own, of its own runs (the parent's forgotten), with
+        locks of its own (the parent's writer may have held its lock as it forked) and a thread of its
+        own (fork copies none); at exit the parent's ``atexit`` writes it. Its first write waits one
+        interval: a child that goes on to run another program (``os.spawnv``, ``pty.fork``) leaves
+        no record of the parent's predictors under its PID."""
+        self.process.forked()
+        self.lock = threading.Lock()
+        self.written = threading.Event()
+        if self.started:
+            self._write_from_a_thread(first_in_s=self.interval)
+
+    def _write_from_a_thread(self, first_in_s: float) -> None:
+        due = time.monotonic() + first_in_s
+        threading.Thread(target=self._loop, args=(due,), name="paddle-doctor-record", daemon=True).start()
+
+    def _loop(self, due: float) -> None:
         wake = self.process.wake
-        due = 0.0
         while True:
             now = time.monotonic()
             if now >= due:
