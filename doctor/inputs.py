@@ -7,6 +7,8 @@ probes read under ``--root``; an ``.npz`` of real inputs, read as a zip archive,
 file (a FIFO, which would wait for a writer forever; a device such as ``/dev/zero``, which never
 ends; a socket, a folder) is refused without being opened, and a file larger than the bound for its
 kind is refused unread. Files of /proc and cgroupfs say they are empty; they are read up to the bound.
+What another user may have planted (a service's record) is read through :func:`read_private`: only
+a regular file, no link, that no user but its owner could have written.
 
 A refusal is :class:`Refused`, an OSError whose text is the reason alone (``is a FIFO (named pipe),
 not a regular file``), so that code reporting an OSError's ``strerror`` says it as it is. Only the
@@ -52,6 +54,10 @@ class Refused(OSError):
         return self.reason
 
 
+class NotPrivate(Refused):
+    """A file another user could have written: a symbolic link, or a file or folder not its owner's alone."""
+
+
 def what_it_is(mode: int) -> str:
     """``a FIFO (named pipe)``, ``a character device``, ...: what a path that is not a regular file is."""
     return next((words for test, words in KINDS if test(mode)), "not a file")
@@ -65,16 +71,59 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them; Refused for anything else,
     OSError as ``open`` raises it (missing, permission denied)."""
     with open_regular(path, limit) as handle:
-        chunks, size = [], 0
-        while size <= limit:  # /proc and cgroup files say size 0: read to their end, up to the bound
-            chunk = handle.read(min(CHUNK, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        return _read_to_bound(handle, path, limit)
+
+
+def _read_to_bound(handle: BinaryIO, path: str | os.PathLike, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size <= limit:  # /proc and cgroup files say size 0: read to their end, up to the bound
+        chunk = handle.read(min(CHUNK, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
     if size > limit:
         raise Refused(path, f"is larger than {size_words(limit)}, the most the doctor reads of such a file")
     return b"".join(chunks)
+
+
+def read_private(folder: str | os.PathLike, name: str, owner: int, limit: int) -> bytes:
+    """The bytes of the regular file ``name`` in ``folder``, at most ``limit`` of them, if no user but
+    ``owner`` (and root) could have put them there: neither the folder nor the file is a symbolic link,
+    both belong to ``owner``, and neither is writable by its group or others. Refused saying which is
+    not so (NotPrivate: ``is in a folder that belongs to uid 65534, not to uid 1000``); OSError as ``open`` raises it."""
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            if os.path.islink(folder):
+                raise NotPrivate(folder, "is in a folder that is a symbolic link") from None
+            raise Refused(folder, "is in a folder that is no folder") from None
+        raise
+    path = os.path.join(folder, name)
+    try:
+        _private(os.fstat(folder_fd), folder, "is in a folder that", owner)
+        mode = os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode
+        if not stat.S_ISREG(mode):  # looked at before opening: opening a device can do something
+            raise (NotPrivate(path, "is a symbolic link") if stat.S_ISLNK(mode) else Refused(path, f"is {what_it_is(mode)}, not a regular file"))
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=folder_fd)
+    finally:
+        os.close(folder_fd)
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        status = os.fstat(fd)  # what was opened, which may not be what was looked at
+        if not stat.S_ISREG(status.st_mode):
+            raise Refused(path, f"is {what_it_is(status.st_mode)}, not a regular file")
+        _private(status, path, "", owner)
+        return _read_to_bound(handle, path, limit)
+
+
+def _private(status: os.stat_result, path: str | os.PathLike, where: str, owner: int) -> None:
+    """Refused unless what ``status`` describes belongs to ``owner`` and only its owner may write to it;
+    the reason starts with ``where`` (``is in a folder that``)."""
+    if status.st_uid != owner:
+        raise NotPrivate(path, f"{where} belongs to uid {status.st_uid}, not to uid {owner}".lstrip())
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise NotPrivate(path, f"{where} is writable by users other than its owner (mode {stat.S_IMODE(status.st_mode):04o})".lstrip())
 
 
 def open_regular(path: str | os.PathLike, limit: int) -> BinaryIO:

@@ -34,6 +34,7 @@ from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.quoting import Code
 from paddle_doctor.report import PLACEHOLDER, fill_placeholders
 from paddle_doctor.rules import load_rules
+from record_files import owned_by
 
 HOSTILE = {
     "command after a semicolon": "x;touch PWNED;#",
@@ -347,6 +348,7 @@ def record_run(tmp_path: Path, value: str, fmt: str):
     det["origin"]["builder"]["path"] = f"{value}.py"
     (root / "records").mkdir()
     (root / "records" / "4242-123456.json").write_text(json.dumps(record))
+    owned_by(1000, root / "records")
     return run_doctor("--root", str(root), "--pid", "4242", "--no-paddle", "--no-gpu",
                       *(["-v"] if fmt == "text" else ["--format", fmt]), env=WIDE)
 

@@ -27,6 +27,7 @@ from paddle_doctor.serde import to_data
 from paddle_doctor.service import ServiceOptions
 from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, Recorder, RecordStatus
+from record_files import owned_by
 
 PID, TICKS = 4242, 777
 
@@ -62,7 +63,9 @@ def patient(tmp_path: Path, text: str | None, ticks: int = TICKS, alive: bool = 
     folder.mkdir(parents=True)
     if text is not None:
         (folder / f"{PID}-{TICKS}.json").write_text(text)
+    owned_by(1000, folder)
     return ProbeContext(tmp_path), ServiceProcessFacts(status=ProcessStatus.PROBED, pid=PID, uid=1000)
+
 
 
 def test_the_record_of_the_picked_process_is_read_from_its_users_folder(tmp_path):
@@ -76,6 +79,7 @@ def test_the_folder_the_process_names_is_where_its_record_is(tmp_path):
     ctx, process = patient(tmp_path, None)
     (tmp_path / "records").mkdir()
     (tmp_path / "records" / f"{PID}-{TICKS}.json").write_text(json.dumps(to_data(OCR)))
+    owned_by(1000, tmp_path / "records")
     process.environ = {"PADDLE_DOCTOR_RECORD_DIR": "/records"}
     assert read_record(ctx, process).source == "/records/4242-777.json"
 

@@ -21,6 +21,7 @@ from paddle_doctor.wrappers import (
     parse_wrappers,
     wrappers_doc_markdown,
 )
+from record_files import owned_by
 
 PROCESSES, RECORDS = FIXTURES / "processes", FIXTURES / "records"
 NO_PROBES = ("--no-paddle", "--no-gpu")
@@ -121,6 +122,7 @@ def recorded_service(tmp_path: Path, record: str | None) -> Path:
         folder = root / "tmp" / "paddle-doctor-record-1000"
         folder.mkdir(parents=True)
         shutil.copy(RECORDS / record, folder / "5151-123456.json")
+        owned_by(1000, folder)
     return root
 
 
@@ -161,6 +163,7 @@ def test_a_predictor_the_service_builds_itself_keeps_the_config_call_alone(tmp_p
     root = recorded_service(tmp_path, None)
     (root / "tmp" / "paddle-doctor-record-1000").mkdir(parents=True)
     shutil.copy(tmp_path / "own.json", root / "tmp" / "paddle-doctor-record-1000" / "5151-123456.json")
+    owned_by(1000, root / "tmp" / "paddle-doctor-record-1000")
     over = finding(report_json(run_doctor("--root", str(root), "--pid", "auto", "--json", *NO_PROBES)), "PD-CPU-010")
     assert over["status"] == "fail" and over["fix"]["wrapper"] is None
     assert over["fix"]["changes"][0]["code"] == "config.set_cpu_math_library_num_threads(2)"

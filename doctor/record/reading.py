@@ -7,17 +7,26 @@ names the field and what it expected, never what the file holds (a value, a key'
 from __future__ import annotations
 
 import json
+import posixpath
 
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts
 from ..facts.record import PredictorMeasured, ServiceRecord
-from ..inputs import Refused, parse_json
+from ..inputs import SYSTEM_BYTES, NotPrivate, Refused, parse_json, read_private
 from ..redact import redact_recorded
 from ..serde import DecodeError, from_data, json_error_text, quoted
 from ..service.config import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
 from .document import SCHEMA_VERSION, Record, RecordedPredictor
 from .location import record_folder, record_name, start_ticks
+
+
+class NotRead(Exception):
+    """Why the record was not read (its status and the line that says so, naming the file)."""
+
+    def __init__(self, status: RecordStatus, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
 
 
 def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecord:
@@ -28,36 +37,62 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
         ticks = start_ticks(ctx.read_text(f"/proc/{pid}/stat"))
     except (OSError, UnicodeDecodeError) as exc:
         return ServiceRecord(RecordStatus.NOT_FOUND, f"no record: the process {pid} is gone ({getattr(exc, 'strerror', None) or exc})")
-    folder = record_folder(process.environ, process.uid if process.uid is not None else 0)
-    path = str(folder / record_name(pid, ticks or 0))
+    uid = process.uid if process.uid is not None else 0
+    folder = str(record_folder(process.environ, uid))
+    path = posixpath.join(folder, record_name(pid, ticks or 0))
     try:
-        text = ctx.read_text(path)
-    except FileNotFoundError:
-        return ServiceRecord(RecordStatus.NOT_FOUND, f"no record of process {pid} in {folder} (start it with "
-                                                     "`paddle-doctor record -- CMD`, or PADDLE_DOCTOR_RECORD=1)", path)
-    except UnicodeDecodeError:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record (not UTF-8 text)", path)
-    except OSError as exc:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({exc.strerror or exc})", path)
-    try:
-        data = redact_recorded(parse_json(text, path))  # the service's word: a secret in it stays in it
-    except json.JSONDecodeError as exc:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record, or cut short ({json_error_text(exc)})", path)
-    except Refused as exc:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})", path)
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        said = quoted(version) if type(version) is int else "not a number" if version is not None else "missing"
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: record schema_version is {said}, this paddle-doctor "
-                                                      f"reads {SCHEMA_VERSION}; run the service under this paddle-doctor's record", path)
-    try:
-        record = from_data(Record, data, echo=False)
-    except DecodeError as exc:
-        return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})", path)
+        record = _decoded(_record_text(ctx, path, pid, uid), path)
+    except NotRead as exc:
+        return ServiceRecord(exc.status, exc.reason, path)
     if record.pid != pid or record.start_ticks != ticks:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: the record of another process (pid {record.pid})", path)
     return ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
                          record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder)
+
+
+def _record_text(ctx: ProbeContext, path: str, pid: int, uid: int) -> str:
+    """The record's text, read only where no user but ``uid`` could have written it (a record other users
+    can plant is their word for the service's, and a link may point at a file only root may read)."""
+    folder, name = posixpath.split(path)
+    try:
+        return read_private(_under_root(ctx, folder), name, uid, SYSTEM_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise NotRead(RecordStatus.NOT_FOUND, f"no record of process {pid} in {folder} (start it with "
+                                              "`paddle-doctor record -- CMD`, or PADDLE_DOCTOR_RECORD=1)") from None
+    except UnicodeDecodeError:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record (not UTF-8 text)") from None
+    except NotPrivate as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not read: the record {exc}; a record is read only where no "
+                                               f"user but the service's (uid {uid}) could have written it") from None
+    except Refused as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not read: the record {exc}") from None
+    except OSError as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({exc.strerror or exc})") from None
+
+
+def _decoded(text: str, path: str) -> Record:
+    """The record in ``text``, or NotRead naming the field that does not fit and what it expected, never what it holds."""
+    try:
+        data = redact_recorded(parse_json(text, path))  # the service's word: a secret in it stays in it
+    except json.JSONDecodeError as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record, or cut short ({json_error_text(exc)})") from None
+    except Refused as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        said = quoted(version) if type(version) is int else "not a number" if version is not None else "missing"
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: record schema_version is {said}, this paddle-doctor "
+                                               f"reads {SCHEMA_VERSION}; run the service under this paddle-doctor's record")
+    try:
+        return from_data(Record, data, echo=False)
+    except DecodeError as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})") from None
+
+
+def _under_root(ctx: ProbeContext, folder: str) -> str:
+    """The record folder on this machine: its parent's links followed as the container sees them, the folder itself not."""
+    parent, name = posixpath.split(posixpath.normpath(folder))
+    return str(ctx.path(posixpath.join(ctx.resolve(parent), name)))
 
 
 def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
