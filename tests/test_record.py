@@ -174,6 +174,35 @@ def test_one_shape_is_one_entry_whichever_kind_of_dtype_says_it(cnn, tmp_path, r
     assert ([(t.shape, t.dtype) for t in seen.inputs], seen.runs) == ([([1, 3, 224, 224], "float32")], 3)
 
 
+@pytest.mark.slow
+def test_runs_with_nothing_copied_in_record_what_the_input_handles_hold_however_they_changed(cnn, tmp_path, recorder):
+    script = service(tmp_path, f'''
+        import paddle
+        from paddle.inference import Config, create_predictor
+        config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
+        config.disable_gpu()
+        predictor = create_predictor(config)
+        handle = predictor.get_input_handle(predictor.get_input_names()[0])
+        def images(batch):
+            return np.ones((batch, 3, 224, 224), "float32")
+        run_once(predictor)  # 1, copied in
+        predictor.run(); predictor.run()  # 1 again, twice
+        handle.share_external_data(paddle.to_tensor(images(2)))
+        predictor.run(); predictor.run()  # 2, shared
+        predictor.run([paddle.to_tensor(images(3))])  # 3, given: the handle holds it then
+        predictor.run()  # 3
+        handle.reshape([1, 3, 224, 224])
+        predictor.run()  # 1, reshaped
+        said = [tuple(handle.shape())]
+        print("HANDLE", said, flush=True)
+    ''')
+    result = run_service(script, tmp_path / "records", recorder=recorder)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "HANDLE [(1, 3, 224, 224)]" in result.stdout
+    runs = the_record(tmp_path / "records").predictors[0].runs
+    assert {seen.inputs[0].shape[0]: seen.runs for seen in runs.shapes} == {1: 4, 2: 2, 3: 2} and runs.runs == 8
+
+
 WRAPPER = '''
 """A wrapper package that builds a pipeline of three predictors from its settings file."""
 import os

@@ -39,6 +39,9 @@ class Handle:
     def copy_from_cpu(self, data) -> None:
         pass
 
+    def reshape(self, shape) -> None:
+        pass
+
 
 class Fake:
     """A predictor: ``run()`` returns what it was given, or raises what it is told to."""
@@ -224,6 +227,57 @@ def test_what_a_thread_copied_in_goes_with_the_thread(recorder):
     assert snapshot(process).predictors[0].runs.shapes[0].inputs[0].shape == [3, 3]
 
 
+class Counted(Handle):
+    """An input handle that counts how often its shape is read; ``reshape`` changes it."""
+
+    def __init__(self) -> None:
+        self.dims, self.reads = [1, 4], 0
+
+    def shape(self) -> list[int]:
+        self.reads += 1
+        return list(self.dims)
+
+    def reshape(self, shape) -> None:
+        self.dims = list(shape)
+
+
+class OneInput(Fake):
+    def __init__(self) -> None:
+        super().__init__()
+        self.handle = Counted()
+
+    def get_input_handle(self, name: str) -> Counted:
+        return self.handle
+
+
+def test_a_run_with_nothing_copied_in_reads_the_input_handles_only_after_one_may_have_changed(recorder):
+    process = new_process(recorder)
+    run, copy = process.recorded_run(Fake.run), process.recorded_copy(Handle.copy_from_cpu)
+    reshape = process.recorded_change(Counted.reshape)
+    predictor = watched(process, OneInput())
+    handle, reads = predictor.handle, []
+    copy(handle, np.zeros((1, 4), "float32"))
+    run(predictor)  # copied in: no handle read
+    for _ in range(6):
+        run(predictor)  # the same inputs run again: read once, then what that run read
+    reads.append(handle.reads)
+    reshape(handle, [2, 4])
+    run(predictor)
+    run(predictor)
+    reads.append(handle.reads)
+    assert run(predictor, [np.zeros((3, 4), "float32")]) is not None  # given: they are in the handle now
+    handle.dims = [3, 4]
+    run(predictor)
+    reads.append(handle.reads)
+    copy(OneInput().handle, np.zeros((5, 5), "float32"))  # a copy into any handle: the next run of every predictor reads its own
+    run(OneInput())
+    run(predictor)
+    reads.append(handle.reads)
+    shapes = {str([(t.shape, t.dtype) for t in seen.inputs]): seen.runs for seen in snapshot(process).predictors[0].runs.shapes}
+    assert reads == [1, 2, 3, 4]
+    assert shapes == {str([([1, 4], "float32")]): 7, str([([2, 4], "float32")]): 2, str([([3, 4], "float32")]): 3}
+
+
 def test_runs_ended_are_bounded_between_two_folds_in_c_as_in_python():
     """The C recorder keeps the runs that ended for the next fold in one growing array: past
     ``MAX_EVENTS`` a run is not counted, and a fold empties it."""
@@ -291,6 +345,7 @@ def test_a_keyboard_interrupt_while_the_recorder_asks_goes_on_to_the_service(rec
             raise KeyboardInterrupt
 
     process.live_of(predictor).handles = [InterruptedHandle()]
+    process.recorded_change(Handle.reshape)(Handle(), [1])  # a handle changed: the next run reads them
     predictor.raising = AssertionError("Paddle's run() is not reached")
     with pytest.raises(KeyboardInterrupt):
         run(predictor)  # nothing copied: its handles are asked, and one is interrupted

@@ -8,6 +8,9 @@
  *   - the inputs its thread copied in, kept by the thread in a ThreadInputs object (owned by the
  *     thread state's dictionary, so it goes with the thread; a C thread-local points at it), whose
  *     keys ((shape, dtype) tuples) and inputs tuple are reused while the shapes stay the same;
+ *     with none copied in, the inputs its predictor's last run read from its input handles, kept
+ *     in its slot of the table while no input handle changed (a count every copy_from_cpu,
+ *     reshape, share_external_data and run(inputs) adds to), else read from them again;
  *   - while it runs, a node on the C stack linked into the Runs' list of runs in flight;
  *   - when it has ended, one struct appended to an array, taken by Runs.take() at the next fold.
  *
@@ -25,6 +28,8 @@
 #define MAX_PENDING 64 /* inputs copied in since a thread's last run(), as live.MAX_PENDING */
 #define MAX_REUSED 8   /* the places whose last key a thread keeps to reuse */
 #define MAX_DIMS 8     /* the most dimensions of a shape compared in place */
+
+static unsigned long long handles_changed; /* copies into, and other changes of, any input handle */
 
 static PyObject *pending_key, *str_shape, *str_dtype, *str_inputs, *str_data, *str_inputs_of, *str_live_of,
     *str_failed;
@@ -354,6 +359,8 @@ typedef struct {
 typedef struct {
     void *predictor; /* NULL: empty; TOMBSTONE: forgotten */
     PyObject *live;  /* owned */
+    PyObject *read;  /* owned, or NULL: the inputs a run of this predictor last read from its handles */
+    unsigned long long read_at; /* handles_changed then */
 } Slot;
 
 static char tombstone;
@@ -381,13 +388,46 @@ slot_of(Slot *slots, Py_ssize_t capacity, void *predictor)
     return (Py_ssize_t)at;
 }
 
-static PyObject *
-known(Runs *self, void *predictor)
+/* The predictor's slot, or NULL where it has none. */
+static Slot *
+found(Runs *self, void *predictor)
 {
     if (self->slots == NULL) {
         return NULL;
     }
-    return self->slots[slot_of(self->slots, self->capacity, predictor)].live;
+    Slot *slot = &self->slots[slot_of(self->slots, self->capacity, predictor)];
+    return slot->live != NULL ? slot : NULL;
+}
+
+static PyObject *
+known(Runs *self, void *predictor)
+{
+    Slot *slot = found(self, predictor);
+    return slot != NULL ? slot->live : NULL;
+}
+
+/* What the last run of `predictor` (as `live`'s) read from its input handles, when no input handle
+ * has changed since (a new reference), or NULL. */
+static PyObject *
+read_before(Runs *self, void *predictor, PyObject *live)
+{
+    Slot *slot = found(self, predictor);
+    if (slot == NULL || slot->live != live || slot->read == NULL || slot->read_at != handles_changed) {
+        return NULL;
+    }
+    return Py_NewRef(slot->read);
+}
+
+/* Keeps what a run of `predictor` read from its input handles when handles_changed was `at`. The slot
+ * is looked up again: reading them ran Python code, which may have grown the table. */
+static void
+keep_read(Runs *self, void *predictor, PyObject *live, PyObject *read, unsigned long long at)
+{
+    Slot *slot = found(self, predictor);
+    if (slot != NULL && slot->live == live) {
+        Py_XSETREF(slot->read, Py_NewRef(read));
+        slot->read_at = at;
+    }
 }
 
 static int
@@ -434,6 +474,7 @@ runs_remember(Runs *self, PyObject *args)
     }
     Py_INCREF(live);
     slot->predictor = predictor;
+    Py_CLEAR(slot->read);
     Py_XSETREF(slot->live, live);
     Py_RETURN_NONE;
 }
@@ -453,6 +494,7 @@ runs_forget(Runs *self, PyObject *args)
         Slot *slot = &self->slots[slot_of(self->slots, self->capacity, predictor)];
         if (slot->predictor == predictor && slot->live == live) {
             slot->predictor = TOMBSTONE;
+            Py_CLEAR(slot->read);
             Py_CLEAR(slot->live);
         }
     }
@@ -590,6 +632,7 @@ runs_traverse(Runs *self, visitproc visit, void *arg)
     Py_VISIT(self->no_inputs);
     for (Py_ssize_t i = 0; i < self->capacity; i++) {
         Py_VISIT(self->slots[i].live);
+        Py_VISIT(self->slots[i].read);
     }
     for (Py_ssize_t i = 0; i < self->ended_count; i++) {
         Py_VISIT(self->ended[i].live);
@@ -606,6 +649,7 @@ runs_clear(Runs *self)
     Py_CLEAR(self->no_inputs);
     for (Py_ssize_t i = 0; i < self->capacity; i++) {
         Py_CLEAR(self->slots[i].live);
+        Py_CLEAR(self->slots[i].read);
     }
     PyMem_Free(self->slots);
     self->slots = NULL;
@@ -653,7 +697,7 @@ runs_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 typedef struct {
     PyObject_HEAD
     PyObject *original;
-    Runs *runs; /* NULL for the copy's wrapper */
+    Runs *runs; /* NULL for the copy's and the changes' wrappers */
     vectorcallfunc vectorcall;
 } Wrapper;
 
@@ -687,14 +731,21 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
                                                                 : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
     }
     PyObject *inputs = take_inputs();
+    if (inputs == NULL && given == NULL && !PyErr_Occurred()) {
+        inputs = read_before(runs, predictor, live);
+    }
     if (inputs == NULL || given != NULL) {
         Py_XDECREF(inputs);
+        unsigned long long changed = handles_changed;
         inputs = PyErr_Occurred() ? NULL
                                   : PyObject_CallMethodOneArg(live, str_inputs_of, given != NULL ? given : runs->no_inputs);
         if (inputs == NULL) {
             Py_DECREF(live);
             return note_failure(runs->process, "before run()") < 0 ? NULL
                                                                     : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+        }
+        if (given == NULL) {
+            keep_read(runs, predictor, live, inputs, changed);
         }
     }
     Running node = {NULL, runs->running, live, 0};
@@ -705,6 +756,9 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
     node.start = now_ns();
     PyObject *result = PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
     long long end = now_ns();
+    if (given != NULL) {
+        handles_changed++; /* run(inputs) leaves them in the input handles */
+    }
     if (node.previous != NULL) {
         node.previous->next = node.next;
     }
@@ -723,12 +777,22 @@ recorded_copy(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject
 {
     Wrapper *wrapper = (Wrapper *)callable;
     PyObject *result = PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    handles_changed++;
     if (result != NULL) {
         PyObject *data = argument(args, PyVectorcall_NARGS(nargsf), kwnames, 1, str_data);
         if (data != NULL && note_copy(data) < 0) {
             Py_CLEAR(result); /* a KeyboardInterrupt raised meanwhile goes on, as it would through Python's */
         }
     }
+    return result;
+}
+
+/* Tensor.reshape, share_external_data and the like: a change of an input handle, noted. */
+static PyObject *
+recorded_change(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *result = PyObject_Vectorcall(((Wrapper *)callable)->original, args, nargsf, kwnames);
+    handles_changed++;
     return result;
 }
 
@@ -837,6 +901,12 @@ wrap_copy(PyObject *module, PyObject *original)
     return wrapper_new(original, NULL, recorded_copy);
 }
 
+static PyObject *
+wrap_change(PyObject *module, PyObject *original)
+{
+    return wrapper_new(original, NULL, recorded_change);
+}
+
 static PyMethodDef runs_methods[] = {
     {"remember", (PyCFunction)runs_remember, METH_VARARGS, "remember(predictor, live): runs of predictor are live's"},
     {"forget", (PyCFunction)runs_forget, METH_VARARGS, "forget(id(predictor), live): the predictor, live's, is gone"},
@@ -871,6 +941,8 @@ static PyTypeObject RunsType = {
 static PyMethodDef module_methods[] = {
     {"wrap_copy", wrap_copy, METH_O,
      "wrap_copy(Tensor.copy_from_cpu): the copy that notes each array's shape and dtype for its thread's next run()"},
+    {"wrap_change", wrap_change, METH_O,
+     "wrap_change(Tensor.reshape): the method, noting that an input handle may have changed (the next run() reads them)"},
     {NULL},
 };
 

@@ -2,12 +2,16 @@
 of their ``run()``, noted by the wrappers of the process's :attr:`Process.runs` and folded here.
 
 The runs are noted in C (``_native.c``, built with the package where a compiler was at hand) or,
-where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE`` is off (``0``), in Python (:mod:`.python_runs`); both
-note the same things and hand them over the same way. A ``run()`` notes the least: its predictor,
-the inputs its thread copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each
-array's shape and dtype on the thread), and its start and end. A ``run()`` with no inputs copied
-(inputs shared with ``share_external_data``) reads its input handles' shapes, and their dtypes on
-its own thread the first time a shape is seen.
+where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE`` is off (``0``), in Python
+(:mod:`.python_runs`); both note the same things and hand them over the same way. A ``run()``
+notes the least: its predictor, the inputs its thread copied in since its last ``run()``
+(``Tensor.copy_from_cpu`` notes each array's shape and dtype on the thread), and its start and
+end. A ``run()`` with no inputs copied (the same inputs run again, or shared with
+``share_external_data``) reads its input handles' shapes (:meth:`LivePredictor.inputs_of`), and
+their dtypes on its own thread the first time a shape is seen; or, where no input handle has
+changed since its predictor's last run read them (no ``copy_from_cpu``, ``reshape``,
+``share_external_data`` nor ``run(inputs)`` anywhere: :meth:`Process.recorded_change`), takes
+what that run read.
 
 Everything else happens in :meth:`Process.fold`, on the writer's thread (every few seconds, at
 exit, and sooner once :data:`FOLD_AT` runs wait): the runs that ended are taken and counted into
@@ -127,6 +131,13 @@ class Process:
         ``run(inputs)``, ``run(inputs=…)``), and it returns what Paddle's returns."""
         return self.runs.wrap_run(original)
 
+    def recorded_change(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Tensor.reshape``, ``share_external_data`` and the like: each may change an input handle,
+        so the next ``run()`` with nothing copied in reads them again."""
+        if self.native is not None:
+            return self.native.wrap_change(original)
+        return python_runs.wrap_change(original)
+
     def recorded_copy(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for its thread's next ``run()``."""
         if self.native is not None:
@@ -229,6 +240,8 @@ class LivePredictor:
         self.built = 1
         self.alive = True
         self.handles: list[Any] | None = None
+        self.read: Any = None  # what a run with nothing copied in last read from the handles (the Python recorder's)
+        self.read_at = -1  # python_runs.CHANGED then
         self.input_names: list[str] = []
         self.seen: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], str], ...]] = {}  # the inputs noted, as counted
         self.handle_dtypes: dict[tuple[Any, ...], tuple[str, ...]] = {}
@@ -247,13 +260,20 @@ class LivePredictor:
         self.peak = 0
 
     def watch(self, predictor: Any) -> None:
-        """Its input handles, read once; and when the service drops it, it is no longer alive."""
+        """Its input handles, read once (those of the first predictor folded into it: the inputs a run
+        read from them stay true while none changes); and when the service drops it, it is no longer alive."""
+        if self.handles is not None:
+            self._watch_drop(predictor)
+            return
         try:
             self.input_names = [str(name)[:200] for name in predictor.get_input_names()]
             self.handles = [predictor.get_input_handle(name) for name in self.input_names]
         except Exception as exc:  # a predictor with feed/fetch ops, or one that cannot say
             self.process.failed(f"predictor {self.number} input handles: {exc!r}"[:200])
             self.handles = []
+        self._watch_drop(predictor)
+
+    def _watch_drop(self, predictor: Any) -> None:
         try:
             weakref.finalize(predictor, self._dropped, id(predictor))
         except TypeError:

@@ -3,7 +3,8 @@ methods as its ``Runs``, for :class:`~.live.Process` to fold.
 
 ``run()`` does the least Python can: one dictionary get for its predictor, the inputs its thread
 copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each array's shape and dtype on
-the thread), one append of ``[predictor, start, end, inputs]`` to the list of runs (atomic under the
+the thread; with none, what its predictor's last run read from the input handles, while no input
+handle changed since: :data:`CHANGED`), one append of ``[predictor, start, end, inputs]`` to the list of runs (atomic under the
 GIL: no lock) and two ``perf_counter_ns`` reads written into it, the start once it is in the list
 and the end when the run returns. :meth:`PythonRuns.take` hands the writer the runs that ended and
 those still running, and keeps the running ones for the next take.
@@ -11,12 +12,17 @@ those still running, and keeps the running ones for the next take.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 PENDING = threading.local()  # .inputs: [(shape, dtype)] copied in on this thread since its last run(), or None
+# [the last change of any input handle]: each copy_from_cpu, reshape, share_external_data and run(inputs)
+# puts a number never put before (next() is atomic, a store too: a run that read it before any of them sees another)
+CHANGED = [0]
+CHANGES = itertools.count(1)
 
 
 class PythonRuns:
@@ -95,7 +101,7 @@ class PythonRuns:
         live_of, failed = self.process.live_of, self.process.failed
         events = self.events
         append = events.append
-        pending, fold_at, no_inputs = PENDING, self.fold_at, self.no_inputs
+        pending, fold_at, no_inputs, changed, changes = PENDING, self.fold_at, self.no_inputs, CHANGED, CHANGES
 
         def run(predictor: Any, inputs: Any = no_inputs, *more: Any) -> Any:
             if more:  # not a call Paddle's run() takes: its TypeError, and no run
@@ -105,8 +111,15 @@ class PythonRuns:
                 seen = getattr(pending, "inputs", None)
                 if seen is not None:
                     pending.inputs = None
-                if seen is None or inputs is not no_inputs:
+                if inputs is not no_inputs:
                     seen = live.inputs_of(inputs)
+                elif seen is None:
+                    at = changed[0]
+                    if live.read_at == at:
+                        seen = live.read
+                    else:
+                        seen = live.read = live.inputs_of(no_inputs)
+                        live.read_at = at
                 event = [live, 0, None, seen]
                 if len(events) < fold_at:
                     append(event)
@@ -120,6 +133,8 @@ class PythonRuns:
                 return original(predictor) if inputs is no_inputs else original(predictor, inputs)
             finally:
                 event[2] = clock()
+                if inputs is not no_inputs:
+                    changed[0] = next(changes)  # run(inputs) leaves them in the input handles
 
         run.__name__ = run.__qualname__ = "run"
         run.__doc__ = getattr(original, "__doc__", None)
@@ -129,10 +144,13 @@ class PythonRuns:
 def wrap_copy(original: Callable[..., Any], most: int) -> Callable[..., Any]:
     """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``
     (at most ``most`` between two). Its arguments are Paddle's own (``data``, by position or by name)."""
-    pending = PENDING
+    pending, changed, changes = PENDING, CHANGED, CHANGES
 
     def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
-        result = original(tensor, data, *more) if more else original(tensor, data)
+        try:
+            result = original(tensor, data, *more) if more else original(tensor, data)
+        finally:
+            changed[0] = next(changes)
         try:
             seen = (data.shape, data.dtype)
             copied = getattr(pending, "inputs", None)
@@ -146,3 +164,18 @@ def wrap_copy(original: Callable[..., Any], most: int) -> Callable[..., Any]:
 
     copy_from_cpu.__doc__ = getattr(original, "__doc__", None)
     return copy_from_cpu
+
+
+def wrap_change(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.reshape``, ``share_external_data`` and the like, noting that an input handle may have changed."""
+    changed, changes = CHANGED, CHANGES
+
+    def changing(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(tensor, *args, **kwargs)
+        finally:
+            changed[0] = next(changes)
+
+    changing.__name__ = changing.__qualname__ = getattr(original, "__name__", "changing")
+    changing.__doc__ = getattr(original, "__doc__", None)
+    return changing

@@ -17,6 +17,7 @@ from .settings_read import read_config, remember_setters
 from .writer import Writer
 
 HOLDERS = ("paddle.inference", "paddle.base.core")
+CHANGING = ("reshape", "share_external_data", "share_external_data_by_ptr_name")  # what changes an input handle but a copy
 TEXT = 200
 
 
@@ -36,6 +37,9 @@ def _wrap(process: Process, inference: ModuleType) -> None:
     predictor_class.run = process.recorded_run(predictor_class.run)
     predictor_class.clone = _recorded_clone(process, predictor_class.clone)
     inference.Tensor.copy_from_cpu = process.recorded_copy(inference.Tensor.copy_from_cpu)
+    for name in CHANGING:
+        if hasattr(inference.Tensor, name):
+            setattr(inference.Tensor, name, process.recorded_change(getattr(inference.Tensor, name)))
     create, pool = inference.create_predictor, inference.PredictorPool
     wrapped = {id(create): _recorded_create(process, create), id(pool): _recorded_pool(process, pool)}
     for name in HOLDERS:
