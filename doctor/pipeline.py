@@ -97,14 +97,17 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
             reporter.say(f"paddle-doctor: {refused}")
         service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
                                            recorded=recorded_settings(reading.record))
-        first = None
+        recorded = None
         if measure and options.measure and run is None:
-            first = _recorded_measurements(reading.record, measuring_budget(options, service.concurrency), reporter.say)
+            recorded = _recorded_measurements(reading.record, measuring_budget(options, service.concurrency), options.inputs,
+                                              reporter.say)
+        if recorded is not None:
+            first = recorded.first
             _say_measuring(first, reporter.say)
             service = replace(service, model=first.model)  # the record names the model to measure, and says so
             origins = merge_origins(origins, [SettingOrigin("model", first.model, Origin.RECORD,
                                                             f"{reading.record.source}: predictor {first.predictor}, measured first")])
-            run = _recorded_run(first)
+            run = recorded.runs[first.predictor]
         probe_gpu = ctx.is_live if options.gpu is None else options.gpu
         probed = collect_facts(ctx, service, interpreter, options.paddle_timeout, environ=reading.environ,
                                gpu_python=sys.executable if probe_gpu else None, gpu_timeout=options.gpu_timeout,
@@ -117,9 +120,9 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
             reporter.say(f"paddle-doctor: warning: {reading.record.reason}")
     if run is None:
         return facts
-    if first is not None:
-        options = replace(options, shapes=tuple(first.shapes), budget=first.budget_s)
-    return _measured(facts, run, options, ctx, reading, first, reporter, interpreter)
+    if recorded is not None:
+        options = replace(options, shapes=tuple(recorded.first.shapes), budget=recorded.first.budget_s)
+    return _measured(facts, run, options, ctx, reading, recorded, reporter, interpreter)
 
 
 def chosen_interpreter(options: ProbeOptions, ctx: ProbeContext,
@@ -189,14 +192,35 @@ def _flagged_run(service: ServiceOptions) -> ModelRun | None:
     return flagged_run(service)
 
 
-def _recorded_run(plan: PredictorMeasured) -> ModelRun:
-    from .verify.model import ModelRun
+@dataclass(frozen=True)
+class RecordedRuns:
+    """``--measure``: the recorded predictor measured first (its measurement is the report's verification),
+    and the run of the model of each predictor to measure, by predictor."""
 
-    return ModelRun(plan.model)
+    first: PredictorMeasured
+    runs: dict[int, ModelRun]
+
+
+def _measurable_run(plan: PredictorMeasured, inputs: str | None) -> ModelRun | None:
+    """The run of a recorded predictor's model, its program read and its recorded shapes (or --inputs)
+    checked against it; None where it cannot be measured (no such model, a program that cannot be read,
+    shapes its inputs do not take): ``plan.not_measured`` says why, and the other predictors are measured."""
+    from .graph.probe import unreadable_program
+    from .verify.model import ModelError, ModelRun
+
+    try:
+        run = ModelRun(plan.model)
+        if run.program is None:
+            plan.graph = unreadable_program(run)
+        run.planned_inputs(plan.shapes, 1, inputs_path=inputs)  # a batch size fills in only what the record lacks, and fits
+    except ModelError as exc:
+        plan.not_measured = f"not measured: {exc}"
+        return None
+    return run
 
 
 def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeContext, reading: ServiceReading,
-              first: PredictorMeasured | None, reporter: Reporter, interpreter: Interpreter | None) -> Facts:
+              recorded: RecordedRuns | None, reporter: Reporter, interpreter: Interpreter | None) -> Facts:
     """The facts with the graph coverage and the measurements of the model (and, with --measure, of each
     recorded predictor), in workers of ``interpreter``."""
     from .graph.probe import probe_graph
@@ -215,8 +239,8 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
                     with _service_load(ctx, reading, options.measure) as load:
                         verification = _verify(facts, run, options, reporter, interpreter)
                         facts = replace(facts, verification=verification)
-                        if first is not None:
-                            _measure_other_predictors(facts, record, first, options, reporter, interpreter)
+                        if recorded is not None:
+                            _measure_other_predictors(facts, record, recorded, options, reporter, interpreter)
                     busy = load.busy_cpus
                     if busy is not None:
                         reporter.say(f"paddle-doctor: the service used {busy:g} CPUs while it was measured beside it")
@@ -227,27 +251,28 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
     return replace(facts, service_record=replace(record, busy_cpus_while_measured=busy))
 
 
-def _recorded_measurements(record: ServiceRecord, budget_s: float, say: Say) -> PredictorMeasured:
+def _recorded_measurements(record: ServiceRecord, budget_s: float, inputs: str | None, say: Say) -> RecordedRuns | None:
     """``--measure``: what the service's record gives to measure of each predictor (in ``record.measured``,
-    before the facts hold the record), the first to measure first (it becomes the report's verification),
-    or a MeasureError when it gives nothing."""
+    before the facts hold the record), the first that can be measured first (it becomes the report's
+    verification); None where none of them can be, each saying why; a MeasureError when it gives nothing."""
     from .record.reading import measurements_of
     from .render.escape import terminal_line
 
     planned = measurements_of(record, budget_s) if record.read else []
-    first = next((plan for plan in planned if plan.not_measured is None), None)
-    if first is None:
+    if all(plan.not_measured for plan in planned):
         why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
         raise MeasureError(f"--measure needs the service's record of a predictor and its model ({why}); "
                            "start the service with `paddle-doctor record -- CMD`, or give --model")
-    measured = sum(1 for plan in planned if plan.not_measured is None)
-    say(f"paddle-doctor: measuring {measured} of the record's {len(planned)} predictors, {first.budget_s:g} s each, "
-        "the busiest first")
+    runs = {plan.predictor: run for plan in planned
+            if plan.not_measured is None and (run := _measurable_run(plan, inputs)) is not None}
+    first = next((plan for plan in planned if plan.predictor in runs), None)
+    each = f", {first.budget_s:g} s each, the busiest first" if first is not None else ""
+    say(f"paddle-doctor: measuring {len(runs)} of the record's {len(planned)} predictors{each}")
     for plan in planned:
         if plan.not_measured:
             say(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"))
     record.measured = planned
-    return first
+    return RecordedRuns(first, runs) if first is not None else None
 
 
 def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
@@ -257,7 +282,7 @@ def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
     say(terminal_line(f"paddle-doctor: measuring predictor {plan.predictor}: {plan.model} at {shape_options(plan.shapes)}"))
 
 
-def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: PredictorMeasured, options: ProbeOptions,
+def _measure_other_predictors(facts: Facts, record: ServiceRecord, recorded: RecordedRuns, options: ProbeOptions,
                               reporter: Reporter, interpreter: Interpreter | None) -> None:
     """``--measure``: each recorded predictor after the first, its model's graph coverage, then its model at
     its recorded shapes, its recorded configuration the baseline, within its share of the budget (into its
@@ -267,15 +292,12 @@ def _measure_other_predictors(facts: Facts, record: ServiceRecord, first: Predic
     from .verify.model import ModelError
 
     views = {predictor.id: view for predictor, view in judged_predictors(facts)}
-    waiting = [plan for plan in record.measured if plan.not_measured is None and plan is not first]
+    waiting = [plan for plan in record.measured if plan.predictor in recorded.runs and plan is not recorded.first]
     for number, plan in enumerate(waiting):
         _say_measuring(plan, reporter.say)
         try:
-            with _recorded_run(plan) as run:
-                plan.graph = probe_graph(views[plan.predictor], run, interpreter)
-                if run.program is None:
-                    plan.not_measured = f"not measured: {run.unreadable}"
-                    continue
+            with recorded.runs[plan.predictor] as run:
+                plan.graph = probe_graph(views[plan.predictor], run, interpreter)  # its program was read (_measurable_run)
                 plan.verification = _verify(views[plan.predictor], run, replace(options, shapes=tuple(plan.shapes),
                                                                                    budget=plan.budget_s), reporter, interpreter)
                 if plan.verification is None:

@@ -138,6 +138,14 @@ class ModelRun:
         self.workers: list[WorkerSession] = []
         self.shared: WorkerSession | None = None
 
+    def planned_inputs(self, shape_options: list[str], batch_size: int, shape_file: Path | None = None,
+                       inputs_path: str | None = None) -> tuple[dict[str, ModelInput], list[str]]:
+        """Each input of the program with the shapes it is measured at, and the .npz samples (``plan_inputs``);
+        ModelError where the program cannot be read or the shapes or samples do not fit it."""
+        if self.program is None:
+            raise ModelError(self.unreadable)
+        return plan_inputs(input_specs(self.program), shape_options, batch_size, shape_file, inputs_path)
+
     @property
     def workers_started(self) -> int:
         return len(self.workers)

@@ -21,7 +21,7 @@ from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context
 from .layouts import plan_load
 from .measure import Measurer, Progress
-from .model import ModelError, ModelRun, input_specs, plan_inputs, worker_samples
+from .model import ModelError, ModelRun, worker_samples
 from .protocol import Feeds
 from .recommend import recommend
 from .session import WorkerDied, WorkerError, WorkerSession
@@ -54,7 +54,7 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
         raise ModelError(run.unreadable)
     files, program = run.files, run.program
     shape_file = find_shape_range_file(files.directory, facts.service.tensorrt.dynamic_shape_file)
-    inputs, npz = plan_inputs(input_specs(program), options.shapes, facts.service.batch_size, shape_file, options.inputs)
+    inputs, npz = run.planned_inputs(options.shapes, facts.service.batch_size, shape_file, options.inputs)
     samples = worker_samples(inputs)
     load_plan = plan_load(facts, files)
     baseline = PredictorConfig.of_service(facts)
