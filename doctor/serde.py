@@ -1,6 +1,7 @@
-"""Dataclasses to JSON-able dicts and back, strictly: an unknown or mistyped field is an error. An
-error quotes the value it found cut to :data:`QUOTED_CHARS` characters, or, decoding what another
-user may have written (a service's record), never."""
+"""Dataclasses to JSON-able dicts and back, strictly: an unknown or mistyped field is an error, and so
+is a value outside the constraints its type carries (:mod:`paddle_doctor.constraints`) or a float
+that is not finite. An error quotes the value it found cut to :data:`QUOTED_CHARS` characters, or,
+decoding what another user may have written (a service's record), never."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import dataclasses
 import enum
 import functools
 import json
+import math
+import re
 import reprlib
 import sys
 import types
@@ -35,6 +38,10 @@ def quoted(value: Any) -> str:
 
 
 def to_data(obj: Any) -> Any:
+    """``obj`` as JSON holds it; a float JSON cannot hold is the largest finite one (an unbounded
+    interval's infinity), or null (NaN), so that what the doctor writes is always JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else math.copysign(sys.float_info.max, obj)
     if isinstance(obj, enum.Enum):
         return obj.value
     if dataclasses.is_dataclass(obj):
@@ -79,7 +86,11 @@ def _decode(tp: Any, data: Any, where: str, echo: bool) -> Any:
             return data
         raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected {' or '.join(map(repr, typing.get_args(tp)))}")
     if origin is typing.Annotated:
-        return _decode(typing.get_args(tp)[0], data, where, echo)
+        base, *extras = typing.get_args(tp)
+        value = _decode(base, data, where, echo)
+        for extra in extras:
+            within_constraint(getattr(extra, "keywords", {}), value, where, echo)
+        return value
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(data, list):
@@ -108,7 +119,13 @@ def _decode(tp: Any, data: Any, where: str, echo: bool) -> Any:
             expected = ", ".join(repr(member.value) for member in tp)
             raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected one of {expected}") from None
     if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
-        return float(data)
+        try:
+            number = float(data)
+        except OverflowError:  # an integer past the largest float
+            number = math.inf
+        if math.isfinite(number):
+            return number
+        raise DecodeError(f"{where}: expected a finite number{_found(data, echo)}")
     if tp in (str, int, bool) and type(data) is tp:
         return data
     raise DecodeError(f"{where}: expected {getattr(tp, '__name__', tp)}{_found(data, echo)}")
@@ -123,6 +140,28 @@ def _key(key: Any, echo: bool) -> str:
     """A key of a mapping as a field path names it: cut, or ``*`` where values are not echoed."""
     text = str(key)
     return (text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}...") if echo else "*"
+
+
+def within_constraint(keywords: dict[str, Any], value: Any, where: str, echo: bool) -> None:
+    """DecodeError unless ``value`` meets the JSON Schema ``keywords`` its type or field carries
+    (``minimum``, ``maximum``, ``pattern``, ``enum``, ``const``, ``minItems``; formats are not checked)."""
+    if value is None:
+        return
+    if "minimum" in keywords and value < keywords["minimum"]:
+        expected = f"at least {keywords['minimum']}"
+    elif "maximum" in keywords and value > keywords["maximum"]:
+        expected = f"at most {keywords['maximum']}"
+    elif "pattern" in keywords and not re.search(keywords["pattern"], value):
+        expected = f"text matching {keywords['pattern']}"
+    elif "enum" in keywords and value not in keywords["enum"]:
+        expected = f"one of {', '.join(map(repr, keywords['enum']))}"
+    elif "const" in keywords and value != keywords["const"]:
+        expected = repr(keywords["const"])
+    elif "minItems" in keywords and len(value) < keywords["minItems"]:
+        expected = f"at least {keywords['minItems']} items"
+    else:
+        return
+    raise DecodeError(f"{where}: expected {expected}{_found(value, echo)}")
 
 
 class _ModuleNames(dict):
@@ -154,7 +193,7 @@ def _field_types(cls: type, extras: bool) -> dict[str, Any]:
 def _decode_dataclass(cls: Any, data: Any, where: str, echo: bool) -> Any:
     if not isinstance(data, dict):
         raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
-    hints = field_types(cls)
+    hints = field_types(cls, extras=True)  # with the constraints its types carry
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
@@ -163,6 +202,7 @@ def _decode_dataclass(cls: Any, data: Any, where: str, echo: bool) -> Any:
     for name, field in fields.items():
         if name in data:
             values[name] = _decode(hints[name], data[name], f"{where}.{name}", echo)
+            within_constraint(field.metadata.get("schema", {}), values[name], f"{where}.{name}", echo)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise DecodeError(f"{where}: missing field {name!r}")
     try:

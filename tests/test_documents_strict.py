@@ -70,3 +70,95 @@ def test_a_record_line_of_megabytes_is_cut_for_people():
     assert line.startswith("predictor 0 /models/xxx") and line.endswith(" characters more)") and len(line) < LINE_CHARS + 40
     whole = len(line.partition("... (")[0]) + int(line.rpartition("(")[2].split()[0])
     assert whole > len(HUGE) and "x" * 100 not in line[LINE_CHARS:]
+
+
+# ------------------------------------------------------------------ constraints and floats JSON cannot hold
+
+
+def strict_json(text: str):
+    """``text`` parsed as JSON is: NaN and Infinity are no JSON."""
+    return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in what should be JSON"))
+
+
+def facts_with(change) -> dict:
+    """The facts of a verification run (tests/test_experiment_results.py) as their file holds them, ``change`` made to them."""
+    from test_experiment_results import facts_data
+
+    data = facts_data()
+    change(data)
+    return data
+
+
+COMPARISON = ("verification", "experiments", 1, "comparisons", 0)
+
+
+def comparison(data: dict) -> dict:
+    for key in COMPARISON:
+        data = data[key]
+    return data
+
+
+@pytest.mark.parametrize("text, said", [
+    ("NaN", "ratio: expected a finite number, got nan"),
+    ("Infinity", "ratio: expected a finite number, got inf"),
+    ("1e400", "ratio: expected a finite number, got inf"),
+    ("1" + "0" * 400, "ratio: expected a finite number, got 1000"),  # an integer past the largest float
+])
+def test_a_float_that_is_not_finite_is_refused_in_every_document(tmp_path, text, said):
+    data = facts_with(lambda data: comparison(data).update(ratio="RATIO"))
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(data).replace('"RATIO"', text))
+    one_line_error(run_doctor("check", "--facts", str(facts), timeout=QUICK),
+                   f"{facts}: Facts.verification.experiments[1].comparisons[0].{said}")
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("rounds", -5, "rounds: expected at least 0, got -5"),  # Count
+    ("confidence", 0.5, "confidence: expected one of 0.95, 0.99, got 0.5"),  # a field's own schema
+])
+def test_a_value_outside_its_types_constraint_is_refused(tmp_path, field, value, said):
+    data = facts_with(lambda data: comparison(data).update({field: value}))
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(data))
+    one_line_error(run_doctor("check", "--facts", str(facts), timeout=QUICK),
+                   f"{facts}: Facts.verification.experiments[1].comparisons[0].{said}")
+
+
+@pytest.mark.parametrize("cls, data, said", [
+    ("RunStats", {"runs": -1}, "RunStats.runs: expected at least 0"),
+    ("RunStats", {"busy_s": -0.5}, "RunStats.busy_s: expected at least 0"),
+    ("PodFinding", {"rule_id": "PD-CPU-10"}, "PodFinding.rule_id: expected text matching ^PD-[A-Z]+-[0-9]{3}$"),  # a fleet report's
+])
+def test_every_constraint_a_type_carries_holds_when_decoding(cls, data, said):
+    from paddle_doctor.fleet.reports import PodFinding
+    from paddle_doctor.record.document import RunStats
+
+    stats = {"runs": 1, "first_run_ms": 1.0, "p50_ms": None, "p90_ms": None, "p99_ms": None, "busy_s": 0.1, "span_s": 0.1,
+             "gap_p50_ms": None, "peak_concurrency": 1, "shapes": [], "shapes_not_kept": 0}
+    finding = {"rule_id": "PD-CPU-010", "status": "pass", "severity": "error", "title": "t", "message": "m"}
+    kind, base = {"RunStats": (RunStats, stats), "PodFinding": (PodFinding, finding)}[cls]
+    with pytest.raises(DecodeError) as raised:
+        from_data(kind, {**base, **data})
+    assert str(raised.value).startswith(said), str(raised.value)
+
+
+def test_an_interval_without_an_upper_bound_is_written_as_json_and_read_back(tmp_path):
+    import math
+    from dataclasses import replace
+
+    from paddle_doctor.facts.document import facts_from_data
+    from paddle_doctor.facts.verification import ComparisonResult
+    from paddle_doctor.vocabulary import Effect
+    from test_experiment_results import verification
+
+    one_round = ComparisonResult("rebuild graph", "optimised model cache", 1.2, 0.0, math.inf, Effect.UNDECIDED, 1)
+    measured = verification()
+    optim_cache = replace(measured.experiments[1], comparisons=[one_round])
+    facts = replace(make_facts(), verification=replace(measured, experiments=[measured.experiments[0], optim_cache, *measured.experiments[2:]]))
+    written = tmp_path / "facts.json"
+    written.write_text(facts.to_json())
+    read = facts_from_data(strict_json(written.read_text()))
+    assert read.verification.experiments[1].comparisons[0].ci_high > 1e300  # the largest float JSON holds
+    result = run_doctor("check", "--facts", str(written), "--format", "json", timeout=QUICK)
+    assert result.returncode in (0, 1), result.stderr
+    strict_json(result.stdout)

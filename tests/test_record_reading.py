@@ -5,8 +5,10 @@ in one line when it is cut short, of another schema or another process; its sett
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -14,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import report_json, run_doctor
+from conftest import FIXTURES, report_json, run_doctor
 from factories import by_rule, make_facts
 from paddle_doctor.checks import cpu_budget
 from paddle_doctor.context import ProbeContext
@@ -97,6 +99,49 @@ def test_a_record_that_cannot_be_used_is_one_line(tmp_path, text, ticks, alive, 
     read = read_record(*patient(tmp_path, text, ticks, alive))
     assert read.status == status and not read.predictors
     assert said in read.reason and "\n" not in read.reason
+
+
+def record_text(changes: dict[tuple, str], record: Record = OCR) -> str:
+    """The record as JSON, each value at a path of ``changes`` written as the JSON text given (``NaN``, ``-5``)."""
+    data = to_data(record)
+    for number, (*parents, leaf) in enumerate(changes):
+        functools.reduce(lambda part, key: part[key], parents, data)[leaf] = f"CHANGE-{number}"
+    text = json.dumps(data)
+    for number, value in enumerate(changes.values()):
+        text = text.replace(f'"CHANGE-{number}"', value)
+    return text
+
+
+@pytest.mark.parametrize("where, value, said", [
+    (("predictors", 0, "runs", "p50_ms"), "NaN", "Record.predictors[0].runs.p50_ms: expected a finite number"),
+    (("predictors", 0, "runs", "p90_ms"), "Infinity", "Record.predictors[0].runs.p90_ms: expected a finite number"),
+    (("predictors", 2, "runs", "busy_s"), "1e400", "Record.predictors[2].runs.busy_s: expected a finite number"),
+    (("predictors", 1, "runs", "runs"), "-5", "Record.predictors[1].runs.runs: expected at least 0"),
+    (("predictors", 1, "runs", "p99_ms"), "-0.5", "Record.predictors[1].runs.p99_ms: expected at least 0"),
+    (("written_at",), "NaN", "Record.written_at: expected a finite number"),
+])
+def test_a_recorded_value_out_of_its_range_is_refused_in_one_line(tmp_path, where, value, said):
+    read = read_record(*patient(tmp_path, record_text({where: value})))
+    assert read.status == RecordStatus.UNREADABLE and not read.predictors
+    assert read.reason == f"/tmp/paddle-doctor-record-1000/{PID}-{TICKS}.json: not a record ({said})"
+
+
+def recorded_tree(tmp_path: Path, text: str) -> Path:
+    """The recorded one-service /proc tree (process 4242 of user 1000) with ``text`` as its record."""
+    root = tmp_path / "root"
+    shutil.copytree(FIXTURES / "processes" / "one-service", root, symlinks=True)
+    folder = root / "tmp" / "paddle-doctor-record-1000"
+    folder.mkdir(parents=True)
+    (folder / "4242-123456.json").write_text(text)  # 123456: field 22 of the tree's /proc/4242/stat
+    owned_by(1000, folder)
+    return root
+
+
+def test_a_report_on_a_record_holding_nan_is_json(tmp_path):
+    text = record_text({("pid",): "4242", ("start_ticks",): "123456", ("predictors", 0, "runs", "p50_ms"): "NaN"})
+    result = run_doctor("--root", str(recorded_tree(tmp_path, text)), "--pid", "4242", "--json", "--no-paddle", "--no-gpu")
+    report = json.loads(result.stdout, parse_constant=lambda name: pytest.fail(f"{name} in the JSON report"))
+    assert "not a record (Record.predictors[0].runs.p50_ms: expected a finite number)" in report["service"]["record"]
 
 
 def test_a_record_from_another_paddle_says_so_and_stays_read(tmp_path):

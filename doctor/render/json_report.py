@@ -9,4 +9,5 @@ from ..serde import to_data
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """The report as JSON, never a NaN or Infinity in it (``to_data`` writes no float JSON cannot hold)."""
+    return json.dumps(to_data(report), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
