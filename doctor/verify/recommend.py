@@ -273,7 +273,7 @@ def measure_whole(ctx: Context, start: PredictorConfig, current: PredictorConfig
         share = budget_s if start == baseline else budget_s / 2
         what = "recommended" if start == baseline else "recommend:together"
         (together,) = ctx.measurer.race((alone, start), [("recommended", current)], share, what,
-                                        settle_by=None if start == baseline else time.monotonic() + share)
+                                        settle_by=time.monotonic() + share)
         against = "the service's configuration" if start == baseline else f"{alone} alone"
         verdict = ("offered" if decisive(together, ctx.measurer.min_effect)
                    else "the changes adopted one at a time are not offered" if measured_not_faster(together)
@@ -285,9 +285,10 @@ def measure_whole(ctx: Context, start: PredictorConfig, current: PredictorConfig
             return (current, None, None) if current == start else (current, together, unconfirmed(ctx, together))
     if current == baseline:
         return current, None, None
-    # at least half the time, even where the first race ran past its own half on a busy machine: two rounds decide nothing
+    # at least half the time, even where the first race ran past its own half on a busy machine: two rounds decide nothing;
+    # short of a verdict's rounds, on to the end of the recommendation's time
     (whole,) = ctx.measurer.race((BASELINE, baseline), [("recommended", current)], max(budget_s / 2, until - time.monotonic()),
-                                 "recommended")
+                                 "recommended", settle_by=until)
     return current, whole, unconfirmed(ctx, whole) if current != start else None
 
 

@@ -28,6 +28,9 @@ from .session import WorkerDied, WorkerError, WorkerSession
 from .shape_range import find_shape_range_file
 
 RECOMMENDATION_SHARE = 0.35
+# the least of --budget the recommendation, the report's answer, is given when the experiments ran past their part
+# (a busy machine's slow predictor creations): its final race needs the rounds a verdict needs
+RECOMMENDATION_FLOOR = 0.2
 
 
 @dataclass
@@ -90,7 +93,8 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
             measured = {e.name: e for e in verification.experiments}
             try:
                 with children.phase("measuring the recommendation"):
-                    verification.recommendation = recommend(ctx, measured, max(1.0, deadline.left()), files.program, files.params)
+                    verification.recommendation = recommend(ctx, measured, max(options.budget_s * RECOMMENDATION_FLOOR, deadline.left()),
+                                                            files.program, files.params)
             except (WorkerError, WorkerDied, Interrupted) as exc:
                 verification.error = f"the recommendation could not be measured: {_failure(exc)}"
         verification.noise = ctx.measurer.noise()
@@ -133,6 +137,7 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
     """Every experiment in its share of the budget; False when measuring had to stop (budget
     exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
     measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
+    ctx.settle_by = deadline.started + measure_budget  # an experiment's race short of a verdict's rounds runs on until then
     shares = {name: 0.0 if name == Experiment.LAYOUTS and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
     shares_left = sum(shares.values())
     for name, (runner, _) in EXPERIMENTS.items():
@@ -187,5 +192,5 @@ def over_budget(deadline: Deadline, seconds: float) -> str | None:
         return deadline.exceeded
     if seconds <= deadline.budget_s:
         return None
-    return (f"starting workers, creating predictors and their first runs took {deadline.creating_s:.1f} s, "
-            "and every experiment measures at least two rounds")
+    return (f"starting workers, creating predictors and their first runs took {deadline.creating_s:.1f} s, every experiment "
+            f"measures at least two rounds, and the recommendation keeps at least {RECOMMENDATION_FLOOR:.0%} of --budget")
