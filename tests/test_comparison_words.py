@@ -290,3 +290,25 @@ def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tm
     bf16 = next(e for e in verification["experiments"] if e["name"] == "bf16")
     if bf16["status"] == "measured":  # a CPU with bf16 units: measured on oneDNN, as it runs
         assert bf16["arms"][0]["config"]["threads"] == within and bf16["arms"][0]["config"]["onednn"] is True
+    assert_one_set_of_numbers(verification, run_doctor("--facts", str(facts), "--format", "html").stdout)
+
+
+def assert_one_set_of_numbers(verification: dict, page: str) -> None:
+    """Every arm's p50 is the one its comparisons state (its race's own runs), and the recommendation's chart
+    shows the p50s its headline states."""
+    for experiment in verification["experiments"]:
+        arms = {arm["label"]: arm for arm in experiment["arms"]}
+        for comparison in experiment["comparisons"]:
+            if comparison["baseline_p50"] is None or comparison["candidate"] not in arms:
+                continue
+            assert arms["baseline"]["p50"] == pytest.approx(comparison["baseline_p50"]), (experiment["name"], comparison)
+            assert arms[comparison["candidate"]]["p50"] == pytest.approx(comparison["candidate_p50"]), (experiment["name"], comparison)
+    recommendation = verification["recommendation"]
+    whole = recommendation["comparison"]
+    if whole is None:
+        return
+    assert recommendation["baseline"]["p50"] == pytest.approx(whole["baseline_p50"])
+    assert recommendation["recommended"]["p50"] == pytest.approx(whole["candidate_p50"])
+    chart = page.split("<title>recommendation latency</title>", 1)[1].split("</svg>", 1)[0]
+    for p50 in (whole["baseline_p50"], whole["candidate_p50"]):
+        assert f"p50 {p50:.2f} ms" in chart, (p50, chart[:2000])
