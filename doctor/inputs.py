@@ -21,6 +21,7 @@ import errno
 import json
 import os
 import stat
+import sys
 from typing import Any, BinaryIO
 
 MiB = 1 << 20
@@ -154,18 +155,25 @@ def read_text(path: str | os.PathLike, limit: int, errors: str = "strict") -> st
 
 
 def parse_json(text: str | bytes, source: str | os.PathLike) -> Any:
-    """JSON within :func:`within_bounds`; Refused beyond, json.JSONDecodeError for what is not JSON."""
+    """JSON within :func:`within_bounds`; Refused beyond, and for an integer of more digits than Python
+    turns into a number; json.JSONDecodeError for what is not JSON."""
     try:
         data = json.loads(text)
     except RecursionError:
         raise too_deep(source) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # past sys.get_int_max_str_digits(): int() refuses the digits
+        raise Refused(source, f"holds an integer of more than {sys.get_int_max_str_digits()} digits, "
+                              "more than the doctor reads") from None
     return within_bounds(data, source, len(text))
 
 
 def within_bounds(data: Any, source: str | os.PathLike, size: int) -> Any:
     """``data``, parsed from ``size`` characters, if the doctor's code can walk it: Refused when it is
-    nested more than MAX_DEPTH levels, or holds more values than its text writes out (YAML aliases
-    that repeat a part of it again and again)."""
+    nested more than MAX_DEPTH levels, holds more values than its text writes out (YAML aliases
+    that repeat a part of it again and again), or text that is not Unicode (a lone surrogate, which
+    JSON's ``\\ud800`` writes and no output can encode)."""
     pending, values = [(data, 1)], 0
     while pending:
         value, depth = pending.pop()
@@ -173,11 +181,25 @@ def within_bounds(data: Any, source: str | os.PathLike, size: int) -> Any:
         if values > size + 1:
             raise Refused(source, "holds more values than its text writes out (aliases repeating a part of it), "
                                   "more than the doctor reads")
-        if isinstance(value, (dict, list)):
+        if isinstance(value, str):
+            _unicode(value, source)
+        elif isinstance(value, (dict, list)):
             if depth > MAX_DEPTH:
                 raise too_deep(source)
+            if isinstance(value, dict):
+                pending.extend((key, depth + 1) for key in value if isinstance(key, str))
             pending.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
     return data
+
+
+def _unicode(text: str, source: str | os.PathLike) -> None:
+    """Refused when ``text`` holds a lone surrogate (U+D800 to U+DFFF): no UTF-8 output can write it."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Refused(source, f"holds text that is no Unicode (a lone surrogate, \\u{ord(text[exc.start]):04x})") from None
 
 
 def too_deep(source: str | os.PathLike) -> Refused:

@@ -162,3 +162,18 @@ def test_an_interval_without_an_upper_bound_is_written_as_json_and_read_back(tmp
     result = run_doctor("check", "--facts", str(written), "--format", "json", timeout=QUICK)
     assert result.returncode in (0, 1), result.stderr
     strict_json(result.stdout)
+
+
+# ------------------------------------------------------------------ what JSON can write and Python cannot hold
+
+
+@pytest.mark.parametrize("section, field, text, said", [
+    ("cpu", "logical_cpus", "9" * 5000, "holds an integer of more than 4300 digits, more than the doctor reads"),
+    ("host", "hostname", r'"a\ud800b"', r"holds text that is no Unicode (a lone surrogate, \ud800)"),
+])
+def test_json_that_python_cannot_hold_or_print_is_one_line(tmp_path, section, field, text, said):
+    data = facts_with(lambda data: data[section].update({field: "CHANGED"}))
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(data).replace('"CHANGED"', text))
+    one_line_error(run_doctor("check", "--facts", str(facts), "--format", "json", timeout=QUICK),
+                   f"{facts}: the facts file {said}; expected the output of 'paddle-doctor facts'")

@@ -144,6 +144,22 @@ def test_a_report_on_a_record_holding_nan_is_json(tmp_path):
     assert "not a record (Record.predictors[0].runs.p50_ms: expected a finite number)" in report["service"]["record"]
 
 
+@pytest.mark.parametrize("where, value, said", [
+    (("predictors", 0, "config", "cpu", "threads"), "0", "Record.predictors[0].config.cpu.threads: expected at least 1"),
+    (("predictors", 2, "config", "cpu", "threads"), "-4", "Record.predictors[2].config.cpu.threads: expected at least 1"),
+    (("predictors", 1, "runs", "runs"), "9" * 5000, "holds an integer of more than 4300 digits, more than the doctor reads"),
+    (("argv", 0), r'"python\ud800"', r"holds text that is no Unicode (a lone surrogate, \ud800)"),
+    (("predictors", 0, "model", "model_dir"), r'"/models/\udc80"', r"holds text that is no Unicode (a lone surrogate, \udc80)"),
+])
+def test_a_record_no_service_setting_or_output_can_hold_is_one_line_and_the_report_follows(tmp_path, where, value, said):
+    changes = {("pid",): "4242", ("start_ticks",): "123456", where: value}
+    result = run_doctor("--root", str(recorded_tree(tmp_path, record_text(changes))), "--pid", "4242", "--no-paddle", "--no-gpu")
+    assert result.returncode in (0, 1), result.stderr
+    assert f"paddle-doctor: /tmp/paddle-doctor-record-1000/4242-123456.json: not a record ({said}); the rest of the report follows" \
+        in result.stderr.splitlines()
+    assert "Service" in result.stdout and "not a record" in result.stdout
+
+
 def test_a_record_from_another_paddle_says_so_and_stays_read(tmp_path):
     read = read_record(*patient(tmp_path, json.dumps(to_data(record(*OCR.predictors, paddle="2.6.2")))))
     against_paddle(read, "3.3.1")

@@ -22,6 +22,7 @@ from ..quoting import python_call
 from ..vocabulary import Device, Precision
 
 if TYPE_CHECKING:
+    from ..constraints import Positive
     from . import Facts
 
 MEASURED_PRECISIONS = (Precision.FP32, Precision.BF16)  # what a CPU predictor runs; other precisions are measured as fp32
@@ -50,12 +51,22 @@ LABELS: dict[str, Callable[[Any], str]] = {
 }
 
 
+def __getattr__(name: str) -> Any:
+    """``Positive``, for whoever resolves the field types (the decoder, the schema), loaded when asked:
+    the worker, which runs this module without the rest of the doctor, never asks."""
+    if name == "Positive":
+        from ..constraints import Positive
+
+        return Positive
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @dataclass(frozen=True)
 class PredictorConfig:
     """A CPU predictor's configuration. ``optim_cache_dir`` with ``save_optim_model`` writes the
     optimised program there; with ``use_optimized_model`` it loads it from there."""
 
-    threads: int
+    threads: Positive
     onednn: bool
     precision: Precision = Precision.FP32
     ir_optim: bool = True
