@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Cost of the recording hook, measured side by side in one run.
 
-Targets (issue #22):
+Targets (issues #22 and #33):
   request p50 with recording - without           <= max(1% of p50, 3 us)   on the demo CNN
-                                                                          and on a model under 1 ms
+                                                                          and on models under 1 ms
+  run() repeated with nothing copied in since     <= the same bound        on a model under 0.1 ms
   start-up with the .pth and PADDLE_DOCTOR_RECORD unset = start-up without it (no measurable difference)
 
-run(): one process, one predictor per model, a request (Tensor.copy_from_cpu, then Predictor.run)
+run(): one process, one predictor per case, a request (Tensor.copy_from_cpu, then Predictor.run),
+or a run() alone (the inputs copied in before the first, the recorder reading what its last run had),
 made through the original methods and through the recorder's wrappers: its C module's (what a
 service records with) and, beside it, its Python fallback's (where the C module was not built),
 each into its own recorder (both remember the same predictors, so every side runs the same ones),
@@ -53,7 +55,7 @@ assert native.native is not None, "the recorder's C module is not built: pip ins
 recorders = {"native": native, "python": python}
 original = inference.Predictor.run, inference.Tensor.copy_from_cpu
 built = []
-for name, folder, shape in models:
+for name, folder, shape, copied in models:
     config = inference.Config(folder + "/inference.json", folder + "/inference.pdiparams")
     config.disable_gpu()
     config.set_cpu_math_library_num_threads(1)
@@ -62,7 +64,7 @@ for name, folder, shape in models:
     for process in recorders.values():
         process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
     handle = predictor.get_input_handle(predictor.get_input_names()[0])
-    built.append((name, predictor, handle, np.ones(shape, "float32")))
+    built.append((name, predictor, handle, np.ones(shape, "float32"), copied))
 clock, thread_clock = time.perf_counter_ns, time.thread_time_ns
 
 
@@ -88,10 +90,12 @@ def fold_all():
         folds[kind][1] += runs
 
 
-for (name, predictor, handle, data), count in zip(built, calls):
+for (name, predictor, handle, data, copied), count in zip(built, calls):
     for _ in range(20):
         for _, (run, copy) in sides:
             copy(handle, data); run(predictor)
+    for _, (run, copy) in sides:
+        run(predictor)  # what each recorder's copy noted is taken: from here on, a run() alone reads no copy
     fold_all()
     times = {side: [] for side, _ in sides}
     cpu = {side: [] for side in times}
@@ -99,7 +103,9 @@ for (name, predictor, handle, data), count in zip(built, calls):
         order = sides[turn % len(sides):] + sides[:turn % len(sides)]
         for side, (run, copy) in order if (turn // len(sides)) % 2 == 0 else order[::-1]:
             start, start_cpu = clock(), thread_clock()
-            copy(handle, data); run(predictor)
+            if copied:
+                copy(handle, data)
+            run(predictor)
             cpu[side].append(thread_clock() - start_cpu); times[side].append(clock() - start)
         if turn % 500 == 499:
             fold_all()
@@ -127,7 +133,7 @@ print(json.dumps({"model": "a run() that does nothing", **times}))
 '''
 
 
-def side_by_side(models: list[tuple[str, str, list[int]]], calls: list[int]) -> list[dict]:
+def side_by_side(models: list[tuple[str, str, list[int], bool]], calls: list[int]) -> list[dict]:
     import json
 
     env = dict(os.environ, GLOG_minloglevel="3", OMP_NUM_THREADS="1")
@@ -173,6 +179,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000, help="requests per side on the demo CNN")
     parser.add_argument("--small-calls", type=int, default=20000, help="requests per side on the model under 1 ms")
+    parser.add_argument("--tiny-calls", type=int, default=40000, help="requests, and run()s alone, per side on the model under 0.1 ms")
     parser.add_argument("--start-rounds", type=int, default=300)
     args = parser.parse_args()
     from paddle_doctor.modelzoo import build_model
@@ -180,9 +187,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="paddle-doctor-bench-models-") as folder:
         cnn = build_model("cnn", "pir", Path(folder) / "cnn")
         small = build_model("detector", "pir", Path(folder) / "detector")
-        results = side_by_side([("demo CNN 1x3x224x224", str(cnn), [1, 3, 224, 224]),
-                                ("detector 1x3x32x32", str(small), [1, 3, 32, 32])], [args.calls, args.small_calls])
-    print(f"request (copy_from_cpu + run): {args.calls} per side on the CNN, {args.small_calls} on the detector, "
+        results = side_by_side([("demo CNN 1x3x224x224", str(cnn), [1, 3, 224, 224], True),
+                                ("detector 1x3x32x32", str(small), [1, 3, 32, 32], True),
+                                ("detector 1x3x16x16", str(small), [1, 3, 16, 16], True),
+                                ("detector 16x16, no copy", str(small), [1, 3, 16, 16], False)],
+                               [args.calls, args.small_calls, args.tiny_calls, args.tiny_calls])
+    print(f"request (copy_from_cpu + run): {args.calls} per side on the CNN, {args.small_calls} on the detector at 32x32, "
+          f"{args.tiny_calls} at 16x16, and as many run()s alone (nothing copied in since the last run); "
           "the sides alternating, 1 math thread, oneDNN off")
     every_bound_met = True
     for result in results:

@@ -2,8 +2,9 @@
 module), ``create_predictor``, ``PredictorPool``, ``Predictor.clone`` and ``Predictor.run`` are
 wrapped, in ``paddle.inference`` and in ``paddle.base.core`` where they come from, before anyone
 can take a name from either: ``from paddle.inference import create_predictor`` gets the wrapper.
-``run`` and ``clone`` are wrapped on the Predictor class (``copy_from_cpu`` on the Tensor class), so every predictor is counted however it
-was reached. Each wrapper does what the original does and returns what it returns; the recorder's
+``run`` and ``clone`` are wrapped on the Predictor class (``copy_from_cpu``, and what else changes
+an input handle, ``reshape`` and ``share_external_data``, on the Tensor class), so every predictor is
+counted however it was reached. Each wrapper does what the original does and returns what it returns; the recorder's
 own failures are kept in the record, never raised.
 
 This module is all a service started with recording on imports until it imports ``paddle.inference``;
