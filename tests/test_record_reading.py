@@ -160,6 +160,20 @@ def test_a_record_no_service_setting_or_output_can_hold_is_one_line_and_the_repo
     assert "Service" in result.stdout and "not a record" in result.stdout
 
 
+def test_a_record_of_more_predictors_than_a_recorder_keeps_is_cut_and_says_so(tmp_path):
+    from paddle_doctor.record.live import MAX_PREDICTORS
+
+    many = record(*(replace(predictor(0, 2, "det", 5), id=number) for number in range(3 * MAX_PREDICTORS)))
+    changes = {("pid",): "4242", ("start_ticks",): "123456"}
+    result = run_doctor("--root", str(recorded_tree(tmp_path, record_text(changes, many))), "--pid", "4242", "--json",
+                        "--no-paddle", "--no-gpu")
+    report = report_json(result)
+    said = (f"/tmp/paddle-doctor-record-1000/4242-123456.json: it holds {3 * MAX_PREDICTORS} predictors, more than the "
+            f"{MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
+    assert [p["id"] for p in report["service"]["predictors"]] == list(range(MAX_PREDICTORS))
+    assert report["service"]["record"] == said and f"paddle-doctor: warning: {said}" in result.stderr.splitlines()
+
+
 def test_a_record_from_another_paddle_says_so_and_stays_read(tmp_path):
     read = read_record(*patient(tmp_path, json.dumps(to_data(record(*OCR.predictors, paddle="2.6.2")))))
     against_paddle(read, "3.3.1")

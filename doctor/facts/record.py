@@ -54,6 +54,10 @@ class ServiceRecord:
     def read(self) -> bool:
         return self.status == RecordStatus.READ and bool(self.predictors)
 
+    def note(self, text: str) -> None:
+        """What is off about a record read, said in its one line (``reason``) after what was said before."""
+        self.reason = f"{self.reason}; {text}" if self.reason else f"{self.source}: {text}"
+
     def measured_first(self) -> PredictorMeasured | None:
         """The plan measured first: its measurement and graph are the report's own ``verification`` and ``graph``."""
         return next((plan for plan in self.measured if plan.not_measured is None and plan.verification is None), None)

@@ -18,6 +18,7 @@ from ..serde import DecodeError, from_data, json_error_text, quoted
 from ..service.config import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
 from .document import SCHEMA_VERSION, Record, RecordedPredictor
+from .live import MAX_PREDICTORS
 from .location import record_folder, record_name, start_ticks
 
 
@@ -41,13 +42,16 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     folder = str(record_folder(process.environ, uid))
     path = posixpath.join(folder, record_name(pid, ticks or 0))
     try:
-        record = _decoded(_record_text(ctx, path, pid, uid), path)
+        record, predictors = _decoded(_record_text(ctx, path, pid, uid), path)
     except NotRead as exc:
         return ServiceRecord(exc.status, exc.reason, path)
     if record.pid != pid or record.start_ticks != ticks:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: the record of another process (pid {record.pid})", path)
-    return ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
+    read = ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
                          record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder)
+    if predictors > MAX_PREDICTORS:
+        read.note(f"it holds {predictors} predictors, more than the {MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
+    return read
 
 
 def _record_text(ctx: ProbeContext, path: str, pid: int, uid: int) -> str:
@@ -70,10 +74,11 @@ def _record_text(ctx: ProbeContext, path: str, pid: int, uid: int) -> str:
         raise NotRead(RecordStatus.UNREADABLE, f"{path}: cannot read the record ({exc.strerror or exc})") from None
 
 
-def _decoded(text: str, path: str) -> Record:
-    """The record in ``text``, or NotRead naming the field that does not fit and what it expected, never what it holds."""
+def _decoded(text: str, path: str) -> tuple[Record, int]:
+    """The record in ``text``, with at most :data:`MAX_PREDICTORS` predictors, and how many it holds; or
+    NotRead naming the field that does not fit and what it expected, never what it holds."""
     try:
-        data = redact_recorded(parse_json(text, path))  # the service's word: a secret in it stays in it
+        data = parse_json(text, path)
     except json.JSONDecodeError as exc:
         raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record, or cut short ({json_error_text(exc)})") from None
     except Refused as exc:
@@ -83,8 +88,12 @@ def _decoded(text: str, path: str) -> Record:
         said = quoted(version) if type(version) is int else "not a number" if version is not None else "missing"
         raise NotRead(RecordStatus.UNREADABLE, f"{path}: record schema_version is {said}, this paddle-doctor "
                                                f"reads {SCHEMA_VERSION}; run the service under this paddle-doctor's record")
+    predictors = data.get("predictors")
+    count = len(predictors) if isinstance(predictors, list) else 0
+    if count > MAX_PREDICTORS:  # no recorder writes more: the rest would cost their decoding and a line each
+        data = {**data, "predictors": predictors[:MAX_PREDICTORS]}
     try:
-        return from_data(Record, data, echo=False)
+        return from_data(Record, redact_recorded(data), echo=False), count  # the service's word: a secret in it stays in it
     except DecodeError as exc:
         raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})") from None
 
@@ -98,8 +107,8 @@ def _under_root(ctx: ProbeContext, folder: str) -> str:
 def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
     """A record made under another Paddle than the one probed says so, in its one line."""
     if record.read and paddle_version and record.paddle_version and record.paddle_version != paddle_version:
-        record.reason = (f"{record.source}: recorded under Paddle {record.paddle_version}, the doctor probes {paddle_version}: "
-                         "the settings are what the service ran, the probes this Paddle's")
+        record.note(f"recorded under Paddle {record.paddle_version}, the doctor probes {paddle_version}: "
+                    "the settings are what the service ran, the probes this Paddle's")
 
 
 def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
