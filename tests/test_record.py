@@ -56,6 +56,15 @@ def most_at_once(spans):
 '''
 
 
+ONE_PREDICTOR = '''
+    import paddle
+    from paddle.inference import Config, create_predictor
+    config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
+    config.disable_gpu()
+    predictor = create_predictor(config)
+'''
+
+
 @pytest.fixture(scope="module")
 def cnn(tmp_path_factory) -> Path:
     from paddle_doctor.modelzoo import build_model
@@ -158,16 +167,11 @@ def test_a_service_that_builds_its_config_directly(cnn, tmp_path, recorder):
 
 @pytest.mark.slow
 def test_one_shape_is_one_entry_whichever_kind_of_dtype_says_it(cnn, tmp_path, recorder):
-    script = service(tmp_path, f'''
-        import paddle
-        from paddle.inference import Config, create_predictor
-        config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
-        config.disable_gpu()
-        predictor = create_predictor(config)
-        run_once(predictor)  # copied in: numpy's dtype
-        predictor.run()  # nothing copied: the input handle's PaddleDType.FLOAT32
-        predictor.run([paddle.to_tensor(np.ones((1, 3, 224, 224), "float32"))])  # given: paddle.float32
-    ''')
+    script = service(tmp_path, ONE_PREDICTOR.format(cnn=cnn) + '''
+    run_once(predictor)  # copied in: numpy's dtype
+    predictor.run()  # nothing copied: the input handle's PaddleDType.FLOAT32
+    predictor.run([paddle.to_tensor(np.ones((1, 3, 224, 224), "float32"))])  # given: paddle.float32
+''')
     result = run_service(script, tmp_path / "records", recorder=recorder)
     assert result.returncode == 0, result.stderr[-2000:]
     (seen,) = the_record(tmp_path / "records").predictors[0].runs.shapes
@@ -176,26 +180,20 @@ def test_one_shape_is_one_entry_whichever_kind_of_dtype_says_it(cnn, tmp_path, r
 
 @pytest.mark.slow
 def test_runs_with_nothing_copied_in_record_what_the_input_handles_hold_however_they_changed(cnn, tmp_path, recorder):
-    script = service(tmp_path, f'''
-        import paddle
-        from paddle.inference import Config, create_predictor
-        config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
-        config.disable_gpu()
-        predictor = create_predictor(config)
-        handle = predictor.get_input_handle(predictor.get_input_names()[0])
-        def images(batch):
-            return np.ones((batch, 3, 224, 224), "float32")
-        run_once(predictor)  # 1, copied in
-        predictor.run(); predictor.run()  # 1 again, twice
-        handle.share_external_data(paddle.to_tensor(images(2)))
-        predictor.run(); predictor.run()  # 2, shared
-        predictor.run([paddle.to_tensor(images(3))])  # 3, given: the handle holds it then
-        predictor.run()  # 3
-        handle.reshape([1, 3, 224, 224])
-        predictor.run()  # 1, reshaped
-        said = [tuple(handle.shape())]
-        print("HANDLE", said, flush=True)
-    ''')
+    script = service(tmp_path, ONE_PREDICTOR.format(cnn=cnn) + '''
+    handle = predictor.get_input_handle(predictor.get_input_names()[0])
+    def images(batch):
+        return np.ones((batch, 3, 224, 224), "float32")
+    run_once(predictor)  # 1, copied in
+    predictor.run(); predictor.run()  # 1 again, twice
+    handle.share_external_data(paddle.to_tensor(images(2)))
+    predictor.run(); predictor.run()  # 2, shared
+    predictor.run([paddle.to_tensor(images(3))])  # 3, given: the handle holds it then
+    predictor.run()  # 3
+    handle.reshape([1, 3, 224, 224])
+    predictor.run()  # 1, reshaped
+    print("HANDLE", [tuple(handle.shape())], flush=True)
+''')
     result = run_service(script, tmp_path / "records", recorder=recorder)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "HANDLE [(1, 3, 224, 224)]" in result.stdout
@@ -448,11 +446,7 @@ def killed_once_recorded(script: Path, records: Path, said_first: str, runs: int
     return process.pid, record
 
 
-STEADY = '''
-    from paddle.inference import Config, create_predictor
-    config = Config("{cnn}/inference.json", "{cnn}/inference.pdiparams")
-    config.disable_gpu()
-    predictor = create_predictor(config)
+STEADY = ONE_PREDICTOR + '''
     for _ in range(3):
         run_once(predictor)
     print("ran 3", flush=True)
