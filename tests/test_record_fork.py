@@ -138,6 +138,42 @@ def test_the_child_of_a_fork_counts_none_of_the_runs_the_parent_ended_or_was_run
     assert parent == [1, 4]
 
 
+FORKED_INSIDE_RUN = '''
+import json, os, sys
+from paddle_doctor.record.callers import build_site
+from paddle_doctor.record.live import Process
+from paddle_doctor.record.writer import Writer, snapshot
+from paddle_doctor.vocabulary import BuiltBy
+
+class Forking:
+    """A predictor whose run() forks (a hook of the service's, called inside Paddle's run())."""
+    def run(self):
+        return os.fork()
+    def get_input_names(self):
+        return []
+
+process = Process(native=None if sys.argv[1] == "native" else False)
+os.register_at_fork(after_in_child=Writer(process).forked)
+run = process.recorded_run(Forking.run)
+forking = Forking()
+process.add(forking, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
+child = run(forking)
+if child == 0:
+    ran_in_parent = snapshot(process)
+    print(json.dumps([[p.runs.runs for p in record.predictors] for record in (ran_in_parent, snapshot(process))]), flush=True)
+    os._exit(0)
+os.waitpid(child, 0)
+print(json.dumps([p.runs.runs for p in snapshot(process).predictors]), flush=True)
+'''
+
+
+def test_a_run_inside_which_the_process_forked_is_the_parents(recorder):
+    done = subprocess.run([sys.executable, "-c", FORKED_INSIDE_RUN, str(recorder)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    child, parent = map(json.loads, done.stdout.splitlines())
+    assert child == [[0], [0]] and parent == [1]
+
+
 WAIT_FOR_STOP = '''
 def until_stopped():
     while not os.path.exists("stop"):

@@ -349,6 +349,7 @@ typedef struct Running {
     struct Running *previous, *next;
     PyObject *live; /* borrowed from the run's own reference */
     long long start;
+    unsigned long forks; /* the Runs' when it began */
 } Running;
 
 typedef struct {
@@ -375,6 +376,7 @@ typedef struct {
     Ended *ended;
     Py_ssize_t ended_count, ended_capacity;
     Py_ssize_t fold_at, max_ended, not_counted;
+    unsigned long forks; /* Runs.forked() calls: a run that began before one was the parent's */
 } Runs;
 
 static Py_ssize_t
@@ -598,7 +600,9 @@ runs_take(Runs *self, PyObject *unused)
 }
 
 /* In the child of a fork: the runs that ended and were not taken, and those running in the parent's
- * threads (their nodes on stacks of threads the child does not have), were the parent's: forgotten. */
+ * threads, were the parent's: forgotten. The list of those running is dropped unread (its nodes are on
+ * stacks of threads the child does not have, which its own threads may reuse); a run of the forking
+ * thread's own still inside Paddle finds the fork counted when it ends, and leaves the list alone. */
 static PyObject *
 runs_forked(Runs *self, PyObject *unused)
 {
@@ -608,6 +612,7 @@ runs_forked(Runs *self, PyObject *unused)
     self->ended_count = self->ended_capacity = 0;
     self->running = NULL;
     self->not_counted = 0;
+    self->forks++;
     release(ended, count);
     Py_RETURN_NONE;
 }
@@ -748,7 +753,7 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
             keep_read(runs, predictor, live, inputs, changed);
         }
     }
-    Running node = {NULL, runs->running, live, 0};
+    Running node = {NULL, runs->running, live, 0, runs->forks};
     if (node.next != NULL) {
         node.next->previous = &node;
     }
@@ -758,6 +763,11 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
     long long end = now_ns();
     if (given != NULL) {
         handles_changed++; /* run(inputs) leaves them in the input handles */
+    }
+    if (node.forks != runs->forks) { /* the process forked inside this run: it and its list were the parent's */
+        Py_DECREF(live);
+        Py_DECREF(inputs);
+        return result;
     }
     if (node.previous != NULL) {
         node.previous->next = node.next;
