@@ -269,7 +269,7 @@ def service_summary(facts: Facts) -> ServiceSummary:
     shown = {name: value for name, value in facts.service_process.environ.items()
              if name in SERVICE_ENVIRONMENT or name.startswith("FLAGS_") or name in read_by_source}
     record = facts.service_record
-    said = (record.source if record.read and not record.reason else record.reason) if record is not None else None
+    said = record.line() if record is not None else None
     recorded = list(record.predictors) if record is not None else []
     return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
                           recorded or source_predictors(facts.service_source), said,

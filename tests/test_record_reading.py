@@ -70,8 +70,19 @@ def patient(tmp_path: Path, text: str | None, ticks: int = TICKS, alive: bool = 
 
 
 
+def record_text(changes: dict[tuple, str], record: Record = OCR) -> str:
+    """The record as JSON, written now, each value at a path of ``changes`` written as the JSON text given (``NaN``, ``-5``)."""
+    data = {**to_data(record), "written_at": round(time.time(), 3)}
+    for number, (*parents, leaf) in enumerate(changes):
+        functools.reduce(lambda part, key: part[key], parents, data)[leaf] = f"CHANGE-{number}"
+    text = json.dumps(data)
+    for number, value in enumerate(changes.values()):
+        text = text.replace(f'"CHANGE-{number}"', value)
+    return text
+
+
 def test_the_record_of_the_picked_process_is_read_from_its_users_folder(tmp_path):
-    read = read_record(*patient(tmp_path, json.dumps(to_data(OCR))))
+    read = read_record(*patient(tmp_path, record_text({})))
     assert read.status == RecordStatus.READ and read.reason is None
     assert read.source == "/tmp/paddle-doctor-record-1000/4242-777.json"
     assert [p.model.name() for p in read.predictors] == ["det", "cls", "rec"]
@@ -99,17 +110,6 @@ def test_a_record_that_cannot_be_used_is_one_line(tmp_path, text, ticks, alive, 
     read = read_record(*patient(tmp_path, text, ticks, alive))
     assert read.status == status and not read.predictors
     assert said in read.reason and "\n" not in read.reason
-
-
-def record_text(changes: dict[tuple, str], record: Record = OCR) -> str:
-    """The record as JSON, each value at a path of ``changes`` written as the JSON text given (``NaN``, ``-5``)."""
-    data = to_data(record)
-    for number, (*parents, leaf) in enumerate(changes):
-        functools.reduce(lambda part, key: part[key], parents, data)[leaf] = f"CHANGE-{number}"
-    text = json.dumps(data)
-    for number, value in enumerate(changes.values()):
-        text = text.replace(f'"CHANGE-{number}"', value)
-    return text
 
 
 @pytest.mark.parametrize("where, value, said", [
@@ -171,7 +171,35 @@ def test_a_record_of_more_predictors_than_a_recorder_keeps_is_cut_and_says_so(tm
     said = (f"/tmp/paddle-doctor-record-1000/4242-123456.json: it holds {3 * MAX_PREDICTORS} predictors, more than the "
             f"{MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
     assert [p["id"] for p in report["service"]["predictors"]] == list(range(MAX_PREDICTORS))
-    assert report["service"]["record"] == said and f"paddle-doctor: warning: {said}" in result.stderr.splitlines()
+    assert report["service"]["record"].startswith(f"{said}; written ") and f"paddle-doctor: warning: {said}" in result.stderr.splitlines()
+
+
+@pytest.mark.parametrize("interval, stale", [(None, True), ("300", False), ("junk", True)])
+def test_a_record_says_its_age_and_one_not_written_for_three_intervals_may_be_stale(tmp_path, interval, stale):
+    ctx, process = patient(tmp_path, record_text({("written_at",): str(time.time() - 600)}))
+    process.environ = {"PADDLE_DOCTOR_RECORD_INTERVAL": interval} if interval else {}  # the service's: 5 s unless it says
+    read = read_record(ctx, process)
+    assert read.read and read.written() == "written 10 min ago" and read.stale is stale
+    path = f"/tmp/paddle-doctor-record-1000/{PID}-{TICKS}.json"
+    if stale:
+        assert read.reason == (f"{path}: written 10 min ago, past 3 of the 5 s it is written every: it may be stale "
+                               "(the service stuck, or its recorder's writer gone)")
+        assert read.line() == read.reason
+    else:
+        assert read.reason is None and read.line() == f"{path}, written 10 min ago"
+
+
+def test_the_report_and_its_warnings_say_how_old_the_record_is(tmp_path):
+    fresh = run_doctor("--root", str(recorded_tree(tmp_path / "fresh", record_text({("pid",): "4242", ("start_ticks",): "123456"}))),
+                       "--pid", "4242", "--json", "--no-paddle", "--no-gpu")
+    path = "/tmp/paddle-doctor-record-1000/4242-123456.json"
+    assert report_json(fresh)["service"]["record"] in (f"{path}, written 0 s ago", f"{path}, written 1 s ago")
+    assert "warning" not in fresh.stderr and "3 predictors, written " in fresh.stderr
+    text = record_text({("pid",): "4242", ("start_ticks",): "123456", ("written_at",): str(time.time() - 7200)})
+    old = run_doctor("--root", str(recorded_tree(tmp_path / "old", text)), "--pid", "4242", "--no-paddle", "--no-gpu")
+    said = f"{path}: written 2 h ago, past 3 of the 5 s it is written every: it may be stale"
+    assert f"paddle-doctor: warning: {said} (the service stuck, or its recorder's writer gone)" in old.stderr.splitlines()
+    assert f"record: {said}" in " ".join(old.stdout.split())
 
 
 def test_a_record_from_another_paddle_says_so_and_stays_read(tmp_path):

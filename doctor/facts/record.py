@@ -12,6 +12,8 @@ from ..vocabulary import Recorder, RecordStatus
 from .graph import GraphFacts
 from .verification import VerificationFacts
 
+STALE_INTERVALS = 3  # a record not written for this many of its intervals may be stale
+
 
 @dataclass
 class PredictorMeasured:
@@ -33,10 +35,11 @@ class PredictorMeasured:
 @dataclass
 class ServiceRecord:
     """``status`` says whether the record was read; ``reason`` why not, or what is off about it (it
-    comes from another Paddle version) in one line; ``source`` the file; ``recorder`` what noted its
+    comes from another Paddle version, it is stale, it holds more predictors than a recorder keeps) in one line; ``source`` the file; ``recorder`` what noted its
     runs (Python's may count a thread waiting for the GIL after its run as still running);
     ``busy_cpus_while_measured`` the CPUs the service itself used while ``--measure`` measured (its CPU
-    time over the wall time); ``measured`` what ``--measure`` made of each predictor, busiest first."""
+    time over the wall time); ``measured`` what ``--measure`` made of each predictor, busiest first;
+    ``age_s`` how long before it was read it was written, ``interval_s`` how often the service writes it."""
 
     status: RecordStatus = RecordStatus.NOT_ASKED
     reason: str | None = None
@@ -49,10 +52,32 @@ class ServiceRecord:
     recorder: Recorder | None = None
     busy_cpus_while_measured: float | None = None
     measured: list[PredictorMeasured] = field(default_factory=list)
+    age_s: float | None = None
+    interval_s: float | None = None
 
     @property
     def read(self) -> bool:
         return self.status == RecordStatus.READ and bool(self.predictors)
+
+    @property
+    def stale(self) -> bool:
+        """Not written for more than :data:`STALE_INTERVALS` of its intervals: the service may be stuck, or its writer gone."""
+        return self.age_s is not None and self.interval_s is not None and self.age_s > STALE_INTERVALS * self.interval_s
+
+    def line(self) -> str | None:
+        """What the report says of the record: the file read and how old it is (with what is off about it),
+        or why none was read."""
+        if not self.read or self.age_s is None or self.stale:  # a stale record's note says its age
+            return self.source if self.read and not self.reason else self.reason
+        return f"{self.reason}; {self.written()}" if self.reason else f"{self.source}, {self.written()}"
+
+    def written(self) -> str:
+        """``written 3 s ago``, ``written 2 h ago``."""
+        age = self.age_s or 0.0
+        for unit, seconds in (("days", 86400), ("h", 3600), ("min", 60)):
+            if age >= 2 * seconds:
+                return f"written {age / seconds:.0f} {unit} ago"
+        return f"written {age:.0f} s ago"
 
     def note(self, text: str) -> None:
         """What is off about a record read, said in its one line (``reason``) after what was said before."""

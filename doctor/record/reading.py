@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import posixpath
+import time
 
 from ..context import ProbeContext
 from ..facts import ServiceProcessFacts
-from ..facts.record import PredictorMeasured, ServiceRecord
+from ..facts.record import STALE_INTERVALS, PredictorMeasured, ServiceRecord
 from ..inputs import SYSTEM_BYTES, NotPrivate, Refused, parse_json, read_private
 from ..redact import redact_recorded
 from ..serde import DecodeError, from_data, json_error_text, quoted
@@ -19,7 +20,7 @@ from ..service.config import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
 from .document import SCHEMA_VERSION, Record, RecordedPredictor
 from .live import MAX_PREDICTORS
-from .location import record_folder, record_name, start_ticks
+from .location import interval_s, record_folder, record_name, start_ticks
 
 
 class NotRead(Exception):
@@ -48,7 +49,11 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     if record.pid != pid or record.start_ticks != ticks:
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: the record of another process (pid {record.pid})", path)
     read = ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
-                         record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder)
+                         record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder,
+                         age_s=round(max(0.0, time.time() - record.written_at), 1), interval_s=interval_s(process.environ)[0])
+    if read.stale:
+        read.note(f"{read.written()}, past {STALE_INTERVALS} of the {read.interval_s:g} s it is written every: it may be stale "
+                  "(the service stuck, or its recorder's writer gone)")
     if predictors > MAX_PREDICTORS:
         read.note(f"it holds {predictors} predictors, more than the {MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
     return read

@@ -102,7 +102,7 @@ def _read_record(ctx: ProbeContext, process: ServiceProcessFacts, say: Say) -> S
     if record.read:
         count = len(record.predictors)
         say(f"paddle-doctor: read the record of process {process.pid} from {record.source}: "
-            f"{count} predictor{'s' if count != 1 else ''}")
+            f"{count} predictor{'s' if count != 1 else ''}, {record.written()}")
     elif record.reason and record.status != "not_asked":
         say(f"paddle-doctor: {record.reason}; the rest of the report follows")
     return record
