@@ -97,6 +97,40 @@ def test_the_folder_the_process_names_is_where_its_record_is(tmp_path):
     assert read_record(ctx, process).source == "/records/4242-777.json"
 
 
+def test_a_relative_record_folder_is_found_from_the_services_working_directory_under_the_root(tmp_path):
+    ctx, process = patient(tmp_path, None)
+    (tmp_path / "proc" / str(PID) / "cwd").symlink_to("/srv/app")  # as the container sees it
+    records = tmp_path / "srv" / "app" / "records"
+    records.mkdir(parents=True)
+    (records / f"{PID}-{TICKS}.json").write_text(record_text({}))
+    owned_by(1000, records)
+    process.environ = {"PADDLE_DOCTOR_RECORD_DIR": "records"}
+    assert read_record(ctx, process).source == "/srv/app/records/4242-777.json"
+    (tmp_path / "proc" / str(PID) / "cwd").unlink()
+    assert read_record(ctx, process).reason == ("no record read: the process's PADDLE_DOCTOR_RECORD_DIR=records is relative, and "
+                                                f"its working directory cannot be read (/proc/{PID}/cwd: No such file or directory)")
+
+
+def test_a_relative_record_folder_is_the_services_own_not_the_doctors(tmp_path):
+    from paddle_doctor.record.location import start_ticks_of
+
+    app = tmp_path / "app"
+    (app / "records").mkdir(parents=True, mode=0o700)
+    env = {"PATH": os.environ["PATH"], "PADDLE_DOCTOR_RECORD_DIR": "records"}
+    service = subprocess.Popen(["sleep", "60"], cwd=app, env=env)
+    try:
+        ticks = start_ticks_of(service.pid)
+        text = record_text({("pid",): str(service.pid), ("start_ticks",): str(ticks)})
+        (app / "records" / f"{service.pid}-{ticks}.json").write_text(text)
+        result = run_doctor("--pid", str(service.pid), "--json", "--no-paddle", "--no-gpu", env={"PADDLE_DOCTOR_PID": ""})
+    finally:
+        service.kill()
+        service.wait()
+    assert os.getcwd() != str(app)
+    assert f"read the record of process {service.pid} from {app}/records/{service.pid}-{ticks}.json: 3 predictors" in result.stderr
+    assert len(report_json(result)["service"]["predictors"]) == 3
+
+
 @pytest.mark.parametrize("text, ticks, alive, status, said", [
     (json.dumps(to_data(OCR))[:300], TICKS, True, RecordStatus.UNREADABLE, "not a record, or cut short"),
     (json.dumps({**to_data(OCR), "schema_version": 9}), TICKS, True, RecordStatus.UNREADABLE, "record schema_version is 9"),

@@ -1,12 +1,14 @@
 """The picked process's record, read by the doctor: found by its PID and its start time (field 22 of
 /proc/PID/stat), so a record of an earlier process that had the same PID is never taken for it;
-in the folder the process's own environment names, else the default for its user. Everything in
+in the folder the process's own environment names (a relative one from its working directory,
+/proc/PID/cwd), else the default for its user. Everything in
 it is the service's word: bounded, decoded into the record's types or refused in one line that
 names the field and what it expected, never what the file holds (a value, a key's name)."""
 
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import time
 
@@ -20,7 +22,7 @@ from ..service.config import SettingOrigin
 from ..vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
 from .document import SCHEMA_VERSION, Record, RecordedPredictor
 from .live import MAX_PREDICTORS
-from .location import interval_s, record_folder, record_name, start_ticks
+from .location import FOLDER, interval_s, record_folder, record_name, start_ticks
 
 
 class NotRead(Exception):
@@ -40,8 +42,10 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     except (OSError, UnicodeDecodeError) as exc:
         return ServiceRecord(RecordStatus.NOT_FOUND, f"no record: the process {pid} is gone ({getattr(exc, 'strerror', None) or exc})")
     uid = process.uid if process.uid is not None else 0
-    folder = str(record_folder(process.environ, uid))
-    path = posixpath.join(folder, record_name(pid, ticks or 0))
+    try:
+        path = posixpath.join(_folder(ctx, process, pid, uid), record_name(pid, ticks or 0))
+    except NotRead as exc:
+        return ServiceRecord(exc.status, exc.reason)
     try:
         record, predictors = _decoded(_record_text(ctx, path, pid, uid), path)
     except NotRead as exc:
@@ -57,6 +61,19 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
     if predictors > MAX_PREDICTORS:
         read.note(f"it holds {predictors} predictors, more than the {MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
     return read
+
+
+def _folder(ctx: ProbeContext, process: ServiceProcessFacts, pid: int, uid: int) -> str:
+    """The process's record folder; a relative one is the service's, from its working directory (not the doctor's)."""
+    folder = str(record_folder(process.environ, uid))
+    if folder.startswith("/"):
+        return folder
+    try:
+        cwd = os.readlink(ctx.path(f"/proc/{pid}/cwd"))
+    except OSError as exc:
+        raise NotRead(RecordStatus.UNREADABLE, f"no record read: the process's {FOLDER}={folder} is relative, and its "
+                                               f"working directory cannot be read (/proc/{pid}/cwd: {exc.strerror or exc})") from None
+    return posixpath.normpath(posixpath.join(cwd, folder))
 
 
 def _record_text(ctx: ProbeContext, path: str, pid: int, uid: int) -> str:
