@@ -118,6 +118,21 @@ def _may_hold_a_secret(text: str) -> bool:
                for run in TOKENISH.findall(text))
 
 
+SECRET_FLAG_ALONE = re.compile(rf"--?[a-z-]*{SECRET_KEY}", re.I)  # ``--password`` whose value is the next argument
+
+
+def redact_arguments(argv: list[str], chars: int | None = None) -> list[str]:
+    """A command line's arguments redacted one by one, and the argument after a secret's flag given
+    alone (``--password hunter2``, ``--api-key KEY``); each cut to ``chars`` where given, past the
+    redaction of a window that holds any secret the cut would halve."""
+    redacted = []
+    for index, argument in enumerate(argv):
+        flagged = index > 0 and SECRET_FLAG_ALONE.fullmatch(argv[index - 1]) is not None and not argument.startswith("-")
+        text = REDACTED if flagged else redact_text(argument if chars is None else argument[:chars + TAIL_MARGIN])
+        redacted.append(text if chars is None else text[:chars])
+    return redacted
+
+
 def redacted_tail(text: str, chars: int) -> str:
     """The last ``chars`` of ``text`` (a child's error output), redacted: a secret the cut would halve
     is redacted whole first, and the line (or word) the first cut goes through is dropped, so no

@@ -168,17 +168,17 @@ assert writer.written.is_set(), writer.process.errors
 
 def test_the_services_arguments_are_redacted_in_its_record(tmp_path):
     secrets = ["--api-key=sk4d8Fj2kL9q", "--password=hunter2hunter2", "postgres://app:s3cr3tPass@db:5432/app",
-               "x" * 280 + " --token=abcdefgh123456789", "Authorization: Bearer eyJhbGciOi.eyJzdWIiOi"]
+               "x" * 280 + " --token=abcdefgh123456789", "Authorization: Bearer eyJhbGciOi.eyJzdWIiOi", "--db-password", "letmein99"]
     env = dict(os.environ, PADDLE_DOCTOR_RECORD_DIR=str(tmp_path))
     done = subprocess.run([sys.executable, "-c", ARGUED, *secrets, "--threads", "4"], capture_output=True, text=True,
                           timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     (path,) = tmp_path.glob("*.json")
     text = path.read_text()
-    assert not any(secret in text for secret in ("sk4d8Fj2kL9q", "hunter2", "s3cr3tPass", "abcdefgh", "eyJhbGciOi"))
+    assert not any(secret in text for secret in ("sk4d8Fj2kL9q", "hunter2", "s3cr3tPass", "abcdefgh", "eyJhbGciOi", "letmein99"))
     assert json.loads(text)["argv"] == ["-c", "--api-key=<redacted>", "--password=<redacted>", "postgres://<redacted>@db:5432/app",
                                         ("x" * 280 + " --token=<redacted>")[:300], "Authorization: Bearer <redacted>",
-                                        "--threads", "4"]
+                                        "--db-password", "<redacted>", "--threads", "4"]  # a secret's flag given alone: the next argument
 
 
 def test_records_of_processes_gone_a_day_ago_are_swept_by_the_next_writer(tmp_path, monkeypatch):

@@ -132,3 +132,19 @@ def test_a_model_path_inside_a_site_folder_is_kept(path):
     assert redact_text(f"model {path} loaded") == f"model {path} loaded"
     assert redact_text("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == R
     assert redact_text(f"{path} q8Zr2LmW7xKp4TnB9vHc3JdY6sFa1GeU0oIi/abc") == f"{path} {R}"
+
+
+@pytest.mark.parametrize("argv, kept", [
+    (["serve", "--password", "hunter2", "--port", "80"], ["serve", "--password", REDACTED, "--port", "80"]),
+    (["serve", "--db-api-key", "hunter2"], ["serve", "--db-api-key", REDACTED]),
+    (["serve", "-token", "hunter2"], ["serve", "-token", REDACTED]),
+    (["serve", "--password", "--verbose"], ["serve", "--password", "--verbose"]),  # a flag, not a value: kept
+    (["serve", "--threads", "4", "--api-key=hunter2"], ["serve", "--threads", "4", f"--api-key={REDACTED}"]),
+    (["--password"], ["--password"]),
+])
+def test_the_value_after_a_secret_s_flag_given_alone_is_redacted(argv, kept):
+    from paddle_doctor.redact import redact_arguments
+
+    assert redact_arguments(argv) == kept
+    assert redact_arguments(["x" * 400, *argv[1:]], 300)[0] == "x" * 300  # each cut to the length asked
+

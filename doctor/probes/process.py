@@ -19,7 +19,7 @@ import time
 from ..context import ProbeContext
 from ..facts import MappedLibrary, ServiceProcessFacts
 from ..interpreter import Interpreter, RunAs
-from ..redact import redact_environment, redact_text
+from ..redact import redact_arguments, redact_environment
 from ..vocabulary import LibraryKind, ProcessStatus
 from .common import parse_cpu_list
 from .libraries import SHARED_OBJECT
@@ -191,7 +191,7 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
         return
     _read_status(ctx, facts, f"{proc}/status")
     denied: list[tuple[str, OSError]] = []
-    argv = [redact_text(argument) for argument in _read(ctx, f"{proc}/cmdline").split("\0")]  # --password=..., URLs with credentials
+    argv = redact_arguments(_read(ctx, f"{proc}/cmdline").split("\0"))  # --password=..., --password X, URLs with credentials
     exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
     environ = _readable(denied, lambda: _read(ctx, f"{proc}/environ"), f"{proc}/environ")
     variables = {}

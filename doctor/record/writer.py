@@ -84,9 +84,9 @@ def snapshot(process: Process) -> Record:
 def redacted_argv(argv: list[str]) -> list[str]:
     """The service's arguments as the record keeps them: each redacted, then cut to :data:`MAX_TEXT`
     (of a longer one, the part redacted reaches a secret's length past it: what a cut halves is not kept)."""
-    from ..redact import TAIL_MARGIN, redact_text  # on the writer's thread at its first write, not as the service imports Paddle
+    from ..redact import redact_arguments  # on the writer's thread at its first write, not as the service imports Paddle
 
-    return [redact_text(str(arg)[:MAX_TEXT + TAIL_MARGIN])[:MAX_TEXT] for arg in argv[:MAX_ARGV]]
+    return redact_arguments([str(arg) for arg in argv[:MAX_ARGV]], MAX_TEXT)
 
 
 def own_folder(folder: Path) -> None:
