@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inputs import PROGRAM_BYTES, Refused, parse_json, read_bytes
+from .inputs import PROGRAM_BYTES, Refused, parse_json, read_bytes, read_private
 from .vocabulary import ModelFormat
 
 PIR_VERSIONS_KNOWN = (1, 2, 3, 4, 5, 6)
@@ -109,10 +109,12 @@ class Program:
         return self._edges[0], self._edges[1]
 
 
-def read_program(path: str | Path) -> Program:
+def read_program(path: str | Path, owner: int | None = None) -> Program:
+    """The program in ``path``; with ``owner``, read only if no user but it (and root) could have put it
+    there (``inputs.read_private``: a file the worker of another user wrote, never a link it made)."""
     path = Path(path)
     try:
-        data = read_bytes(path, PROGRAM_BYTES)
+        data = read_bytes(path, PROGRAM_BYTES) if owner is None else read_private(path.parent, path.name, owner, PROGRAM_BYTES)
     except Refused as exc:
         raise ProgramError(f"{path}: {exc}; expected a Paddle program file (*.json, *.pdmodel or __model__)") from None
     except OSError as exc:
@@ -136,11 +138,12 @@ def _read_pir(path: Path, data: bytes) -> Program:
         raise ProgramError(f"{path}: not a Paddle PIR program (expected JSON with program.regions[].blocks[])") from None
     except Refused as exc:
         raise ProgramError(f"{path}: {exc}; expected a Paddle PIR program") from None
-    if base.get("magic") != "pir":
-        raise ProgramError(f"{path}: not a Paddle PIR program (base_code.magic is {base.get('magic')!r})")
+    if base.get("magic") != "pir":  # what the file holds instead is not said: it may be any file the path names
+        raise ProgramError(f"{path}: not a Paddle PIR program (base_code.magic is not 'pir')")
     version = base.get("version")
     if version not in PIR_VERSIONS_KNOWN:
-        raise ProgramError(f"{path}: PIR program version {version}; this reader knows versions up to {max(PIR_VERSIONS_KNOWN)}")
+        said = version if isinstance(version, int) and not isinstance(version, bool) and abs(version) < 10**6 else "unknown"
+        raise ProgramError(f"{path}: PIR program version {said}; this reader knows versions up to {max(PIR_VERSIONS_KNOWN)}")
     reader = _PirReader()
     try:
         reader.blocks(blocks)

@@ -168,3 +168,26 @@ def test_the_predictor_workers_of_a_measured_model_run_as_the_services_user(shar
     assert facts["graph"]["optimised"]["status"] == "read", facts["graph"]["optimised"]["reason"]
     assert facts["verification"]["error"] is None
     assert "Permission denied" not in result.stdout
+
+
+@needs_root
+def test_a_program_a_worker_of_the_service_s_user_wrote_is_read_only_where_that_user_alone_could_have_put_it(tmp_path):
+    """The graph probe's worker, running as the service's user, writes the optimised program into a folder of that
+    user's: the root doctor reads it there, and refuses a link the worker could have made in its place."""
+    from paddle_doctor.program import ProgramError, read_program
+
+    folder = tmp_path / "optim"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, NOBODY, NOBODY)
+    secret = tmp_path / "root-only.json"
+    secret.write_text('{"base_code": {"magic": "pir", "version": 1}, "program": {"regions": [{"blocks": []}]}, "ROOT-ONLY": "S3CRET"}')
+    secret.chmod(0o600)
+    (folder / "_optimized.json").symlink_to(secret)
+    with pytest.raises(ProgramError, match="symbolic link"):
+        read_program(folder / "_optimized.json", NOBODY)
+    assert read_program(secret).ops == []  # the control: read as a file of the doctor's own, the same text is a program
+    (folder / "_optimized.json").unlink()
+    written = folder / "_optimized.json"
+    written.write_text(secret.read_text())
+    os.chown(written, NOBODY, NOBODY)
+    assert read_program(written, NOBODY).ops == []

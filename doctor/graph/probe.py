@@ -89,7 +89,8 @@ def optimised_program(facts: Facts, run: ModelRun, original: Program,
         if written is None:
             result.status, result.reason = ProgramStatus.ERROR, f"Paddle {paddle_version} wrote no optimised program (expected {' or '.join(OPTIMISED_FILES)})"
             return result, None
-        program = read_program(written)
+        # a worker of the service's user wrote it in a folder of that user's: never a link it made, whatever it names
+        program = read_program(written, worker.run_as.uid if worker.run_as is not None else None)
     except (WorkerError, WorkerDied) as exc:
         result.status = ProgramStatus.ERROR
         result.reason = f"Paddle cannot build the optimised program of {files.program} ({version}): {exc}"
