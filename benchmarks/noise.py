@@ -7,8 +7,9 @@ conditions interleaved run by run:
   quiet   nothing else runs
   busy    a busy loop pinned to CPU 0
   heavy   on every CPU a busy loop at nice 10, and --heavy-loops more at the doctor's own priority,
-          pinned round the CPUs (the share of the CPU time they took is printed: the regime of a
-          shared 2-CPU machine that other work keeps 60-80% busy)
+          pinned round the CPUs, each loop in a session of its own as other work is (the share of the
+          CPU time they took is printed: the regime of a shared 2-CPU machine that other work keeps
+          60-80% busy)
 Then an independent harness (its own timing loop and medians, none of the doctor's statistics)
 sweeps every configuration (threads 1..budget x oneDNN on/off x IR optim on/off x fp32/bf16 where
 the CPU has bf16 units, bf16 only where its outputs stay within the doctor's --max-drift) and every
@@ -51,7 +52,11 @@ from paddle_doctor.verify.noise import CpuMeter, CpuShare
 from paddle_doctor.verify.protocol import DriftOf, Feeds, Load, Run
 from paddle_doctor.vocabulary import Precision
 
-SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nos.nice(int(sys.argv[2]))\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
+# each loop in a session of its own, as other work is (the kernel shares a CPU between sessions, autogroups, before
+# the threads within one: the doctor's workers have sessions of their own), its priority the session's
+SPIN = ("import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nos.nice(int(sys.argv[2]))\n"
+        "try:\n    open('/proc/self/autogroup', 'w').write(sys.argv[2])\nexcept OSError:\n    pass\n"
+        "print('spinning', flush=True)\nwhile True:\n    pass\n")
 SERVICE = ["--threads", "8", "--no-onednn", "--pid", "none"]
 SWEEP_ROUNDS, SWEEP_RUNS, WARMUP_RUNS = 12, 10, 10
 CONDITIONS = ("quiet", "busy", "heavy")
@@ -76,8 +81,8 @@ def loops(name: str, heavy_loops: int) -> list[tuple[int, int]]:
 @contextmanager
 def condition(name: str, heavy_loops: int):
     """The condition's busy loops, each seen spinning before it starts."""
-    spinners = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu), str(nice)], stdout=subprocess.PIPE, text=True)
-                for cpu, nice in loops(name, heavy_loops)]
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu), str(nice)], stdout=subprocess.PIPE, text=True,
+                                 start_new_session=True) for cpu, nice in loops(name, heavy_loops)]
     try:
         for spinner in spinners:
             assert spinner.stdout.readline().strip() == "spinning"
@@ -180,7 +185,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10, help="doctor runs per condition")
     parser.add_argument("--budget", type=float, default=40.0, help="the doctor's --budget (the CLI default)")
-    parser.add_argument("--heavy-loops", type=int, default=2, help="busy loops at the doctor's own priority in the heavy condition")
+    parser.add_argument("--heavy-loops", type=int, default=3, help="busy loops at the doctor's own priority in the heavy condition")
     parser.add_argument("--conditions", default=",".join(CONDITIONS), help="the conditions to run, in turn")
     args = parser.parse_args()
     names = [name for name in args.conditions.split(",") if name]
