@@ -487,3 +487,37 @@ def test_a_measurer_beside_another_races_in_its_own_worker_within_the_same_deadl
     assert noise.aa is not None and noise.aa.rounds == 2 and noise.others_share is not None
     assert beside.session is second and beside.deadline is deadline and beside.min_effect == measurer.min_effect
     assert set(measurer.loaded) == {base.key()} and set(beside.loaded) == {base.key(), base.vary(ir_optim=False).key()}
+
+
+@pytest.mark.parametrize("busy", [True, False])
+def test_on_a_busy_machine_the_small_switches_give_their_time_to_the_larger_effects(monkeypatch, busy):
+    """The experiments run in order, the largest effects first; on a busy machine (counted over the races so
+    far) IR optim and feed/fetch ops are not measured, and say why; on a quiet one every experiment runs."""
+    from paddle_doctor.verify import experiments, run
+    from paddle_doctor.verify.deadline import Deadline
+    from paddle_doctor.verify.experiments import Context
+    from paddle_doctor.vocabulary import Experiment
+
+    ran: list[str] = []
+
+    def runner(name):
+        def measure(ctx, budget_s):
+            ran.append(name)
+            return ExperimentResult(name, "skipped", reason="stand-in")
+        return measure
+
+    monkeypatch.setattr(experiments, "EXPERIMENTS", {name: (runner(name), share) for name, (_, share) in experiments.EXPERIMENTS.items()})
+    monkeypatch.setattr(run, "EXPERIMENTS", experiments.EXPERIMENTS)
+    measurer = ContextMeasurer({})
+    measurer.cpu = CpuShare(total=100, others=75 if busy else 2)
+    ctx = Context(None, measurer=measurer, baseline=PredictorConfig(threads=2, onednn=True), inputs={}, max_drift=0.01,
+                  new_session=None)
+    verification = type("Verification", (), {"experiments": [], "error": None})()
+    assert run._run_experiments(verification, ctx, run.VerifyOptions(budget_s=40), Deadline(40))
+    small = {Experiment.IR_OPTIM, Experiment.FEED_FETCH}
+    assert ran[:3] == [Experiment.ONEDNN, Experiment.BF16, Experiment.THREADS]
+    assert (small & set(ran)) == (set() if busy else small)
+    said = {e.name: e.reason for e in verification.experiments}
+    for name in small:
+        assert said[name] == ("not measured: the machine was busy (75% of the CPU time to other processes), so its share of "
+                              "--budget went to the larger effects and the recommendation" if busy else "stand-in")

@@ -18,7 +18,7 @@ from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure,
 from ..interpreter import Interpreter
 from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus, ProcessStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
-from .experiments import EXPERIMENTS, Context
+from .experiments import EXPERIMENTS, Context, skipped
 from .layouts import plan_load
 from .measure import Measurer, Progress
 from .model import ModelError, ModelRun, worker_samples
@@ -31,6 +31,9 @@ RECOMMENDATION_SHARE = 0.35
 # the least of --budget the recommendation, the report's answer, is given when the experiments ran past their part
 # (a busy machine's slow predictor creations): its final race needs the rounds a verdict needs
 RECOMMENDATION_FLOOR = 0.2
+RUN_ON = (Experiment.ONEDNN, Experiment.BF16, Experiment.THREADS)  # the large effects: 4-9x, ~1.45x, 1.25-1.6x under load
+# a few percent each, where a busy machine decides nothing in their slices and the search has no time left for them
+SMALL_SWITCHES = (Experiment.IR_OPTIM, Experiment.FEED_FETCH)
 
 
 @dataclass
@@ -137,7 +140,7 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
     """Every experiment in its share of the budget; False when measuring had to stop (budget
     exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
     measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
-    ctx.settle_by = deadline.started + measure_budget  # an experiment's race short of a verdict's rounds runs on until then
+    measured_by = deadline.started + measure_budget
     shares = {name: 0.0 if name == Experiment.LAYOUTS and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
     shares_left = sum(shares.values())
     for name, (runner, _) in EXPERIMENTS.items():
@@ -145,9 +148,17 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
         slice_s = max(0.5, (measure_budget - deadline.spent()) * share / shares_left) if share else 0.0
         shares_left -= share
         began = time.monotonic()
+        # a race of the large effects short of a verdict's rounds runs on within the measuring part; a small switch's
+        # ends with its slice (the search measures it again in context, where time is left)
+        ctx.settle_by = measured_by if name in RUN_ON else began + slice_s
+        busy = ctx.measurer.cpu
         try:
             with children.phase(f"measuring {name}"):
-                result = runner(ctx, slice_s)
+                if name in SMALL_SWITCHES and busy.busy:
+                    result = skipped(name, f"not measured: the machine was busy ({busy.others_share:.0%} of the CPU time to other "
+                                           "processes), so its share of --budget went to the larger effects and the recommendation")
+                else:
+                    result = runner(ctx, slice_s)
         except (WorkerError, WorkerDied, Interrupted) as exc:
             result = _failed(name, exc, ctx)
         result.seconds = round(time.monotonic() - began, 3)
