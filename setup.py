@@ -1,21 +1,21 @@
 """Everything is declared in pyproject.toml; this file only says what pyproject cannot: the recording
 hook's ``.pth`` goes at the top of site-packages, in a wheel and in an editable install; the data
 files kept at the top of the source tree (``rules.yaml``, ``wrappers.yaml``) go into the package in a
-wheel (an editable install reads them where they are: ``paddle_doctor.rules.packaged_file``); and the
+wheel (an editable install reads them where they are: ``paddle_doctor.judge.rules.packaged_file``); and the
 recorder's C module is built where a compiler is at hand, the install going on without it where none
 is (the recorder then notes runs in Python). ``PADDLE_DOCTOR_NO_EXTENSIONS=1`` leaves it out: a wheel
 for every Python (``py3-none-any``), as aiohttp's and multidict's variables do."""
 
 import os
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PTH = "paddle_doctor_record.pth"
-SOURCE = os.path.join(HERE, "doctor", "record", PTH)
+SOURCE = os.path.join(HERE, "doctor", "recorder", PTH)
 # these and the .pth are listed in MANIFEST.in too, so that the sdist carries them
 TOP_LEVEL_DATA = ("rules.yaml", "wrappers.yaml")
 
@@ -73,8 +73,11 @@ class BuildExtOrSay(build_ext):
             raise
 
 
-NATIVE = Extension("paddle_doctor.record._native", [os.path.join("doctor", "record", "_native.c")], optional=True)
+NATIVE = Extension("paddle_doctor.recorder._native", [os.path.join("doctor", "recorder", "_native.c")], optional=True)
 WITHOUT = os.environ.get("PADDLE_DOCTOR_NO_EXTENSIONS", "") not in ("", "0")
 
+# every folder of doctor/ with an __init__.py is a package, under its import name (pyproject's package-dir)
+PACKAGES = ["paddle_doctor", "paddle_doctor.checks", *(f"paddle_doctor.{name}" for name in find_packages(os.path.join(HERE, "doctor")))]
+
 setup(cmdclass={"build_py": BuildWithRecordHook, "editable_wheel": EditableWithRecordHook, "build_ext": BuildExtOrSay},
-      ext_modules=[] if WITHOUT else [NATIVE])
+      ext_modules=[] if WITHOUT else [NATIVE], packages=PACKAGES)

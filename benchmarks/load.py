@@ -27,20 +27,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from paddle_doctor.budget import cpu_budget
+from paddle_doctor.base.interpreter import Interpreter
+from paddle_doctor.base.vocabulary import Layout
 from paddle_doctor.cli import DEFAULT_LOAD_BUDGET_S
-from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceConfig
-from paddle_doctor.interpreter import Interpreter
-from paddle_doctor.modelzoo import build_model
+from paddle_doctor.facts.budget import cpu_budget
 from paddle_doctor.probes import collect_facts
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.verify.layouts import KINDS, Arrangement, LoadPlan, service_layout
 from paddle_doctor.verify.load import LoadRunner, close_hosts, measure_layouts, start_hosts
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.modelzoo import build_model
 from paddle_doctor.verify.protocol import Feeds, Model
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
-from paddle_doctor.vocabulary import Layout
 
 CONCURRENCY = 4
 

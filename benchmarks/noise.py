@@ -41,16 +41,16 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from paddle_doctor.budget import cpu_budget
-from paddle_doctor.facts.document import load_facts
+from paddle_doctor.base.interpreter import Interpreter
+from paddle_doctor.base.vocabulary import Precision
+from paddle_doctor.facts.budget import cpu_budget
+from paddle_doctor.facts.loading import load_facts
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.interpreter import Interpreter
-from paddle_doctor.modelzoo import build_model
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of, within_budget
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.modelzoo import build_model
 from paddle_doctor.verify.noise import CpuMeter, CpuShare
 from paddle_doctor.verify.protocol import DriftOf, Feeds, Load, Run
-from paddle_doctor.vocabulary import Precision
 
 # each loop in a session of its own, as other work is (the kernel shares a CPU between sessions, autogroups, before
 # the threads within one: the doctor's workers have sessions of their own), its priority the session's

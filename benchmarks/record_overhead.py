@@ -44,9 +44,9 @@ RUN_SIDE_BY_SIDE = r'''
 import sys, time, json
 import numpy as np
 import paddle.inference as inference
-from paddle_doctor.record.callers import build_site
-from paddle_doctor.record.live import Process
-from paddle_doctor.vocabulary import BuiltBy
+from paddle_doctor.recorder.callers import build_site
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.base.vocabulary import BuiltBy
 
 models = json.loads(sys.argv[1])
 calls = json.loads(sys.argv[2])
@@ -182,7 +182,7 @@ def main() -> None:
     parser.add_argument("--tiny-calls", type=int, default=40000, help="requests, and run()s alone, per side on the model under 0.1 ms")
     parser.add_argument("--start-rounds", type=int, default=300)
     args = parser.parse_args()
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     with tempfile.TemporaryDirectory(prefix="paddle-doctor-bench-models-") as folder:
         cnn = build_model("cnn", "pir", Path(folder) / "cnn")

@@ -26,20 +26,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from paddle_doctor.budget import cpu_budget
-from paddle_doctor.context import ProbeContext
+from paddle_doctor.base.interpreter import Interpreter
+from paddle_doctor.base.vocabulary import Effect, Precision
 from paddle_doctor.facts import ServiceConfig
+from paddle_doctor.facts.budget import cpu_budget
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.interpreter import Interpreter
-from paddle_doctor.modelzoo import build_model
 from paddle_doctor.probes import collect_facts
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.verify.experiments import BF16_FLAGS, changes_outputs, drift_of
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import ModelRun, worker_samples
+from paddle_doctor.verify.modelzoo import build_model
 from paddle_doctor.verify.protocol import DriftOf, Feeds
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
-from paddle_doctor.vocabulary import Effect, Precision
 
 MISCONFIGURED = {"threads": 8, "onednn": False}
 # kind, format, the service's settings, --shape

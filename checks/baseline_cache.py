@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from paddle_doctor.baseline import cache_record
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need, baseline_of
+from paddle_doctor.facts.pinned import baseline_cache
+from paddle_doctor.judge.findings import Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-006"
 
 
 def check(facts: Facts) -> list[Finding]:
-    before, now = baseline_of(facts).cache, cache_record(facts)
+    before, now = baseline_of(facts).cache, baseline_cache(facts)
     if before is None:
         return [skipped(RULE, "the baseline records no cache")]
     where = f"cache {before.path}"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from paddle_doctor.baseline import gpu_nodes
 from paddle_doctor.facts import Facts
-from paddle_doctor.facts.baseline import GpuRecord
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need, baseline_of
+from paddle_doctor.facts.baseline import BaselineGpu
+from paddle_doctor.facts.pinned import gpu_nodes
+from paddle_doctor.judge.findings import Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, baseline_of
 
 GPU_LOST, DRIVER_CHANGED = "PD-HEALTH-004", "PD-HEALTH-005"
 
@@ -18,7 +18,7 @@ def check(facts: Facts) -> list[Finding]:
     return [gpus_finding(facts, before), driver_finding(facts, before)]
 
 
-def gpus_finding(facts: Facts, before: GpuRecord) -> Finding:
+def gpus_finding(facts: Facts, before: BaselineGpu) -> Finding:
     nodes = gpu_nodes(facts)
     if not nodes:
         lost = f" (baseline: {', '.join(before.device_nodes)})" if before.device_nodes else ""
@@ -29,7 +29,7 @@ def gpus_finding(facts: Facts, before: GpuRecord) -> Finding:
     return passed(GPU_LOST, f"{', '.join(nodes)} as at baseline")
 
 
-def driver_finding(facts: Facts, before: GpuRecord) -> Finding:
+def driver_finding(facts: Facts, before: BaselineGpu) -> Finding:
     driver = facts.gpu.kernel_driver
     if None not in (before.boot_id, facts.host.boot_id) and before.boot_id != facts.host.boot_id:
         return passed(DRIVER_CHANGED, f"driver {driver or 'unknown'}; the baseline is from another boot of the host (image "

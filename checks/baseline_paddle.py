@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need, baseline_of
+from paddle_doctor.judge.findings import Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-007"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need, baseline_of
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-002"
 THROTTLED_LIMIT = 0.05  # throttled periods over all periods counted after the baseline

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from paddle_doctor.base.cpus import format_cpu_list
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.probes.common import format_cpu_list
-from paddle_doctor.registry import Check
+from paddle_doctor.judge.findings import Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-CPU-014"
 BINDING_VARIABLES = ("OMP_PROC_BIND", "KMP_AFFINITY", "GOMP_CPU_AFFINITY")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from paddle_doctor.budget import CpuBudget, advised_threads, cpu_budget, service_threads
+from paddle_doctor.base.vocabulary import Origin
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Proposal, Status, passed, skipped
-from paddle_doctor.live_word import live_threads
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import Origin
+from paddle_doctor.facts.budget import CpuBudget, advised_threads, cpu_budget, service_threads
+from paddle_doctor.judge.findings import Evidence, Finding, Proposal, Status, passed, skipped
+from paddle_doctor.judge.live_word import live_threads
+from paddle_doctor.judge.registry import Check
 
 if TYPE_CHECKING:
-    from paddle_doctor.record.document import RecordedPredictor
+    from paddle_doctor.facts.recorded import RecordedPredictor
 
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.judge.findings import Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check
 
 NO_AVX, NO_AVX2, MASKED = "PD-CPU-001", "PD-CPU-002", "PD-CPU-003"
 RULES = (NO_AVX, NO_AVX2, MASKED)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.budget import advised_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
+from paddle_doctor.facts.budget import advised_threads
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-CPU-012"
 FAIL_RATIO = 0.05

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import FusionStatus, ModelFormat, ProgramStatus
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.graph import GraphFacts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.per_predictor import each_model
-from paddle_doctor.registry import Check, Need, graph_of
-from paddle_doctor.vocabulary import FusionStatus, ModelFormat, ProgramStatus
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.per_predictor import each_model
+from paddle_doctor.judge.registry import Check, Need, graph_of
 
 LOW, UNREADABLE = "PD-GRAPH-003", "PD-GRAPH-006"
 THRESHOLD = 0.8

@@ -5,9 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import FULL_MINIMUM_DRIVER, MINOR_COMPAT_DRIVER, PADDLE_INDEX_TAG, gpu_wheel, version_tuple, wheel_label
-from paddle_doctor.registry import Check
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import (
+    FULL_MINIMUM_DRIVER,
+    MINOR_COMPAT_DRIVER,
+    PADDLE_INDEX_TAG,
+    gpu_wheel,
+    version_tuple,
+    wheel_label,
+)
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-GPU-001"
 
@@ -56,7 +63,7 @@ def check(facts: Facts) -> list[Finding]:
 
 
 def _version(table_entry: str) -> tuple[int, ...]:
-    """A driver version of the tables in paddle_doctor.gpu, which are all dotted numbers."""
+    """A driver version of the tables in paddle_doctor.judge.gpu_support, which are all dotted numbers."""
     version = version_tuple(table_entry)
     if version is None:
         raise ValueError(f"not a driver version: {table_entry!r}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import gpu_wheel, host_evidence, uses_gpu, version_tuple, wheel_label
-from paddle_doctor.registry import Check
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import gpu_wheel, host_evidence, uses_gpu, version_tuple, wheel_label
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-GPU-002"
 

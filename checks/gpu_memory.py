@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import Device
 from paddle_doctor.facts import Facts, GpuDevice
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import describe, judged_gpu
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.vocabulary import Device
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import describe, judged_gpu
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check, Need
 
 MEMORY, SHARED = "PD-MEM-002", "PD-GPU-010"
 MiB = 1024 * 1024

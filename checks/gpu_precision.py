@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import Device, Precision
 from paddle_doctor.facts import Facts, ServiceConfig
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import compute_capability, describe, judged_gpu
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.vocabulary import Device, Precision
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import compute_capability, describe, judged_gpu
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check, Need
 
 FP16_UNUSED, UNSUPPORTED = "PD-PREC-002", "PD-PREC-003"
 TENSOR_CORES = (7, 0)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import Device, GpuStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import cuda_visible
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.vocabulary import Device, GpuStatus
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import cuda_visible
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check, Need
 
 NO_DEVICE, NO_RUNTIME, NO_DRIVER, NO_PERMISSION, CAPABILITIES = (
     "PD-GPU-003", "PD-GPU-006", "PD-GPU-007", "PD-GPU-008", "PD-GPU-009")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.quoting import Code
+from paddle_doctor.base.vocabulary import Device, GpuStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import (
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import (
     PADDLE_INDEX_TAG,
     compute_capability,
     describe,
@@ -17,10 +19,8 @@ from paddle_doctor.gpu import (
     version_tuple,
     wheel_label,
 )
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.quoting import Code
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import Device, GpuStatus
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"
 INDEX = "https://www.paddlepaddle.org.cn/packages/stable"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Proposal, Status, passed
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check
+from paddle_doctor.judge.findings import Finding, Proposal, Status, passed
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 IR_OPTIM, FEED_FETCH = "PD-GRAPH-001", "PD-GRAPH-004"
 

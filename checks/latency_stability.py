@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paddle_doctor.budget import advised_threads
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need, verification_of
+from paddle_doctor.facts.budget import advised_threads
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, verification_of
 
 if TYPE_CHECKING:
     from paddle_doctor.facts.verification import MachineNoise

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.registry import Check, Need, verification_of
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, verification_of
 
 RULE = "PD-CFG-002"
 

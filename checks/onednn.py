@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from paddle_doctor.base.vocabulary import PaddleStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding, Proposal, Status, passed, skipped
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import PaddleStatus
+from paddle_doctor.judge.findings import Finding, Proposal, Status, passed, skipped
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-CPU-004"
 TURN_ON = Proposal("onednn", (True,))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import Experiment
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import Experiment
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-MEM-001"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import PaddleStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import PaddleStatus
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check
 
 MISSING, CRASHED, FAILED = "PD-PADDLE-001", "PD-PADDLE-002", "PD-PADDLE-003"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.quoting import Code
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, Verdict, passed, skipped
-from paddle_doctor.quoting import Code
-from paddle_doctor.reconcile import outcome
-from paddle_doctor.registry import Check, Need, verification_of
-from paddle_doctor.verify.offered import headline, measured_faster
+from paddle_doctor.judge.findings import Evidence, Finding, Status, Verdict, passed, skipped
+from paddle_doctor.judge.offered import headline, measured_faster
+from paddle_doctor.judge.reconcile import outcome
+from paddle_doctor.judge.registry import Check, Need, verification_of
 
 RULE = "PD-CFG-001"
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from paddle_doctor.base.quoting import Code
+from paddle_doctor.base.vocabulary import Effect, Experiment, ExperimentStatus, Layout
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.quoting import Code
-from paddle_doctor.registry import Check, Need, verification_of
-from paddle_doctor.verify.layouts import layout_snippet
-from paddle_doctor.verify.words import describe
-from paddle_doctor.vocabulary import Effect, Experiment, ExperimentStatus
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.registry import Check, Need, verification_of
+from paddle_doctor.judge.verdict_words import describe
 
 if TYPE_CHECKING:
     from paddle_doctor.facts.verification import ArmResult, Throttling
@@ -72,6 +71,24 @@ def check(facts: Facts) -> list[Finding]:
 
 def _rps(arm: ArmResult) -> str:
     return f"{arm.throughput_rps:.1f}" if arm.throughput_rps else "?"
+
+
+def layout_snippet(kind: Layout, instances: int, threads: int) -> Code:
+    """Python that serves with this layout (``config`` is the service's paddle_infer.Config)."""
+    lines = [f"config.set_cpu_math_library_num_threads({threads})"]
+    if instances == 1:
+        lines += ["predictor = paddle_infer.create_predictor(config)",
+                  "lock = threading.Lock()  # every request: with lock: feed, predictor.run(), fetch"]
+    elif kind == Layout.PROCESSES:
+        lines += [f"# in each of {instances} worker processes (e.g. gunicorn --workers {instances}):",
+                  "predictor = paddle_infer.create_predictor(config)"]
+    elif kind == Layout.CLONE:
+        lines += ["main = paddle_infer.create_predictor(config)",
+                  f"predictors = [main] + [main.clone() for _ in range({instances - 1})]  # one per worker thread, {instances} workers"]
+    else:
+        lines += [f"pool = paddle_infer.PredictorPool(config, {instances})",
+                  f"predictor = pool.retrieve(worker_index)  # worker_index 0..{instances - 1}; older Paddle: pool.retrive"]
+    return Code("\n".join(lines))
 
 
 CHECK = Check(name="serving_layout", rules=(RULE,), run=check, requires=(Need.MEASUREMENTS,), evidence={RULE: LayoutEvidence})

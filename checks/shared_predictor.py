@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.budget import cpu_budget
+from paddle_doctor.base.vocabulary import Layout
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed
-from paddle_doctor.registry import Check
-from paddle_doctor.service import serving_layout
-from paddle_doctor.vocabulary import Layout
+from paddle_doctor.facts.budget import cpu_budget
+from paddle_doctor.facts.service_config import serving_layout
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-LOAD-001"
 DESCRIPTIONS = {

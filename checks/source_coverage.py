@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from paddle_doctor.base.vocabulary import SourceStop
 from paddle_doctor.facts import CANNOT_READ, Facts
-from paddle_doctor.findings import Finding, Status, passed
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.vocabulary import SourceStop
+from paddle_doctor.judge.findings import Finding, Status, passed
+from paddle_doctor.judge.registry import Check, Need
 
 RULE = "PD-SRC-008"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import switched_off
+from paddle_doctor.judge.findings import Finding
+from paddle_doctor.judge.registry import Check, Need
+from paddle_doctor.judge.source_lint import switched_off
 
 RULE = "PD-SRC-002"
 

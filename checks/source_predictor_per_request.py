@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from paddle_doctor.base.vocabulary import SourcePatternKind
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import patterns_of, source_finding
-from paddle_doctor.vocabulary import SourcePatternKind
+from paddle_doctor.judge.findings import Finding
+from paddle_doctor.judge.registry import Check, Need
+from paddle_doctor.judge.source_lint import patterns_of, source_finding
 
 RULE = "PD-SRC-004"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from paddle_doctor.facts import Facts, SourceSetting
-from paddle_doctor.findings import Finding
-from paddle_doctor.registry import Check, Need
-from paddle_doctor.source.lint import settings_finding, settings_set_to
+from paddle_doctor.judge.findings import Finding
+from paddle_doctor.judge.registry import Check, Need
+from paddle_doctor.judge.source_lint import settings_finding, settings_set_to
 
 RULE = "PD-SRC-003"
 

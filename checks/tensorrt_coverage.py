@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import Device
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.graph import unavailable
-from paddle_doctor.per_predictor import each_model
-from paddle_doctor.registry import Check, Need, graph_of
-from paddle_doctor.vocabulary import Device
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.per_predictor import each_model
+from paddle_doctor.judge.registry import Check, Need, graph_of
 
 RULE = "PD-GRAPH-007"
 THRESHOLD = 0.8

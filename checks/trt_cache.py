@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paddle_doctor.base.vocabulary import CacheStatus, Precision
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.probes.mounts import lost_on_restart, mount_for
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import CacheStatus, Precision
+from paddle_doctor.facts.mounts import lost_on_restart, mount_for
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 REBUILT, NOT_PERSISTED, NOT_WRITABLE = "PD-TRT-001", "PD-TRT-002", "PD-TRT-003"
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import engine_target, stamp_differences
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.probes.trt_cache import STAMP_FILE
-from paddle_doctor.registry import Check
-from paddle_doctor.vocabulary import CacheStatus
+from paddle_doctor.base.vocabulary import CacheStatus
+from paddle_doctor.facts import STAMP_FILE, Facts
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import engine_target, stamp_differences
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 STALE, SHAPES = "PD-TRT-004", "PD-TRT-006"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.findings import Evidence, Finding, Status, passed, skipped
-from paddle_doctor.gpu import dotted, gpu_wheel, reported_version, trt_runtime, version_tuple, wheel_label
-from paddle_doctor.per_predictor import each_predictor
-from paddle_doctor.registry import Check
+from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.gpu_support import dotted, gpu_wheel, reported_version, trt_runtime, version_tuple, wheel_label
+from paddle_doctor.judge.per_predictor import each_predictor
+from paddle_doctor.judge.registry import Check
 
 RULE = "PD-TRT-005"
 

@@ -19,16 +19,20 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from . import __version__, children
-from .baseline import BaselineError
-from .cache_stamp import StampError
-from .context import RootError, checked_root
+from . import __version__
+from .base import children
+from .base.escape import terminal_line
+from .base.vocabulary import Layout, Precision, Severity
 from .demo import DemoFolderError
-from .docs import DocsUrlError
 from .facts import FactsError
-from .fleet.command import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
+from .fleet.gathering import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
 from .fleet.reports import FleetError
-from .output import OutputError, check_output, check_writable, write_output, write_rendered
+from .health.baselines import BaselineError
+from .health.cache_stamp import StampError
+from .judge.policy import PolicyError
+from .judge.rule_docs import DocsUrlError
+from .judge.rules import RulesError
+from .judge.wrappers import WrappersError
 from .pipeline import (
     DEFAULT_BUDGET_S,
     DEFAULT_GPU_TIMEOUT,
@@ -38,26 +42,24 @@ from .pipeline import (
     ProbeOptions,
     collect,
     from_file,
+    policy_for,
     report_of,
-    settings_for,
 )
+from .probes.context import RootError, checked_root
 from .render import FORMATS
-from .render.escape import terminal_line
-from .report import EXIT_DOCTOR_FAILED
-from .rules import RulesError
-from .service import ServiceConfigError, ServiceOptions, SourceInputError
+from .render.output import OutputError, check_output, check_writable, write_output, write_rendered
+from .report.report import EXIT_DOCTOR_FAILED
+from .service import ServiceConfigError, ServiceOptions
 from .service.reading import PidChoice, pid_choice
-from .settings import SettingsError
+from .source import SourceInputError
 from .verify.layouts import LoadError
 from .verify.model import ModelError
-from .vocabulary import Layout, Precision, Severity
-from .wrappers import WrappersError
 
 if TYPE_CHECKING:
     from .verify.measure import Progress
 
 WRITING = "writing the report"
-USER_ERRORS = (OutputError, FactsError, RulesError, SettingsError, ServiceConfigError, ModelError, BaselineError, LoadError,
+USER_ERRORS = (OutputError, FactsError, RulesError, PolicyError, ServiceConfigError, ModelError, BaselineError, LoadError,
                StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError, FleetError)
 
 
@@ -98,7 +100,7 @@ def probe_options(function):
         click.option("--gpu-timeout", type=click.FloatRange(min=1), default=DEFAULT_GPU_TIMEOUT, show_default=True,
                      help="Seconds NVML may take (a wedged driver hangs it)."),
         click.option("--config", "service_config", type=click.Path(dir_okay=False), default=None,
-                     help="YAML file describing the service's Paddle Config (see doctor/service/config.py); flags override it."),
+                     help="YAML file describing the service's Paddle Config (see doctor/facts/service_config.py); flags override it."),
         click.option("--pid", "pid", default=None, envvar="PADDLE_DOCTOR_PID", metavar="PID|auto|none",
                      help="The service's process: read its interpreter, environment, libraries, threads and source from "
                           "/proc/PID [default: auto, the one process with Paddle loaded; none with --root or --facts]."),
@@ -112,7 +114,7 @@ def probe_options(function):
         click.option("--concurrency", type=click.IntRange(min=1), default=None,
                      help="Concurrent requests the service serves: with --model, measure serving layouts under this load."),
         click.option("--layout", type=click.Choice(Layout.values()), default=None,
-                     help="How concurrent requests reach predictors (see doctor/service/config.py) "
+                     help="How concurrent requests reach predictors (see doctor/facts/service_config.py) "
                           "[default: processes with --instances > 1, else lock]."),
         click.option("--onednn/--no-onednn", default=None, help="Whether the service enables oneDNN [default: Paddle's default]."),
         click.option("--precision", type=click.Choice(Precision.values()), default=None,
@@ -240,7 +242,7 @@ def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
 
-    from .rules import load_rules
+    from .judge.rules import load_rules
 
     check_output(params["output_file"], "report")
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")
@@ -249,7 +251,7 @@ def check(**params: Any) -> None:
     if params["verbose"]:
         children.announce_phases()
     rulebook = load_rules(params["rules_file"])
-    settings = settings_for(params["settings_file"], params["ignore"], rulebook)
+    settings = policy_for(params["settings_file"], params["ignore"], rulebook)
     if params["fail_on"]:
         settings = replace(settings, fail_on=params["fail_on"])
     if params["facts_file"]:
@@ -264,7 +266,7 @@ def check(**params: Any) -> None:
             detail = "summary" if params["quiet"] else "full" if params["verbose"] else "default"
             write_rendered(lambda console: render_text(report, console, detail), params["output_file"], "report")
         else:
-            from .docs import docs_page
+            from .judge.rule_docs import docs_page
             from .render import render_document
 
             write_output(render_document(output_format, report, rulebook, docs_page(settings.docs_url)),
@@ -295,9 +297,9 @@ def facts(**params: Any) -> None:
 @click.option("--debug", is_flag=True, hidden=True)
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
     """List every rule by area: id, severity, title (and the experiment, on a terminal of 120 columns or more)."""
-    from .docs import rules_listing, rules_table_markdown
+    from .judge.rule_docs import rules_listing, rules_table_markdown
+    from .judge.rules import load_rules
     from .render.terminal import terminal_width
-    from .rules import load_rules
 
     rulebook = load_rules(rules_file)
     click.echo(rules_table_markdown(rulebook) if markdown else rules_listing(rulebook, terminal_width()), nl=False)
@@ -311,10 +313,10 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
 @click.option("--debug", is_flag=True, hidden=True)
 def explain(rule_id: str, instances: int, rules_file: str | None, debug: bool) -> None:
     """Print one rule in full: symptom, cause, fix (filled in for this machine where it can be), docs."""
-    from .docs import docs_link, docs_page
-    from .explain import machine_values, needs_machine, render_explain
+    from .judge.rule_docs import docs_link, docs_page
+    from .judge.rules import load_rules
+    from .render.explain import machine_values, needs_machine, render_explain
     from .render.terminal import terminal_console
-    from .rules import load_rules
 
     rulebook = load_rules(rules_file)
     rule = rulebook.rules.get(rule_id.upper())
@@ -338,13 +340,13 @@ def baseline(**params: Any) -> None:
     build, a GPU service's GPUs and driver, and the TensorRT / optimisation cache, and pins the fast
     checks the healthcheck runs.
     """
-    from .baseline import record_baseline, write_baseline
-    from .context import ProbeContext
-    from .rules import load_rules
+    from .health.baselines import record_baseline, write_baseline
+    from .judge.rules import load_rules
+    from .probes.context import ProbeContext
 
     check_writable(params["out"], BaselineError, "baseline")
     rulebook = load_rules(params["rules_file"])
-    settings = settings_for(params["settings_file"], (), rulebook)
+    settings = policy_for(params["settings_file"], (), rulebook)
     facts = collect(_probe_options(params), Terminal(), measure=False)
     with children.phase("recording the baseline"):  # written atomically: cut, the old one stays
         record, load_failures = record_baseline(facts, ProbeContext(params["root"]), rulebook, settings)
@@ -363,8 +365,8 @@ def stamp_cache(**params: Any) -> None:
     Run it where the engines were just built: on the target GPU, after the warm-up that builds
     them, with the service's --config. It writes paddle-doctor-cache.json into the engine cache.
     """
-    from .cache_stamp import write_stamp
-    from .context import ProbeContext
+    from .health.cache_stamp import write_stamp
+    from .probes.context import ProbeContext
 
     facts = collect(_probe_options(params), Terminal(), measure=False)
     with children.phase("stamping the cache"):
@@ -377,7 +379,7 @@ def stamp_cache(**params: Any) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def healthcheck(args: tuple[str, ...]) -> None:
     """Cheap probe for HEALTHCHECK / exec probes: exit 0 healthy, 1 unhealthy (--help for options)."""
-    from .healthcheck import main as healthcheck_main
+    from .health.healthcheck import main as healthcheck_main
 
     healthcheck_main(list(args))
 
@@ -397,7 +399,7 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
     import shlex
 
     from .demo import demo_folder
-    from .modelzoo import build_model
+    from .verify.modelzoo import build_model
 
     directory = demo_folder(out)
     click.echo(f"building the demo model in {directory} ...", err=True)
@@ -414,7 +416,7 @@ def demo(out: str | None, budget: float, as_json: bool, debug: bool) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def record(args: tuple[str, ...]) -> None:
     """Run a service with its predictors recorded: record [--dir FOLDER] -- CMD ARGS (--help for more)."""
-    from .record.command import main as record_main
+    from .recorder.launch import main as record_main
 
     record_main(list(args))
 
@@ -450,7 +452,7 @@ def fleet(**params: Any) -> None:
 
     REPORTS are `paddle-doctor --json` files, or folders of them (one file per pod, named after it).
     """
-    from .fleet.command import FleetOptions, gather, report_and_write
+    from .fleet.gathering import FleetOptions, gather, report_and_write
 
     check_output(params["output_file"], "fleet report")
     output_format = params["output_format"] or ("json" if params["as_json"] else "text")
@@ -487,7 +489,7 @@ def main(argv: list[str] | None = None) -> None:
 def _exit(code: int) -> NoReturn:
     """sys.exit; or, where a thread is left in a wait that never ends (timebox), the exit without the
     interpreter's shutdown, which that thread, waking during it, would abort."""
-    from .timebox import left_behind
+    from .base.timebox import left_behind
 
     if left_behind():
         for stream in (sys.stdout, sys.stderr):

@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["healthcheck"]:
         healthcheck(args[1:])
     if args[:1] == ["record"]:
-        from .record.command import main as record
+        from .recorder.launch import main as record
 
         record(args[1:])
     from .cli import main as command_line
@@ -30,7 +30,7 @@ def healthcheck(args: list[str]) -> None:
     need: no cycle collector (it lives at most its --budget and allocates a few MB), and once its
     answer is written, no tearing down of the interpreter (a tenth of its CPU time)."""
     gc.disable()
-    from .healthcheck import main as answer
+    from .health.healthcheck import main as answer
 
     try:
         answer(args)

@@ -16,22 +16,23 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from . import children
-from .context import ProbeContext
+from .base import children
+from .base.vocabulary import Origin
 from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
-from .facts.record import PredictorMeasured, ServiceRecord
-from .service import ServiceOptions, SettingOrigin
+from .facts.service_config import SettingOrigin
+from .facts.service_record import PredictorMeasured, ServiceRecord
+from .probes.context import ProbeContext
+from .service import ServiceOptions
 from .service.reading import PidChoice, Say, ServiceReading, read_service
 from .service.resolve import merge_origins, resolve_service
-from .vocabulary import Origin
 
 if TYPE_CHECKING:
+    from .base.interpreter import Interpreter
     from .facts.graph import GraphFacts
     from .facts.verification import VerificationFacts
-    from .interpreter import Interpreter
-    from .report import Report
-    from .rules import Rulebook
-    from .settings import Settings
+    from .judge.policy import Policy
+    from .judge.rules import Rulebook
+    from .report.report import Report
     from .verify.measure import Progress
     from .verify.model import ModelRun
 
@@ -86,7 +87,7 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     which takes the --budget, happens when --model is asked for.
     """
     from .probes import NOT_PROBED, collect_facts
-    from .record.reading import against_paddle, recorded_settings
+    from .service.record import against_paddle, recorded_settings
 
     run = _flagged_run(options.service) if measure else None  # a path that names no model is refused first
     with children.phase(PROBING):  # a stop signal here leaves nothing to report
@@ -130,7 +131,7 @@ def chosen_interpreter(options: ProbeOptions, ctx: ProbeContext,
     """The Python whose Paddle is probed and measured, and as whom: --python as the doctor (the user
     vouches for it), else the service's as the service's user; (None, why) where none is run, the
     reason None where nothing needs saying (--no-paddle, --root without --python)."""
-    from .interpreter import Interpreter
+    from .base.interpreter import Interpreter
     from .probes.process import service_interpreter
 
     if options.no_paddle:
@@ -149,29 +150,29 @@ def judged_process(doctor: ProcessFacts, service: ServiceProcessFacts) -> Proces
 
 def from_file(path: str, service: ServiceOptions) -> Facts:
     """Recorded facts (``check --facts``), with the service as the flags and --config given now say it."""
-    from .facts.document import load_facts
+    from .facts.loading import load_facts
 
     facts = load_facts(path)
     declared, origins = resolve_service(service, base=facts.service)
     return replace(facts, service=declared, service_origins=merge_origins(facts.service_origins, origins))
 
 
-def settings_for(path: str | None, ignore: tuple[str, ...], rulebook: Rulebook) -> Settings:
-    """--settings, then --ignore; an ignored id or prefix, or a severity override, that names no rule is a SettingsError."""
-    from .settings import Settings, load_settings
+def policy_for(path: str | None, ignore: tuple[str, ...], rulebook: Rulebook) -> Policy:
+    """--settings, then --ignore; an ignored id or prefix, or a severity override, that names no rule is a PolicyError."""
+    from .judge.policy import Policy, load_policy
 
-    settings = load_settings(path) if path else Settings()
+    settings = load_policy(path) if path else Policy()
     settings.check_rule_ids(rulebook.rules, path)
-    flags = Settings().ignoring(ignore)
+    flags = Policy().ignoring(ignore)
     flags.check_rule_ids(rulebook.rules, None)
     return settings.ignoring(flags.ignore)
 
 
-def report_of(facts: Facts, rulebook: Rulebook, settings: Settings) -> Report:
+def report_of(facts: Facts, rulebook: Rulebook, settings: Policy) -> Report:
     """Every check run on the facts, each finding reconciled with its measurement, in one Report."""
-    from .registry import discover_checks
-    from .report import EXIT_DOCTOR_FAILED, build_report
-    from .runner import run_checks
+    from .judge.registry import discover_checks
+    from .judge.runner import run_checks
+    from .report.report import EXIT_DOCTOR_FAILED, build_report
 
     with children.phase(CHECKING, deferred=True):
         checks, load_failures = discover_checks(rulebook)
@@ -205,7 +206,7 @@ def _measurable_run(plan: PredictorMeasured, inputs: str | None) -> ModelRun | N
     """The run of a recorded predictor's model, its program read and its recorded shapes (or --inputs)
     checked against it; None where it cannot be measured (no such model, a program that cannot be read,
     shapes its inputs do not take): ``plan.not_measured`` says why, and the other predictors are measured."""
-    from .graph.probe import unreadable_program
+    from .verify.graph_probe import unreadable_program
     from .verify.model import ModelError, ModelRun
 
     try:
@@ -223,7 +224,7 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
               recorded: RecordedRuns | None, reporter: Reporter, interpreter: Interpreter | None) -> Facts:
     """The facts with the graph coverage and the measurements of the model (and, with --measure, of each
     recorded predictor), in workers of ``interpreter``."""
-    from .graph.probe import probe_graph
+    from .verify.graph_probe import probe_graph
 
     record = reading.record
     graph: GraphFacts | None = None
@@ -255,8 +256,8 @@ def _recorded_measurements(record: ServiceRecord, budget_s: float, inputs: str |
     """``--measure``: what the service's record gives to measure of each predictor (in ``record.measured``,
     before the facts hold the record), the first that can be measured first (it becomes the report's
     verification); None where none of them can be, each saying why; a MeasureError when it gives nothing."""
-    from .record.reading import measurements_of
-    from .render.escape import terminal_line
+    from .base.escape import terminal_line
+    from .service.record import measurements_of
 
     planned = measurements_of(record, budget_s) if record.read else []
     if all(plan.not_measured for plan in planned):
@@ -276,8 +277,8 @@ def _recorded_measurements(record: ServiceRecord, budget_s: float, inputs: str |
 
 
 def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
-    from .render.escape import terminal_line
-    from .render.words import shape_options
+    from .base.escape import terminal_line
+    from .base.words import shape_options
 
     say(terminal_line(f"paddle-doctor: measuring predictor {plan.predictor}: {plan.model} at {shape_options(plan.shapes)}"))
 
@@ -287,8 +288,8 @@ def _measure_other_predictors(facts: Facts, record: ServiceRecord, recorded: Rec
     """``--measure``: each recorded predictor after the first, its model's graph coverage, then its model at
     its recorded shapes, its recorded configuration the baseline, within its share of the budget (into its
     plan in ``record.measured``)."""
-    from .graph.probe import probe_graph
-    from .per_predictor import judged_predictors
+    from .judge.per_predictor import judged_predictors
+    from .verify.graph_probe import probe_graph
     from .verify.model import ModelError
 
     views = {predictor.id: view for predictor, view in judged_predictors(facts)}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from cli_runs import import_what_a_run_imports, run_doctor, run_doctor_process  # noqa: F401 (the tests import them from here)
-from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import Facts, ServiceConfig
 from paddle_doctor.probes import collect_facts
+from paddle_doctor.probes.context import ProbeContext
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOTS = FIXTURES / "roots"
@@ -56,6 +56,16 @@ def competing_busy_loop():
         launcher.stdout.close()
 
 
+def probe_process(ctx: ProbeContext, pid: int | None, sample_s: float = 1.0):
+    """A service process probed as the doctor probes it: its reads, then the ``sample_s`` wait for its busy threads."""
+    from paddle_doctor.probes.process import open_service_process
+
+    facts, sample = open_service_process(ctx, pid, sample_s)
+    if sample is not None:
+        sample.finish(facts)
+    return facts
+
+
 def fixture_root(name: str) -> Path:
     path = ROOTS / name
     assert path.is_dir(), f"missing fixture tree {path}"
@@ -86,7 +96,7 @@ def statuses(report: dict) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def models(tmp_path_factory) -> dict[str, Path]:
     """The fixture models, built once per test session with the project's own paddle.jit.save code."""
-    from paddle_doctor.modelzoo import BUILDS, build_model
+    from paddle_doctor.verify.modelzoo import BUILDS, build_model
 
     root = tmp_path_factory.mktemp("models")
     return {f"{kind}-{fmt}": build_model(kind, fmt, root / f"{kind}-{fmt}") for kind, formats in BUILDS.items() for fmt in formats}

@@ -7,8 +7,8 @@ import enum
 import types
 import typing
 
+from paddle_doctor.base.serde import field_types
 from paddle_doctor.facts import CgroupFacts, CpuFacts, Facts, PaddleFacts, ProcessFacts, ServiceConfig
-from paddle_doctor.serde import field_types
 
 AVX2_FLAGS = ["fpu", "sse4_2", "avx", "avx2", "fma"]
 AVX512_BF16_FLAGS = AVX2_FLAGS + ["avx512f", "avx512_vnni", "avx512_bf16"]
@@ -57,8 +57,8 @@ def make_facts(
 
 def run_check(check, facts) -> list:
     """A check's findings as the runner gives them: a uniform skip when the facts lack what it requires."""
-    from paddle_doctor.rules import load_rules
-    from paddle_doctor.runner import run_one
+    from paddle_doctor.judge.rules import load_rules
+    from paddle_doctor.judge.runner import run_one
 
     return run_one(check, facts, load_rules()).findings
 
@@ -71,7 +71,7 @@ def graph_facts(*instances, dropout=0, dropout_left=None, optimised_status="read
     """GraphFacts of a model with these instances: (pattern, status) or (pattern, status, [ChainBreaker])."""
     from paddle_doctor.facts.graph import FusionInstance, GraphFacts, OptimisedProgram
     from paddle_doctor.graph.coverage import count
-    from paddle_doctor.graph.patterns import TITLES
+    from paddle_doctor.graph.fusions import TITLES
 
     found = [FusionInstance(pattern=i[0], status=i[1], ops=[f"conv2d #{n * 4}", f"batch_norm #{n * 4 + 1}"],
                             variables=["a", "b"], breakers=list(i[2]) if len(i) > 2 else [])
@@ -90,13 +90,13 @@ METADATA = "/venv/lib/python3.11/site-packages/paddlepaddle-3.3.1.dist-info/META
 def recorded_baseline(budget_cpus=2.0, memory=2 << 30, throttled=(1000, 0), gpu=None, cache=None,
                       installed="paddlepaddle 3.3.1", paddle_now="paddlepaddle 3.3.1", paddle_now_problem=None):
     """What `paddle-doctor baseline` would have recorded, as the healthcheck gives it to the checks.
-    gpu: a GpuRecord or None (a CPU service); cache: a CacheRecord or None; installed None: no Paddle found."""
-    from paddle_doctor.facts.baseline import BaselineFacts, CpuRecord, MemoryRecord, PaddleRecord, ThrottlingRecord
+    gpu: a BaselineGpu or None (a CPU service); cache: a BaselineCache or None; installed None: no Paddle found."""
+    from paddle_doctor.facts.baseline import BaselineCpu, BaselineFacts, BaselineMemory, BaselinePaddle, BaselineThrottling
 
-    paddle = PaddleRecord("ok" if installed else "missing", "paddlepaddle" if installed else None, None, False, None, True,
+    paddle = BaselinePaddle("ok" if installed else "missing", "paddlepaddle" if installed else None, None, False, None, True,
                           METADATA if installed else None, installed)
-    return BaselineFacts("/var/lib/paddle-doctor/baseline.json", CpuRecord(budget_cpus, "quota", "/sys/fs/cgroup/cpu.max", 1, "flag", 1),
-                         MemoryRecord(memory, "/sys/fs/cgroup/memory.max"), ThrottlingRecord(*throttled), paddle, gpu, cache,
+    return BaselineFacts("/var/lib/paddle-doctor/baseline.json", BaselineCpu(budget_cpus, "quota", "/sys/fs/cgroup/cpu.max", 1, "flag", 1),
+                         BaselineMemory(memory, "/sys/fs/cgroup/memory.max"), BaselineThrottling(*throttled), paddle, gpu, cache,
                          paddle_now, paddle_now_problem)
 
 

@@ -16,11 +16,11 @@ from paddle_doctor.checks import (
     baseline_throttling,
 )
 from paddle_doctor.facts import GpuFacts, HostFacts, MemoryFacts, Mount, TrtCacheFacts
-from paddle_doctor.facts.baseline import CacheRecord, GpuRecord
-from paddle_doctor.registry import Check, Need
+from paddle_doctor.facts.baseline import BaselineCache, BaselineGpu
+from paddle_doctor.judge.registry import Check, Need
 
-GPU = GpuRecord(kernel_driver="535.104.05", device_nodes=["/dev/nvidia0"], nvml_driver=None, devices=[], boot_id="boot-1")
-CACHE = CacheRecord("/cache/paddle", exists=True, files=3, engines=2, mountpoint="/cache", fstype="ext4")
+GPU = BaselineGpu(kernel_driver="535.104.05", device_nodes=["/dev/nvidia0"], nvml_driver=None, devices=[], boot_id="boot-1")
+CACHE = BaselineCache("/cache/paddle", exists=True, files=3, engines=2, mountpoint="/cache", fstype="ext4")
 VOLUME = Mount(mountpoint="/cache", fstype="ext4", source="/dev/vdb", root="/", options=["rw"], super_options=["rw"])
 OVERLAY = Mount(mountpoint="/", fstype="overlay", source="overlay", root="/", options=["rw"], super_options=["rw"])
 

@@ -6,7 +6,7 @@ import pytest
 from factories import by_rule, make_facts
 from paddle_doctor.checks import core_binding, cpu_budget, cpu_quota, cpu_throttling, thread_pools
 from paddle_doctor.facts import ProbeIssue, SettingOrigin
-from paddle_doctor.findings import Status
+from paddle_doctor.judge.findings import Status
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import pytest
 from factories import AVX2_FLAGS, AVX512_BF16_FLAGS, by_rule, make_facts, paddle_ok
 from paddle_doctor.checks import bf16_unused, cpu_instructions, onednn
 from paddle_doctor.facts import PaddleFacts, ProbeIssue
-from paddle_doctor.findings import Status
+from paddle_doctor.judge.findings import Status
 
 NO_AVX2 = ["fpu", "sse4_2", "avx"]
 NO_AVX = ["fpu", "sse4_2"]

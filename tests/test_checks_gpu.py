@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 from conftest import fixture_root, report_with_its_exit, statuses
 from gpu_helpers import GPU_ROOT, GPU_RULES, fake_paddle, run_with_fake_nvml, service_config
-from paddle_doctor.report import PLACEHOLDER
+from paddle_doctor.report.report import PLACEHOLDER
 
 HEALTHY_SERVICE = {
     "device": "gpu",

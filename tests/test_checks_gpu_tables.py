@@ -9,7 +9,7 @@ import pytest
 from factories import by_rule, make_facts, paddle_ok
 from paddle_doctor.checks import gpu_driver, gpu_precision, gpu_wheel, trt_cache
 from paddle_doctor.facts import GpuDevice, GpuFacts, Mount, TensorRTSettings, TrtCacheFacts
-from paddle_doctor.gpu import cuda_visible, version_tuple
+from paddle_doctor.judge.gpu_support import cuda_visible, version_tuple
 
 
 def gpu_facts(cuda="11.8", driver="535.104.05", capability="7.5", archs=(61, 70, 75, 80, 86), **service):

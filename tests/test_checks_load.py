@@ -5,7 +5,9 @@ from dataclasses import replace
 
 import pytest
 from factories import make_facts
+from paddle_doctor.base.vocabulary import Layout, RaceEnd
 from paddle_doctor.checks import idle_instances, serving_layout, shared_predictor
+from paddle_doctor.checks.serving_layout import layout_snippet
 from paddle_doctor.facts import MemoryFacts
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import (
@@ -17,9 +19,8 @@ from paddle_doctor.facts.verification import (
     ModelFacts,
     VerificationFacts,
 )
-from paddle_doctor.verify.layouts import Arrangement, LoadError, budget_splits, candidate_layouts, layout_snippet, plan_load
+from paddle_doctor.verify.layouts import Arrangement, LoadError, budget_splits, candidate_layouts, plan_load
 from paddle_doctor.verify.model import ModelFiles
-from paddle_doctor.vocabulary import Layout, RaceEnd
 
 
 @pytest.mark.parametrize(
@@ -102,7 +103,7 @@ def test_serving_layout(experiment, status):
 
 def test_slower_layout_names_the_ratio_and_the_code_to_switch_to():
     (finding,) = serving_layout.check(with_experiment(layouts_experiment()))
-    # the comparison in the shared words (doctor/verify/words.py), the interval in the ratio's own words
+    # the comparison in the shared words (doctor/judge/verdict_words.py), the interval in the ratio's own words
     assert "serves more requests per second than the service's layout" in finding.message
     assert "1.70x faster (95% CI 1.36-2.12x faster)" in finding.message
     assert finding.evidence["switch_to"] == "2 processes x 1 thread"

@@ -8,7 +8,7 @@ import sys
 import jsonschema
 import pytest
 from conftest import REPO, fixture_root, report_json, report_with_its_exit, run_doctor, statuses
-from paddle_doctor.rules import load_rules
+from paddle_doctor.judge.rules import load_rules
 
 QUOTA_ROOT = "intel-noavx2-v1-quota"  # 2-CPU quota, Sandy Bridge without AVX2
 

@@ -21,10 +21,10 @@ import pytest
 from conftest import ROOTS, facts_from_root
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult, ModelFacts, VerificationFacts
-from paddle_doctor.findings import Status, Verdict
-from paddle_doctor.registry import discover_checks
-from paddle_doctor.rules import load_rules
-from paddle_doctor.runner import run_checks
+from paddle_doctor.judge.findings import Status, Verdict
+from paddle_doctor.judge.registry import discover_checks
+from paddle_doctor.judge.rules import load_rules
+from paddle_doctor.judge.runner import run_checks
 
 SERVICES = [{}, {"threads": 1}, {"threads": 8, "onednn": False}, {"threads": 2, "instances": 2}, {"threads": 4, "ir_optim": False,
             "feed_fetch_ops": True}]

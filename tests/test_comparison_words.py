@@ -1,4 +1,4 @@
-"""One set of numbers per comparison, said the same way in every format (doctor/verify/words.py):
+"""One set of numbers per comparison, said the same way in every format (doctor/judge/verdict_words.py):
 the ratio, its confidence interval in the ratio's own direction and words, the p50s of the same
 paired blocks, and a decided verdict never beside p50s that point the other way.
 
@@ -18,6 +18,7 @@ from dataclasses import replace
 import pytest
 from conftest import facts_from_root, report_json, run_doctor
 from machine import usable_cpus
+from paddle_doctor.base.vocabulary import Effect, Layout, RaceEnd
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import (
     ArmResult,
@@ -29,9 +30,8 @@ from paddle_doctor.facts.verification import (
     Recommendation,
     VerificationFacts,
 )
+from paddle_doctor.judge.verdict_words import describe
 from paddle_doctor.verify import stats
-from paddle_doctor.verify.words import describe
-from paddle_doctor.vocabulary import Effect, Layout, RaceEnd
 
 BASE = PredictorConfig(threads=8, onednn=False)
 NUMBER = r"(\d+\.\d+)"
@@ -267,7 +267,7 @@ def test_a_finding_carries_only_the_measurement_of_its_own_fix(synthetic_facts):
 @pytest.mark.slow
 def test_a_live_demo_run_states_every_comparison_consistently_in_every_format(tmp_path, competing_busy_loop):
     facts = tmp_path / "facts.json"
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     model = build_model("cnn", "pir", tmp_path / "cnn")
     result = run_doctor("facts", "--model", str(model), "--pid", "none", "--threads", "8", "--no-onednn",

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from conftest import report_with_its_exit, run_doctor
+from paddle_doctor.base.paddle_home import paddle_child_env
 from paddle_doctor.demo import DEMO_FILES, demo_folder
-from paddle_doctor.paddle_home import paddle_child_env
 from snippets import pasting_problem
 from test_pasted_fixes import fixes_that_do_not_paste
 

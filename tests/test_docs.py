@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from conftest import REPO, fixture_root, report_json, run_doctor
-from paddle_doctor.docs import RULES_DOC, rules_doc_markdown
-from paddle_doctor.rules import load_rules
+from paddle_doctor.judge.rule_docs import RULES_DOC, rules_doc_markdown
+from paddle_doctor.judge.rules import load_rules
 
 HEADINGS = ["What it checks", "Why it matters", "Fix", "Confirm (experiment)", "References"]
 

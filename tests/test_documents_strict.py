@@ -9,11 +9,11 @@ import json
 import pytest
 from conftest import run_doctor
 from factories import make_facts
+from paddle_doctor.base.serde import QUOTED_CHARS, DecodeError, from_data, to_data
 from paddle_doctor.facts import ServiceProcessFacts, SourceFacts
-from paddle_doctor.record.document import RecordedConfig
+from paddle_doctor.facts.recorded import RecordedConfig
 from paddle_doctor.render.service_lines import LINE_CHARS, record_lines
-from paddle_doctor.report import ServiceSummary
-from paddle_doctor.serde import QUOTED_CHARS, DecodeError, from_data, to_data
+from paddle_doctor.report.report import ServiceSummary
 from test_inputs_hostile import QUICK, one_line_error
 from test_record_reading import predictor
 
@@ -62,7 +62,7 @@ def test_decoding_that_echoes_nothing_names_the_field_and_what_it_expected(data,
 def test_a_record_line_of_megabytes_is_cut_for_people():
     from dataclasses import replace
 
-    from paddle_doctor.record.document import ModelFiles
+    from paddle_doctor.facts.recorded import ModelFiles
 
     long = predictor(0, 2, "det", 5)
     long = replace(long, model=ModelFiles("/models/" + HUGE, None, None))
@@ -130,8 +130,8 @@ def test_a_value_outside_its_types_constraint_is_refused(tmp_path, field, value,
     ("PodFinding", {"rule_id": "PD-CPU-10"}, "PodFinding.rule_id: expected text matching ^PD-[A-Z]+-[0-9]{3}$"),  # a fleet report's
 ])
 def test_every_constraint_a_type_carries_holds_when_decoding(cls, data, said):
+    from paddle_doctor.facts.recorded import RunStats
     from paddle_doctor.fleet.reports import PodFinding
-    from paddle_doctor.record.document import RunStats
 
     stats = {"runs": 1, "first_run_ms": 1.0, "p50_ms": None, "p90_ms": None, "p99_ms": None, "busy_s": 0.1, "span_s": 0.1,
              "gap_p50_ms": None, "peak_concurrency": 1, "shapes": [], "shapes_not_kept": 0}
@@ -146,9 +146,9 @@ def test_an_interval_without_an_upper_bound_is_written_as_json_and_read_back(tmp
     import math
     from dataclasses import replace
 
-    from paddle_doctor.facts.document import facts_from_data
+    from paddle_doctor.base.vocabulary import Effect
+    from paddle_doctor.facts.loading import facts_from_data
     from paddle_doctor.facts.verification import ComparisonResult
-    from paddle_doctor.vocabulary import Effect
     from test_experiment_results import verification
 
     one_round = ComparisonResult("rebuild graph", "optimised model cache", 1.2, 0.0, math.inf, Effect.UNDECIDED, 1)

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from conftest import report_json, run_doctor
 from machine import observed, skip_unless
+from paddle_doctor.graph.program import read_program
 from paddle_doctor.verify.model import (
     DEFAULT_CHOICE,
     ModelError,
     input_specs,
     locate_model,
     plan_inputs,
-    read_model_program,
     worker_samples,
 )
 from paddle_doctor.verify.npz import read_npz_header
@@ -26,7 +26,7 @@ from paddle_doctor.verify.shape_range import FILE_NAME, read_opt_shapes
 
 
 def specs_of(path):
-    return input_specs(read_model_program(locate_model(path)))
+    return input_specs(read_program(locate_model(path).program))
 
 
 def test_dynamic_dimensions_are_read_from_the_program(models):

@@ -28,7 +28,7 @@ import pytest
 import yaml
 from conftest import REPO, report_with_its_exit, run_doctor
 from junitparser import JUnitXml
-from paddle_doctor.healthcheck import DEFAULT_BUDGET
+from paddle_doctor.health.healthcheck import DEFAULT_BUDGET
 from paddle_doctor.service import service_from_data
 
 EXAMPLES = REPO / "examples"

@@ -9,7 +9,8 @@ import jsonschema
 import pytest
 from conftest import report_json, run_doctor
 from factories import make_facts
-from paddle_doctor.facts.document import facts_from_data
+from paddle_doctor.base.vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
+from paddle_doctor.facts.loading import facts_from_data
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import (
     ArmResult,
@@ -26,7 +27,6 @@ from paddle_doctor.facts.verification import (
     VerificationFacts,
     WarmupResult,
 )
-from paddle_doctor.vocabulary import Effect, ExperimentStatus, Layout, RaceEnd
 
 MEASURED = ExperimentStatus.MEASURED
 BASE = PredictorConfig(threads=1, onednn=True)

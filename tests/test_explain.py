@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO, fixture_root, run_doctor
-from paddle_doctor.budget import cpu_budget
-from paddle_doctor.context import ProbeContext
-from paddle_doctor.explain import fix_blocks, machine_values, needs_machine
+from paddle_doctor.facts.budget import cpu_budget
+from paddle_doctor.facts.service_config import ServiceConfig
+from paddle_doctor.judge.rules import load_rules
 from paddle_doctor.probes import collect_facts
-from paddle_doctor.rules import load_rules
-from paddle_doctor.service import ServiceConfig
+from paddle_doctor.probes.context import ProbeContext
+from paddle_doctor.render.explain import fix_blocks, machine_values, needs_machine
 from snippets import TEMPLATE_PLACEHOLDER, UNFILLED, pasting_problem, python_code_outside_strings_and_comments
 
 RULES = load_rules().ordered()

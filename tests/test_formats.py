@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 from conftest import fixture_root, report_json, run_doctor
 from junitparser import Error, Failure, JUnitXml
-from paddle_doctor.rules import load_rules
+from paddle_doctor.judge.rules import load_rules
 
 QUOTA_ROOT = "intel-noavx2-v1-quota"  # 2-CPU quota, no AVX2
 OVERSUBSCRIBED = ("--root", str(fixture_root(QUOTA_ROOT)), "--threads", "8")

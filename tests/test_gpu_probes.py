@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from conftest import facts_from_root, fixture_root, report_json, run_doctor
 from gpu_helpers import GPU_ROOT, GPU_RULES, fake_paddle, run_with_fake_nvml, service_config
-from paddle_doctor.context import ProbeContext
 from paddle_doctor.probes.common import Reader
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.probes.gpu import probe_nvml
 from paddle_doctor.probes.libraries import ld_conf_dirs, probe_libraries
 

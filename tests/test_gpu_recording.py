@@ -15,7 +15,7 @@ import subprocess
 import pytest
 from conftest import FIXTURES, REPO, report_json, run_doctor, statuses
 from gpu_helpers import FAKE_NVML, GPU_ENV, GPU_RULES
-from paddle_doctor.facts.document import load_facts
+from paddle_doctor.facts.loading import load_facts
 from test_layout import python_without_the_project
 
 RECORDING = FIXTURES / "gpu" / "h200-facts.json"

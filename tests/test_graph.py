@@ -12,16 +12,16 @@ import jsonschema
 import pytest
 from conftest import fixture_root, report_json, run_doctor
 from factories import make_facts, paddle_ok
+from paddle_doctor.base.serde import from_data, to_data
+from paddle_doctor.base.vocabulary import ModelFormat
 from paddle_doctor.facts import TensorRTSettings
 from paddle_doctor.facts.graph import GraphFacts, OptimisedProgram
 from paddle_doctor.graph.coverage import IR_OFF, analyse, tensorrt_share
-from paddle_doctor.graph.flow import Flow
-from paddle_doctor.graph.probe import probe_graph, unreadable_program
-from paddle_doctor.program import Op, Program, Var, read_program
-from paddle_doctor.serde import from_data, to_data
+from paddle_doctor.graph.dataflow import Flow
+from paddle_doctor.graph.program import Op, Program, Var, read_program
+from paddle_doctor.verify.graph_probe import probe_graph, unreadable_program
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.run import VerifyOptions, run_verification
-from paddle_doctor.vocabulary import ModelFormat
 
 
 def probe(model_dir, **service):
@@ -265,7 +265,7 @@ def test_a_shape_changing_op_between_conv_and_batch_norm_is_not_a_breaker():
 
 
 def find_patterns_of(program):
-    from paddle_doctor.graph.patterns import find_patterns
+    from paddle_doctor.graph.fusions import find_patterns
 
     return [(m.pattern, [o.type for o in m.ops]) for m in find_patterns(Flow(program))]
 

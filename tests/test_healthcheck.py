@@ -178,7 +178,7 @@ def test_the_baseline_and_the_healthcheck_count_the_fast_checks_alike(container,
     recorded = container.record(*args).stdout
     line = healthy(container.check())
     assert checks_phrase(recorded) == checks_phrase(line), (recorded, line)
-    from paddle_doctor.baseline import load_baseline
+    from paddle_doctor.health.baselines import load_baseline
 
     pinned = len(load_baseline(str(container.baseline)).checks)
     assert f" of {pinned} fast checks apply here" in line
@@ -435,8 +435,8 @@ def test_an_ignored_baseline_rule_no_longer_makes_it_unhealthy(container, tmp_pa
 def test_only_fast_checks_are_pinned_and_run(container, tmp_path):
     install_plugin(tmp_path, '''
         """Plugin. Why: test. Fix: none."""
-        from paddle_doctor.findings import Finding, Status
-        from paddle_doctor.registry import Check
+        from paddle_doctor.judge.findings import Finding, Status
+        from paddle_doctor.judge.registry import Check
 
         def fail(facts):
             return [Finding("PD-PADDLE-001", Status.FAIL, "the slow plugin check ran")]
@@ -454,8 +454,8 @@ def test_only_fast_checks_are_pinned_and_run(container, tmp_path):
 def test_a_pinned_check_that_cannot_be_loaded_asks_for_a_new_baseline(container, tmp_path):
     install_plugin(tmp_path, '''
         """Plugin. Why: test. Fix: none."""
-        from paddle_doctor.findings import passed
-        from paddle_doctor.registry import Check
+        from paddle_doctor.judge.findings import passed
+        from paddle_doctor.judge.registry import Check
 
         CHECK = Check(name="site_plugin", rules=("PD-CPU-013",), run=lambda facts: [passed("PD-CPU-013", "ok")])
     ''')
@@ -555,7 +555,7 @@ def test_bad_arguments_are_unhealthy_not_exit_2(args, expected):
 
 def test_a_missing_service_config_is_unhealthy(tmp_path):
     line = unhealthy(run_doctor("healthcheck", "--config", str(tmp_path / "service.yaml")))
-    assert line == f"unhealthy: {tmp_path / 'service.yaml'}: service config file not found; see doctor/service/config.py for the keys"
+    assert line == f"unhealthy: {tmp_path / 'service.yaml'}: service config file not found; see doctor/facts/service_config.py for the keys"
 
 
 def test_help_exits_0_with_usage():
@@ -578,7 +578,7 @@ def test_past_its_budget_it_reports_what_did_not_finish(container, tmp_path):
 
 
 def test_an_internal_error_is_unhealthy(monkeypatch, capsys):
-    from paddle_doctor import healthcheck
+    from paddle_doctor.health import healthcheck
 
     def broken(args, progress):
         raise RuntimeError("something nobody expected")
@@ -593,7 +593,7 @@ def test_an_internal_error_is_unhealthy(monkeypatch, capsys):
 def test_a_check_that_raises_makes_it_unhealthy(container, tmp_path):
     install_plugin(tmp_path, '''
         """Plugin. Why: test. Fix: none."""
-        from paddle_doctor.registry import Check
+        from paddle_doctor.judge.registry import Check
 
         def explode(facts):
             raise KeyError("cgroup")
@@ -632,7 +632,7 @@ def imported_modules(*args: str) -> set[str]:
 def test_healthcheck_with_a_baseline_never_imports_paddle_click_rich_or_yaml(container):
     container.record("--threads", "1")
     modules = imported_modules("healthcheck", "--baseline", str(container.baseline))
-    assert "paddle_doctor.healthcheck" in modules and "paddle_doctor.checks.cpu_budget" in modules
+    assert "paddle_doctor.health.healthcheck" in modules and "paddle_doctor.checks.cpu_budget" in modules
     heavy = {m for m in modules if m.split(".")[0] in ("paddle", "click", "rich", "yaml", "numpy")}
     assert heavy == set()
     assert "importlib.metadata" not in modules and "concurrent.futures" not in modules and "subprocess" not in modules
@@ -644,5 +644,5 @@ def test_healthcheck_with_a_baseline_never_imports_paddle_click_rich_or_yaml(con
 
 def test_healthcheck_without_a_baseline_never_imports_paddle_click_or_rich():
     modules = imported_modules("healthcheck", "--root", str(fixture_root(ROOT)))
-    assert "paddle_doctor.rules" in modules
+    assert "paddle_doctor.judge.rules" in modules
     assert {m for m in modules if m.split(".")[0] in ("paddle", "click", "rich")} == set()

@@ -30,10 +30,10 @@ import pytest
 import yaml
 from conftest import FIXTURES, fixture_root, run_doctor
 from markdown_it import MarkdownIt
+from paddle_doctor.base.quoting import Code
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.quoting import Code
-from paddle_doctor.report import PLACEHOLDER, fill_placeholders
-from paddle_doctor.rules import load_rules
+from paddle_doctor.judge.rules import load_rules
+from paddle_doctor.report.report import PLACEHOLDER, fill_placeholders
 from record_files import owned_by
 
 HOSTILE = {
@@ -411,7 +411,7 @@ def test_the_healthcheck_line_names_a_baseline_path_as_data(tmp_path, value):
 
 @pytest.fixture(scope="module")
 def built_model(tmp_path_factory) -> Path:
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     return build_model("cnn", "pir", tmp_path_factory.mktemp("built") / "cnn")
 

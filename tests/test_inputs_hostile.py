@@ -13,7 +13,7 @@ import time
 import pytest
 from conftest import fixture_root, report_with_its_exit, run_doctor, statuses
 from opened import folder_openings
-from paddle_doctor.inputs import MAX_DEPTH, SAMPLE_BYTES, SYSTEM_BYTES, Refused, read_bytes
+from paddle_doctor.base.inputs import MAX_DEPTH, SAMPLE_BYTES, SYSTEM_BYTES, Refused, read_bytes
 from paddle_doctor.source import MAX_FILES
 from test_registry import install_plugin
 
@@ -108,7 +108,7 @@ def test_a_regular_file_past_its_bound_is_refused_unread(tmp_path):
 
 READERS = {
     "--facts": (lambda path: ["check", "--facts", path], "facts", "expected the output of 'paddle-doctor facts'"),
-    "--config": (lambda path: ["check", "--root", ROOT, "--config", path], "service config", "see doctor/service/config.py for the keys"),
+    "--config": (lambda path: ["check", "--root", ROOT, "--config", path], "service config", "see doctor/facts/service_config.py for the keys"),
     "--settings": (lambda path: ["check", "--root", ROOT, "--settings", path], "settings", "expected keys"),
     "--rules": (lambda path: ["check", "--root", ROOT, "--rules", path], "rules", "expected a rules.yaml"),
     "rules --rules": (lambda path: ["rules", "--rules", path], "rules", "expected a rules.yaml"),
@@ -399,8 +399,8 @@ def test_a_pinned_third_party_check_that_is_installed_still_runs(tmp_path):
     ran = tmp_path / "the-plugin-ran"
     install_plugin(tmp_path, f'''
         """Plugin. Why: test. Fix: none."""
-        from paddle_doctor.findings import passed
-        from paddle_doctor.registry import Check
+        from paddle_doctor.judge.findings import passed
+        from paddle_doctor.judge.registry import Check
 
         def run(facts):
             open({str(ran)!r}, "w").close()

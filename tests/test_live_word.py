@@ -8,17 +8,16 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import FIXTURES, report_json, run_doctor
+from conftest import FIXTURES, probe_process, report_json, run_doctor
 from factories import by_rule, make_facts
+from paddle_doctor.base.vocabulary import Device
 from paddle_doctor.checks import cpu_budget
-from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import SourceFacts, SourceLocation, SourceSetting
-from paddle_doctor.gpu import uses_gpu
-from paddle_doctor.live_word import live_cpu, live_threads
-from paddle_doctor.probes.process import probe_service_process
-from paddle_doctor.registry import Need
+from paddle_doctor.judge.gpu_support import uses_gpu
+from paddle_doctor.judge.live_word import live_cpu, live_threads
+from paddle_doctor.judge.registry import Need
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.service.resolve import resolve_service
-from paddle_doctor.vocabulary import Device
 
 PROCESSES = FIXTURES / "processes"
 GPU_IN_SOURCE = SourceSetting(name="device", value="gpu", evaluated=True, location=SourceLocation("/srv/app.py", 6),
@@ -30,7 +29,7 @@ UNKNOWN_THREADS = SourceSetting(name="threads", value=None, evaluated=False, loc
 def service_facts(tree: str, pid: int, settings=(), busy: int | None = None, **machine):
     """Facts of the process recorded in ``tree`` (its /proc/PID read by the real probe), with the source
     settings given and, where ``busy`` is given, the busy threads a live sample would have counted."""
-    process = probe_service_process(ProbeContext(PROCESSES / tree), pid, sample_s=0)
+    process = probe_process(ProbeContext(PROCESSES / tree), pid, sample_s=0)
     if busy is not None:
         process = dataclasses.replace(process, busy_threads=busy, sample_s=1.0)
     service, origins = resolve_service(source=SourceFacts(settings=list(settings)))

@@ -12,12 +12,13 @@ import pytest
 from conftest import fixture_root, report_json, run_doctor, statuses
 from factories import enum_fields_holding_strings, make_facts, paddle_ok
 from machine import observed, skip_unless
+from paddle_doctor.base.interpreter import Interpreter
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.interpreter import Interpreter
+from paddle_doctor.graph.program import read_program
 from paddle_doctor.verify import experiments
 from paddle_doctor.verify.layouts import plan_load
 from paddle_doctor.verify.measure import Measurer
-from paddle_doctor.verify.model import input_specs, locate_model, plan_inputs, read_model_program, worker_samples
+from paddle_doctor.verify.model import input_specs, locate_model, plan_inputs, worker_samples
 from paddle_doctor.verify.protocol import Feeds, Model
 from paddle_doctor.verify.session import WorkerSession
 
@@ -39,7 +40,7 @@ def load_context(model_dir, sessions, **service):
     """The layouts experiment's context on a 2-CPU budget, every worker it starts kept in ``sessions``."""
     facts = make_facts(flags=["avx", "avx2"], online=2, paddle=paddle_ok(python=sys.executable), **service)
     files = locate_model(model_dir)
-    inputs, _ = plan_inputs(input_specs(read_model_program(files)), [], 1)
+    inputs, _ = plan_inputs(input_specs(read_program(files.program)), [], 1)
 
     def new_session():
         session = WorkerSession(Interpreter(sys.executable))

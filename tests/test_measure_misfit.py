@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from conftest import report_json, run_doctor
-from paddle_doctor.facts.record import ServiceRecord
+from paddle_doctor.base.vocabulary import RecordStatus
+from paddle_doctor.facts.service_record import ServiceRecord
 from paddle_doctor.pipeline import _recorded_measurements
-from paddle_doctor.vocabulary import RecordStatus
 from test_record_reading import OCR, recorded_service
 
 SERVICE = """
@@ -51,7 +51,7 @@ def _replace(model: Path, by: Path) -> None:
 
 @pytest.mark.slow
 def test_a_predictor_whose_recorded_shapes_do_not_fit_its_model_is_not_measured_and_the_others_are(tmp_path):
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     built = {kind: build_model(kind, "pir", tmp_path / "built" / kind) for kind in ("detector", "cnn", "recognizer")}
     busiest, classifier, other = (tmp_path / name for name in ("busiest", "classifier", "other"))

@@ -1,19 +1,18 @@
 """Finding models on disk, reading their inputs without Paddle, and rejecting what does not fit."""
 
 import pytest
-from paddle_doctor.program import ProgramError, read_program
+from paddle_doctor.graph.program import ProgramError, read_program
 from paddle_doctor.verify.model import (
     ModelError,
     feed_plan,
     input_specs,
     locate_model,
     parse_shape_option,
-    read_model_program,
 )
 
 
 def specs_of(path):
-    return input_specs(read_model_program(locate_model(path)))
+    return input_specs(read_program(locate_model(path).program))
 
 
 def test_formats_are_found_from_directory_prefix_and_file(models):

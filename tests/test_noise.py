@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import SPIN
+from paddle_doctor.base.vocabulary import Effect, Precision
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult, MachineNoise
+from paddle_doctor.judge.verdict_words import effect_words, noise_words
 from paddle_doctor.verify import stats
 from paddle_doctor.verify.noise import CpuMeter, CpuShare, cpu_ticks, machine_noise, noise_floor, process_ticks
-from paddle_doctor.verify.words import effect_words, noise_words
-from paddle_doctor.vocabulary import Effect, Precision
 
 RECORDED = Path(__file__).parent / "fixtures" / "noise"
 WORKER, DOCTOR = 20043, 19961  # the pids of the recording
@@ -493,10 +493,10 @@ def test_a_measurer_beside_another_races_in_its_own_worker_within_the_same_deadl
 def test_on_a_busy_machine_the_small_switches_give_their_time_to_the_larger_effects(monkeypatch, busy):
     """The experiments run in order, the largest effects first; on a busy machine (counted over the races so
     far) IR optim and feed/fetch ops are not measured, and say why; on a quiet one every experiment runs."""
+    from paddle_doctor.base.vocabulary import Experiment
     from paddle_doctor.verify import experiments, run
     from paddle_doctor.verify.deadline import Deadline
     from paddle_doctor.verify.experiments import Context
-    from paddle_doctor.vocabulary import Experiment
 
     ran: list[str] = []
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import report_json, run_doctor, statuses
-from paddle_doctor.context import ProbeContext
-from paddle_doctor.interpreter import Interpreter
+from paddle_doctor.base.interpreter import Interpreter
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.probes.paddle_import import probe_paddle
 
 

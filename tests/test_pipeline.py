@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from conftest import FIXTURES, ROOTS
-from paddle_doctor.healthcheck import parse_args
+from paddle_doctor.base.vocabulary import Layout, Origin
+from paddle_doctor.health.healthcheck import parse_args
 from paddle_doctor.pipeline import ProbeOptions, collect, from_file
 from paddle_doctor.service import ServiceOptions
 from paddle_doctor.service.resolve import resolve_service
-from paddle_doctor.vocabulary import Layout, Origin
 
 PROCESSES = FIXTURES / "processes"
 

@@ -5,15 +5,15 @@ import json
 
 import pytest
 from factories import make_facts, paddle_ok
-from paddle_doctor.budget import service_threads
+from paddle_doctor.base.serde import DecodeError, from_data, to_data
+from paddle_doctor.base.vocabulary import Layout, Precision
 from paddle_doctor.facts import PADDLE_DEFAULT_THREADS, Facts, TensorRTSettings
-from paddle_doctor.facts.document import facts_from_data
+from paddle_doctor.facts.budget import service_threads
+from paddle_doctor.facts.loading import facts_from_data
 from paddle_doctor.facts.predictor import PredictorConfig, service_calls
 from paddle_doctor.facts.verification import ArmResult, LayoutArm, ModelFacts, VerificationFacts
-from paddle_doctor.serde import DecodeError, from_data, to_data
 from paddle_doctor.verify.layouts import service_layout
 from paddle_doctor.verify.recommend import adopt
-from paddle_doctor.vocabulary import Layout, Precision
 
 BASE = PredictorConfig(threads=4, onednn=False)
 

@@ -2,8 +2,8 @@
 
 import pytest
 from conftest import facts_from_root
-from paddle_doctor.budget import cpu_budget
-from paddle_doctor.probes.common import format_cpu_list, parse_cpu_list
+from paddle_doctor.base.cpus import format_cpu_list, parse_cpu_list
+from paddle_doctor.facts.budget import cpu_budget
 from paddle_doctor.probes.mounts import parse_mountinfo_line
 
 GiB = 1024**3
@@ -83,9 +83,9 @@ def test_garbage_files_become_issues_with_paths_not_exceptions():
 
 
 def test_missing_root_files_are_issues(tmp_path):
-    from paddle_doctor.context import ProbeContext
     from paddle_doctor.facts import ServiceConfig
     from paddle_doctor.probes import collect_facts
+    from paddle_doctor.probes.context import ProbeContext
 
     facts = collect_facts(ProbeContext(tmp_path), ServiceConfig(), None, 5.0, environ={})
     assert any(issue.path == "/proc/cpuinfo" for issue in facts.issues)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from paddle_doctor.base.vocabulary import Layout, Precision
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.verify import protocol
 from paddle_doctor.verify.protocol import (
@@ -40,7 +41,6 @@ from paddle_doctor.verify.protocol import (
     request_line,
 )
 from paddle_doctor.verify.session import worker_program
-from paddle_doctor.vocabulary import Layout, Precision
 
 CONFIG = PredictorConfig(threads=3, onednn=True, precision=Precision.BF16, delete_passes=("fc_fuse_pass",),
                          optim_cache_dir="/tmp/o'dd dir", save_optim_model=True)

@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 from conftest import facts_from_root, report_json, run_doctor
 from factories import make_facts
+from paddle_doctor.base.vocabulary import Effect
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import (
     ArmResult,
@@ -26,11 +27,10 @@ from paddle_doctor.facts.verification import (
     Recommendation,
     VerificationFacts,
 )
+from paddle_doctor.judge.verdict_words import describe, effect_words
 from paddle_doctor.verify.deadline import Deadline
 from paddle_doctor.verify.experiments import Context
 from paddle_doctor.verify.recommend import recommend
-from paddle_doctor.verify.words import describe, effect_words
-from paddle_doctor.vocabulary import Effect
 
 SERVICE = PredictorConfig(threads=8, onednn=True)
 START = SERVICE.vary(threads=2)  # within the 2 CPUs of the facts below: PD-CPU-010's fix
@@ -221,7 +221,7 @@ def test_the_recogniser_s_recommendation_never_reads_faster_than_it_measured(tmp
     """The model zoo's text recogniser, 8 threads on this machine's CPUs (PD-CPU-010 fails where they are
     fewer): whatever the machine measures, what is offered beyond the start measured decisively faster
     together, and the section's title, its headline and PD-CFG-001 say the same of the whole."""
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     model = build_model("recognizer", "pir", tmp_path / "rec")
     result = run_doctor("--model", str(model), "--shape", "x:1x3x48x320", "--pid", "none", "--threads", "8",
@@ -251,9 +251,9 @@ def test_the_recogniser_s_recommendation_never_reads_faster_than_it_measured(tmp
 def test_an_unbounded_onednn_cache_is_bounded_in_the_recommendation_as_pd_mem_001_says():
     """oneDNN on with its shape cache unbounded (PD-MEM-001 fails): the search starts with it bounded, and a
     recommendation not measured faster says which rule moved it there; turning oneDNN on bounds it too."""
-    from paddle_doctor.verify.offered import title
+    from paddle_doctor.base.vocabulary import Experiment
+    from paddle_doctor.judge.offered import title
     from paddle_doctor.verify.recommend import candidates_for
-    from paddle_doctor.vocabulary import Experiment
 
     service = SERVICE.vary(threads=2, onednn_cache_capacity=0)
     start = service.vary(onednn_cache_capacity=10)

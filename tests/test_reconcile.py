@@ -1,12 +1,12 @@
-"""A finding ends consistent with the measurement of its own fix (doctor/reconcile.py): confirmed
+"""A finding ends consistent with the measurement of its own fix (doctor/judge/reconcile.py): confirmed
 findings keep their status and gain the measured speed-up, refuted ones pass and say to keep the
 current setting, a limit the doctor enforces stands, undecided ones say so."""
 
 import pytest
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import ArmResult, ComparisonResult, ExperimentResult
-from paddle_doctor.findings import Finding, Proposal, Status, Verdict
-from paddle_doctor.reconcile import reconcile
+from paddle_doctor.judge.findings import Finding, Proposal, Status, Verdict
+from paddle_doctor.judge.reconcile import reconcile
 
 BASE = PredictorConfig(threads=8, onednn=False)
 

@@ -18,12 +18,12 @@ import jsonschema
 import pytest
 from conftest import REPO
 from nonroot import NOBODY
-from paddle_doctor.record.document import Record
-from paddle_doctor.record.live import Process, bucket, bucket_middle_ns, native_module, percentile_ns
-from paddle_doctor.record.location import FOLDER, NATIVE, own_start_ticks, record_name, start_ticks
-from paddle_doctor.record.writer import STALE_PARTIAL_S, Writer
-from paddle_doctor.serde import from_data
-from paddle_doctor.vocabulary import Recorder
+from paddle_doctor.base.serde import from_data
+from paddle_doctor.base.vocabulary import Recorder
+from paddle_doctor.facts.recorded import Record
+from paddle_doctor.recorder.live import Process, bucket, bucket_middle_ns, native_module, percentile_ns
+from paddle_doctor.recorder.location import FOLDER, NATIVE, own_start_ticks, record_name, start_ticks
+from paddle_doctor.recorder.writer import STALE_PARTIAL_S, Writer
 
 SCHEMA = json.loads((REPO / "doctor" / "schemas" / "record.schema.json").read_text())
 
@@ -67,7 +67,7 @@ ONE_PREDICTOR = '''
 
 @pytest.fixture(scope="module")
 def cnn(tmp_path_factory) -> Path:
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     return build_model("cnn", "pir", tmp_path_factory.mktemp("record-model") / "cnn")
 
@@ -539,7 +539,7 @@ def test_a_service_that_cannot_write_its_record_runs_the_same(cnn, tmp_path, fol
 
 
 def test_recording_switched_on_imports_no_paddle():
-    probe = "import sys; print('paddle' in sys.modules, 'paddle_doctor.record.hook' in sys.modules)"
+    probe = "import sys; print('paddle' in sys.modules, 'paddle_doctor.recorder.hook' in sys.modules)"
     on = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                         env=service_env(Path("/nonexistent")))
     off = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=service_env(None))

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paddle_doctor.base.serde import from_data
+from paddle_doctor.base.vocabulary import BuiltBy, Device, Recorder
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.record.document import BuildSite, Record, RecordedConfig
-from paddle_doctor.record.live import FOLD_AT, MAX_EVENTS, Process
-from paddle_doctor.record.writer import snapshot
-from paddle_doctor.serde import from_data
-from paddle_doctor.vocabulary import BuiltBy, Device, Recorder
+from paddle_doctor.facts.recorded import BuildSite, Record, RecordedConfig
+from paddle_doctor.recorder.live import FOLD_AT, MAX_EVENTS, Process
+from paddle_doctor.recorder.writer import snapshot
 from test_record import SCHEMA, killed_once_recorded, new_process, recorder, service, service_env  # noqa: F401 (a fixture)
 
 
@@ -181,8 +181,8 @@ def test_run_given_its_inputs_by_position_or_by_name_records_their_shapes_and_re
 
 WOKEN = '''
 import json, time
-from paddle_doctor.record.live import FOLD_AT, Process
-from paddle_doctor.record.writer import Writer
+from paddle_doctor.recorder.live import FOLD_AT, Process
+from paddle_doctor.recorder.writer import Writer
 
 class Nothing:
     def run(self): pass
@@ -220,7 +220,7 @@ def test_the_writer_folds_runs_piling_up_before_its_interval_and_writes_them_at_
 
 @pytest.fixture(scope="module")
 def cnn(tmp_path_factory) -> Path:
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     return build_model("cnn", "pir", tmp_path_factory.mktemp("record-model") / "cnn")
 

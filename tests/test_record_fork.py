@@ -15,9 +15,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from paddle_doctor.record.document import Record
-from paddle_doctor.record.location import record_name, start_ticks_of
-from paddle_doctor.serde import from_data
+from paddle_doctor.base.serde import from_data
+from paddle_doctor.facts.recorded import Record
+from paddle_doctor.recorder.location import record_name, start_ticks_of
 from test_record import cnn, recorder, service, service_env  # noqa: F401 (fixtures)
 
 # every service here builds its predictors so, and runs 3 before it forks
@@ -86,10 +86,10 @@ def ended(process: subprocess.Popen, stop: Path) -> int:
 
 FORKED = '''
 import json, os, sys, threading
-from paddle_doctor.record.callers import build_site
-from paddle_doctor.record.live import Process
-from paddle_doctor.record.writer import Writer, snapshot
-from paddle_doctor.vocabulary import BuiltBy
+from paddle_doctor.recorder.callers import build_site
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.recorder.writer import Writer, snapshot
+from paddle_doctor.base.vocabulary import BuiltBy
 
 class Held:
     """A predictor whose run() waits until it is let go."""
@@ -140,10 +140,10 @@ def test_the_child_of_a_fork_counts_none_of_the_runs_the_parent_ended_or_was_run
 
 FORKED_INSIDE_RUN = '''
 import json, os, sys
-from paddle_doctor.record.callers import build_site
-from paddle_doctor.record.live import Process
-from paddle_doctor.record.writer import Writer, snapshot
-from paddle_doctor.vocabulary import BuiltBy
+from paddle_doctor.recorder.callers import build_site
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.recorder.writer import Writer, snapshot
+from paddle_doctor.base.vocabulary import BuiltBy
 
 class Forking:
     """A predictor whose run() forks (a hook of the service's, called inside Paddle's run())."""
@@ -293,7 +293,7 @@ def test_gunicorn_workers_of_a_preloaded_app_each_record_their_own_runs(cnn, tmp
 @pytest.mark.slow
 def test_a_child_forked_while_the_writer_holds_its_lock_writes_its_record_at_exit(cnn, tmp_path, recorder):
     script = service(tmp_path, "import os\n" + '''
-from paddle_doctor.record import hook
+from paddle_doctor.recorder import hook
 import paddle.inference
 writer = hook.PROCESS.on_first_predictor.__self__
 writing, forked = threading.Event(), threading.Event()

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO
-from paddle_doctor.record.callers import build_site
-from paddle_doctor.record.live import FOLD_AT, MAX_EVENTS, MAX_PENDING, Process, native_module
-from paddle_doctor.record.writer import snapshot
-from paddle_doctor.vocabulary import BuiltBy, Recorder
+from paddle_doctor.base.vocabulary import BuiltBy, Recorder
+from paddle_doctor.recorder.callers import build_site
+from paddle_doctor.recorder.live import FOLD_AT, MAX_EVENTS, MAX_PENDING, Process, native_module
+from paddle_doctor.recorder.writer import snapshot
 from test_record import new_process, recorder  # noqa: F401 (a fixture)
 
 SOURCE = REPO / "doctor" / "record" / "_native.c"
@@ -387,10 +387,10 @@ def test_a_python_class_named_numpy_ndarray_is_never_read_as_numpys(tmp_path):
     """Its head is not an array's: the recorder asks it for its shape and dtype, as it asks any other object."""
     script = textwrap.dedent('''
         import numpy as np
-        from paddle_doctor.record.callers import build_site
-        from paddle_doctor.record.live import Process
-        from paddle_doctor.record.writer import snapshot
-        from paddle_doctor.vocabulary import BuiltBy
+        from paddle_doctor.recorder.callers import build_site
+        from paddle_doctor.recorder.live import Process
+        from paddle_doctor.recorder.writer import snapshot
+        from paddle_doctor.base.vocabulary import BuiltBy
 
         class Impostor:
             shape, dtype = (9, 9), "f"
@@ -428,7 +428,7 @@ def pythons() -> list[str]:
 
 SMOKE = '''
 import importlib.util, sys, threading
-spec = importlib.util.spec_from_file_location("paddle_doctor.record._native", sys.argv[1])
+spec = importlib.util.spec_from_file_location("paddle_doctor.recorder._native", sys.argv[1])
 native = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(native)
 

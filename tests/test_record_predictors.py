@@ -14,6 +14,8 @@ from typing import Any
 import jsonschema
 import pytest
 from factories import AVX2_FLAGS, by_rule, graph_facts, make_facts
+from paddle_doctor.base.serde import from_data
+from paddle_doctor.base.vocabulary import Effect, ExperimentStatus, Origin, Recorder, RecordStatus
 from paddle_doctor.checks import (
     bf16_unused,
     dropout_left,
@@ -31,7 +33,9 @@ from paddle_doctor.checks import (
 from paddle_doctor.facts import GpuDevice, GpuFacts, ServiceConfig, SourceFacts, SourceLocation, SourceSetting
 from paddle_doctor.facts.graph import GraphFacts, TensorRTShare
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.facts.record import PredictorMeasured, ServiceRecord
+from paddle_doctor.facts.recorded import Record
+from paddle_doctor.facts.service_config import SettingOrigin
+from paddle_doctor.facts.service_record import PredictorMeasured, ServiceRecord
 from paddle_doctor.facts.verification import (
     BASELINE,
     ArmResult,
@@ -41,16 +45,13 @@ from paddle_doctor.facts.verification import (
     VerificationFacts,
     WarmupResult,
 )
-from paddle_doctor.findings import Status, Verdict
-from paddle_doctor.per_predictor import judged_predictors
-from paddle_doctor.record.document import Record
-from paddle_doctor.record.reading import recorded_settings
-from paddle_doctor.rules import load_rules
-from paddle_doctor.runner import run_checks
-from paddle_doctor.serde import from_data
-from paddle_doctor.service import ServiceOptions, SettingOrigin
+from paddle_doctor.judge.findings import Status, Verdict
+from paddle_doctor.judge.per_predictor import judged_predictors
+from paddle_doctor.judge.rules import load_rules
+from paddle_doctor.judge.runner import run_checks
+from paddle_doctor.service import ServiceOptions
+from paddle_doctor.service.record import recorded_settings
 from paddle_doctor.service.resolve import merge_origins, resolve_service
-from paddle_doctor.vocabulary import Effect, ExperimentStatus, Origin, Recorder, RecordStatus
 
 HERE = Path(__file__).parent
 RECORDS = HERE / "fixtures" / "records"
@@ -144,10 +145,10 @@ def test_without_a_record_a_check_judges_the_service_as_said():
 
 
 def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_report():
+    from paddle_doctor.base.vocabulary import Device, Precision
+    from paddle_doctor.facts.service_config import SettingOrigin
     from paddle_doctor.render.service_lines import service_lines
-    from paddle_doctor.report import service_summary
-    from paddle_doctor.service import SettingOrigin
-    from paddle_doctor.vocabulary import Device, Precision
+    from paddle_doctor.report.report import service_summary
 
     facts = replace(make_facts(flags=AVX2_FLAGS),
                     service_origins=[SettingOrigin("device", Device.CPU, Origin.RECORD, "/tmp/records/r.json"),
@@ -159,9 +160,9 @@ def test_a_recorded_setting_of_the_vocabulary_is_shown_as_its_word_in_every_repo
 
 
 def test_a_record_whose_runs_python_noted_says_so_in_the_report_and_one_noted_in_c_says_nothing_more():
+    from paddle_doctor.base.serde import to_data
     from paddle_doctor.render.service_lines import record_lines
-    from paddle_doctor.report import service_summary
-    from paddle_doctor.serde import to_data
+    from paddle_doctor.report.report import service_summary
 
     python = service_summary(facts_of("rapidocr.json"))
     native = service_summary(replace(facts_of("rapidocr.json"), service_record=replace(recorded("rapidocr.json"), recorder=Recorder.NATIVE)))
@@ -301,7 +302,7 @@ def test_graph_checks_without_measure_judge_the_graph_of_the_model_given_once():
 
 
 def test_each_measured_predictors_graph_survives_the_facts_file_its_schema_validates():
-    from paddle_doctor.facts.document import facts_from_data
+    from paddle_doctor.facts.loading import facts_from_data
 
     data = json.loads(measured(graph={0: GOOD, 1: GOOD, 2: LOW}).to_json())
     jsonschema.validate(data, json.loads((HERE.parent / "doctor" / "schemas" / "facts.schema.json").read_text()))
@@ -336,14 +337,14 @@ def test_a_finding_about_one_predictor_is_judged_by_that_predictors_measurement(
 
 
 def test_bf16_for_a_paddleocr_2_predictor_is_its_precision_setting_then_the_config_calls():
-    from paddle_doctor.report import build_report
-    from paddle_doctor.settings import Settings
+    from paddle_doctor.judge.policy import Policy
+    from paddle_doctor.report.report import build_report
 
     bf16 = [*AVX2_FLAGS, "avx512f", "avx512_bf16"]
     facts = facts_of("paddleocr-2.7.3.json", cpu_flags=bf16)
     (unused,) = [f for f in bf16_unused.CHECK.run(facts) if f.rule_id == "PD-PREC-001"]
     assert unused.status is Status.FAIL
-    report = build_report(facts, run_checks([bf16_unused.CHECK], facts, load_rules()), load_rules(), Settings())
+    report = build_report(facts, run_checks([bf16_unused.CHECK], facts, load_rules()), load_rules(), Policy())
     fix = next(f.fix for f in report.findings if f.rule_id == "PD-PREC-001")
     assert [change.code for change in fix.changes][:3] == [
         "PaddleOCR(enable_mkldnn=True, precision='fp16')", "paddleocr --enable_mkldnn true --precision fp16",
@@ -363,7 +364,7 @@ def test_one_predictor_on_the_gpu_makes_a_gpu_service_and_only_it_is_judged_by_t
 
 
 def test_a_record_of_cpu_predictors_is_no_gpu_service_on_a_gpu_host():
-    from paddle_doctor.gpu import gpu_wheel, host_gpu, uses_gpu
+    from paddle_doctor.judge.gpu_support import gpu_wheel, host_gpu, uses_gpu
 
     facts = replace(facts_of("rapidocr.json"), gpu=ONE_GPU)
     on_gpu_wheel = replace(facts, paddle=replace(facts.paddle, with_cuda=True, cuda_version="12.3"))

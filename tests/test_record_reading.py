@@ -18,17 +18,17 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, report_json, run_doctor
 from factories import by_rule, make_facts
+from paddle_doctor.base.serde import to_data
+from paddle_doctor.base.vocabulary import BuiltBy, Device, Origin, ProcessStatus, Recorder, RecordStatus
 from paddle_doctor.checks import cpu_budget
-from paddle_doctor.context import ProbeContext
 from paddle_doctor.facts import ServiceProcessFacts, SourceFacts, SourceLocation, SourceSetting
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.facts.record import ServiceRecord
-from paddle_doctor.record.document import BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor, RunStats
-from paddle_doctor.record.reading import against_paddle, read_record, recorded_settings
-from paddle_doctor.serde import to_data
+from paddle_doctor.facts.recorded import BuildSite, Frame, ModelFiles, Record, RecordedConfig, RecordedPredictor, RunStats
+from paddle_doctor.facts.service_record import ServiceRecord
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.service import ServiceOptions
+from paddle_doctor.service.record import against_paddle, read_record, recorded_settings
 from paddle_doctor.service.resolve import resolve_service
-from paddle_doctor.vocabulary import BuiltBy, Device, Origin, ProcessStatus, Recorder, RecordStatus
 from record_files import owned_by
 
 PID, TICKS = 4242, 777
@@ -112,7 +112,7 @@ def test_a_relative_record_folder_is_found_from_the_services_working_directory_u
 
 
 def test_a_relative_record_folder_is_the_services_own_not_the_doctors(tmp_path):
-    from paddle_doctor.record.location import start_ticks_of
+    from paddle_doctor.recorder.location import start_ticks_of
 
     app = tmp_path / "app"
     (app / "records").mkdir(parents=True, mode=0o700)
@@ -195,7 +195,7 @@ def test_a_record_no_service_setting_or_output_can_hold_is_one_line_and_the_repo
 
 
 def test_a_record_of_more_predictors_than_a_recorder_keeps_is_cut_and_says_so(tmp_path):
-    from paddle_doctor.record.live import MAX_PREDICTORS
+    from paddle_doctor.recorder.live import MAX_PREDICTORS
 
     many = record(*(replace(predictor(0, 2, "det", 5), id=number) for number in range(3 * MAX_PREDICTORS)))
     changes = {("pid",): "4242", ("start_ticks",): "123456"}
@@ -357,7 +357,7 @@ def _every_predictor_ran(records: Path, count: int) -> bool:
 def test_a_recorded_service_is_diagnosed_from_its_record_with_no_flags(tmp_path):
     import shutil
 
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     cnn = build_model("cnn", "pir", tmp_path / "cnn")
     for stage in ("det", "cls", "rec"):
@@ -385,8 +385,8 @@ def test_a_recorded_service_is_diagnosed_from_its_record_with_no_flags(tmp_path)
 
 
 def test_measure_takes_the_busiest_predictors_model_and_its_shapes_weighted_by_their_counts():
-    from paddle_doctor.record.document import InputsSeen, TensorSeen
-    from paddle_doctor.record.reading import measurements_of
+    from paddle_doctor.facts.recorded import InputsSeen, TensorSeen
+    from paddle_doctor.service.record import measurements_of
 
     busy = predictor(1, 4, "rec", 80)
     shapes = [InputsSeen([TensorSeen([1, 3, 48, 320], "float32")], 60), InputsSeen([TensorSeen([1, 3, 48, 640], "float32")], 20)]
@@ -399,7 +399,7 @@ def test_measure_takes_the_busiest_predictors_model_and_its_shapes_weighted_by_t
 
 
 def test_measure_splits_the_budget_and_says_which_predictors_it_leaves_out():
-    from paddle_doctor.record.reading import measurements_of
+    from paddle_doctor.service.record import measurements_of
 
     in_memory = predictor(3, 4, "buffers", 1)
     in_memory = RecordedPredictor(**{**vars(in_memory), "model": ModelFiles(None, None, None, in_memory=True)})
@@ -415,7 +415,7 @@ def test_measure_splits_the_budget_and_says_which_predictors_it_leaves_out():
 
 @pytest.mark.slow
 def test_measure_with_no_model_measures_the_recorded_predictor(tmp_path):
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     cnn = build_model("cnn", "pir", tmp_path / "cnn")
     script = tmp_path / "app.py"
@@ -475,7 +475,7 @@ sys.stdin.readline()
 
 @pytest.mark.slow
 def test_measure_measures_each_recorded_predictor_at_its_shapes_with_its_configuration(tmp_path):
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     cnn = build_model("cnn", "pir", tmp_path / "cnn")
     recognizer = build_model("recognizer", "pir", tmp_path / "recognizer")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, report_json, run_doctor
 from nonroot import NOBODY, needs_root, shared_tmp  # noqa: F401 (shared_tmp is a fixture)
-from paddle_doctor.record.location import start_ticks_of
+from paddle_doctor.recorder.location import start_ticks_of
 from test_service_process import until_its_user_is
 
 pytestmark = needs_root

@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from paddle_doctor.record.live import Process
-from paddle_doctor.record.location import (
+from paddle_doctor.base.vocabulary import Recorder
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.recorder.location import (
     FOLDER,
     INTERVAL,
     NATIVE,
@@ -27,8 +28,7 @@ from paddle_doctor.record.location import (
     start_ticks_of,
     switch,
 )
-from paddle_doctor.record.writer import STALE_RECORD_S, Writer
-from paddle_doctor.vocabulary import Recorder
+from paddle_doctor.recorder.writer import STALE_RECORD_S, Writer
 
 
 def writer_into(records: Path, monkeypatch) -> Writer:
@@ -97,8 +97,8 @@ def test_the_interval_is_held_between_a_tenth_of_a_second_and_an_hour(given, use
 
 INFINITE = '''
 import sys
-from paddle_doctor.record.live import Process
-from paddle_doctor.record.writer import Writer
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.recorder.writer import Writer
 
 class Nothing:
     def run(self): pass
@@ -134,7 +134,7 @@ def test_one_rule_for_every_switch_the_recorder_reads():
         assert switch({}, name) is default and switch({name: ""}, name) is default
 
 
-HOOKED = "import sys; print('paddle_doctor.record.hook' in sys.modules)"
+HOOKED = "import sys; print('paddle_doctor.recorder.hook' in sys.modules)"
 
 
 @pytest.mark.parametrize("word", WORDS_OFF + WORDS_ON)
@@ -158,8 +158,8 @@ def test_a_switch_of_no_known_word_is_read_as_on_and_said():
 
 
 ARGUED = '''
-from paddle_doctor.record.live import Process
-from paddle_doctor.record.writer import Writer
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.recorder.writer import Writer
 writer = Writer(Process())
 writer.write()
 assert writer.written.is_set(), writer.process.errors

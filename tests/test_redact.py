@@ -2,7 +2,7 @@
 
 import pytest
 from conftest import fixture_root, run_doctor
-from paddle_doctor.redact import REDACTED, cut_every_shape, redact, redact_environment, redact_text
+from paddle_doctor.base.redact import REDACTED, cut_every_shape, redact, redact_environment, redact_text
 
 R = REDACTED
 GITHUB_TOKEN = "ghp_" + "k3Jd9QxW2mZp7LbV4nHs8TfY1cRa6UeG0oIt"
@@ -143,7 +143,7 @@ def test_a_model_path_inside_a_site_folder_is_kept(path):
     (["--password"], ["--password"]),
 ])
 def test_the_value_after_a_secret_s_flag_given_alone_is_redacted(argv, kept):
-    from paddle_doctor.redact import redact_arguments
+    from paddle_doctor.base.redact import redact_arguments
 
     assert redact_arguments(argv) == kept
     assert redact_arguments(["x" * 400, *argv[1:]], 300)[0] == "x" * 300  # each cut to the length asked

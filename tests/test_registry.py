@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from conftest import report_json, run_doctor, statuses
 from factories import make_facts, recorded_baseline, run_check
-from paddle_doctor.findings import Finding, Status
-from paddle_doctor.registry import Check
-from paddle_doctor.rules import load_rules
-from paddle_doctor.runner import run_checks
+from paddle_doctor.judge.findings import Finding, Status
+from paddle_doctor.judge.registry import Check
+from paddle_doctor.judge.rules import load_rules
+from paddle_doctor.judge.runner import run_checks
 
 
 def check_of(run, rules=("PD-CPU-010",), timeout=5.0, name="probe"):
@@ -67,7 +67,7 @@ def install_waiting_plugin(site, fifo):
     (the doctor's own readers refuse a FIFO; a plugin's code is not the doctor's)."""
     install_plugin(site, f'''
         """Plugin. Why: test. Fix: none."""
-        from paddle_doctor.registry import Check
+        from paddle_doctor.judge.registry import Check
 
         def wait(facts):
             open({str(fifo)!r}).read()
@@ -79,8 +79,8 @@ def install_waiting_plugin(site, fifo):
 def test_third_party_check_registers_through_the_entry_point_group(tmp_path):
     install_plugin(tmp_path, '''
         """A site check: warns when the image forgot OMP_NUM_THREADS. Why: see PD-CPU-013. Fix: set it."""
-        from paddle_doctor.findings import Finding, Status
-        from paddle_doctor.registry import Check
+        from paddle_doctor.judge.findings import Finding, Status
+        from paddle_doctor.judge.registry import Check
 
         def run(facts):
             status = Status.FAIL if "OMP_NUM_THREADS" not in facts.env else Status.PASS
@@ -151,10 +151,10 @@ def unmeasured_facts():
 
 def outcomes_without_a_measurement(check) -> set[str]:
     """What the check says, through the runner, where the healthcheck runs it: the probes and a baseline."""
-    from paddle_doctor.facts.baseline import CacheRecord, GpuRecord
+    from paddle_doctor.facts.baseline import BaselineCache, BaselineGpu
 
-    gpu = GpuRecord("535.104.05", ["/dev/nvidia0"], None, [], None)
-    cache = CacheRecord("/cache/paddle", exists=True, files=3, engines=2, mountpoint="/cache", fstype="ext4")
+    gpu = BaselineGpu("535.104.05", ["/dev/nvidia0"], None, [], None)
+    cache = BaselineCache("/cache/paddle", exists=True, files=3, engines=2, mountpoint="/cache", fstype="ext4")
     outcomes = set()
     for facts in unmeasured_facts():
         facts = replace(facts, baseline=recorded_baseline(gpu=gpu, cache=cache))
@@ -166,7 +166,7 @@ def outcomes_without_a_measurement(check) -> set[str]:
 def test_fast_checks_judge_probed_facts_and_the_others_only_measurements():
     """The healthcheck runs only fast checks, and without a model: a check marked slow must have
     nothing but skips to say without a measurement, and a fast one must have something to say."""
-    from paddle_doctor.registry import discover_checks
+    from paddle_doctor.judge.registry import discover_checks
 
     checks, failures = discover_checks()
     assert not failures

@@ -1,7 +1,7 @@
 """The words every renderer shares: a message's first clause never leaves a parenthesis open."""
 
 import pytest
-from paddle_doctor.render.words import first_clause
+from paddle_doctor.base.words import first_clause
 
 
 @pytest.mark.parametrize(("message", "clause"), [

@@ -23,7 +23,7 @@ SUMMARY_LINES, MAX_LINES = 25, 120
 def measured_cnn(tmp_path_factory):
     """Facts of one measurement of the misconfigured CNN, the JSON report of them, and the machine's
     conditions while it measured."""
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     root = tmp_path_factory.mktemp("people")
     model = build_model("cnn", "pir", root / "cnn")
@@ -202,7 +202,7 @@ def test_html_renders_in_headless_chromium_without_console_errors(measured_cnn, 
 
 @pytest.mark.slow
 def test_progress_says_what_it_measures_and_the_budget_left_on_a_terminal(tmp_path):
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     model = build_model("cnn", "pir", tmp_path / "cnn")
     args = ["--model", str(model), "--pid", "none", "--budget", "4", "--threads", "2"]

@@ -13,13 +13,13 @@ import pytest
 import yaml
 from conftest import REPO, fixture_root, report_json, run_doctor
 from factories import AVX2_FLAGS, make_facts
-from paddle_doctor.docs import README_END, README_START, rules_table_markdown
-from paddle_doctor.facts.document import load_facts
-from paddle_doctor.findings import ForPredictors, Status
-from paddle_doctor.registry import Check, discover_checks
-from paddle_doctor.rules import RulesError, load_rules, parse_rules
-from paddle_doctor.runner import run_checks
-from paddle_doctor.vocabulary import Experiment, Lifecycle
+from paddle_doctor.base.vocabulary import Experiment, Lifecycle
+from paddle_doctor.facts.loading import load_facts
+from paddle_doctor.judge.findings import ForPredictors, Status
+from paddle_doctor.judge.registry import Check, discover_checks
+from paddle_doctor.judge.rule_docs import README_END, README_START, rules_table_markdown
+from paddle_doctor.judge.rules import RulesError, load_rules, parse_rules
+from paddle_doctor.judge.runner import run_checks
 
 RAW = yaml.safe_load((REPO / "rules.yaml").read_text())
 
@@ -44,7 +44,8 @@ def test_every_check_declares_stable_rules_and_every_stable_rule_has_a_check():
 
 def test_every_check_says_in_one_line_what_it_checks():
     for check in discover_checks()[0]:
-        doc = check.description
+        module = sys.modules[check.run.__module__]
+        doc = (module.__doc__ or "").strip()
         assert doc, f"check {check.name} has no module docstring"
         assert "\n" not in doc, f"check {check.name}: the docstring says in one line what it checks, no more"
         assert "Why:" not in doc and "Fix:" not in doc, f"check {check.name}: the why and the fix are rules.yaml's"
@@ -156,7 +157,7 @@ def test_evidence_reads_and_serialises_as_the_mapping_of_its_fields():
 
 def test_evidence_folded_over_predictors_reads_as_the_worst_findings_then_their_ids():
     from paddle_doctor.checks.cpu_throttling import ThrottlingEvidence
-    from paddle_doctor.findings import ForPredictors
+    from paddle_doctor.judge.findings import ForPredictors
 
     folded = ForPredictors(ThrottlingEvidence(10, 2, 0.5), [0, 2])
     assert list(folded.items()) == [("nr_periods", 10), ("nr_throttled", 2), ("throttled_seconds", 0.5), ("predictors", [0, 2])]

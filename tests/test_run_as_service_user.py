@@ -147,7 +147,7 @@ def test_a_doctor_that_cannot_become_the_services_user_runs_nothing_of_it_and_as
 def test_the_predictor_workers_of_a_measured_model_run_as_the_services_user(shared_tmp):
     """The service's PYTHONPATH gives its venv this checkout's Paddle: the Paddle probe and every
     predictor worker (graph coverage, measuring) run as 65534, and write where that user can."""
-    from paddle_doctor.modelzoo import build_model
+    from paddle_doctor.verify.modelzoo import build_model
 
     python, path, marks = _plant(shared_tmp)
     model = build_model("cnn", "pir", shared_tmp / "model")
@@ -174,7 +174,7 @@ def test_the_predictor_workers_of_a_measured_model_run_as_the_services_user(shar
 def test_a_program_a_worker_of_the_service_s_user_wrote_is_read_only_where_that_user_alone_could_have_put_it(tmp_path):
     """The graph probe's worker, running as the service's user, writes the optimised program into a folder of that
     user's: the root doctor reads it there, and refuses a link the worker could have made in its place."""
-    from paddle_doctor.program import ProgramError, read_program
+    from paddle_doctor.graph.program import ProgramError, read_program
 
     folder = tmp_path / "optim"
     folder.mkdir(mode=0o700)

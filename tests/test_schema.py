@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 from conftest import FIXTURES, ROOTS, run_doctor
 from factories import enum_fields_holding_strings
-from paddle_doctor.schema import DOCUMENTS, SCHEMAS, Count, RuleId, dumps, generate
-from paddle_doctor.serde import to_data
-from paddle_doctor.vocabulary import Layout
+from paddle_doctor.base.schema import DOCUMENTS, SCHEMAS, Count, RuleId, dumps, generate
+from paddle_doctor.base.serde import to_data
+from paddle_doctor.base.vocabulary import Layout
 
 
 @dataclass
@@ -82,10 +82,10 @@ def test_the_generated_schema_refuses_what_the_types_refuse(change, where):
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.file)
 def test_each_committed_schema_is_the_one_its_types_generate(document):
-    """Run ``python -m paddle_doctor.schema`` after changing a type (and bump its schema_version
+    """Run ``python -m paddle_doctor.base.schema`` after changing a type (and bump its schema_version
     when what it writes changes)."""
     committed = (SCHEMAS / document.file).read_text(encoding="utf-8")
-    assert committed == dumps(document.generate()), f"{document.file} is stale: run python -m paddle_doctor.schema"
+    assert committed == dumps(document.generate()), f"{document.file} is stale: run python -m paddle_doctor.base.schema"
 
 
 FACTS_SCHEMA = json.loads((SCHEMAS / "facts.schema.json").read_text(encoding="utf-8"))
@@ -103,19 +103,19 @@ def test_recorded_facts_fit_the_facts_schema(root):
 
 @pytest.mark.parametrize("root", sorted(p.name for p in ROOTS.iterdir() if p.is_dir()))
 def test_probed_facts_hold_enum_members_not_strings(root):
-    from paddle_doctor.context import ProbeContext
     from paddle_doctor.facts import ServiceConfig
     from paddle_doctor.probes import collect_facts
+    from paddle_doctor.probes.context import ProbeContext
 
     facts = collect_facts(ProbeContext(ROOTS / root), ServiceConfig(), None, 0)
     assert enum_fields_holding_strings(facts) == []
 
 
 def test_the_service_resolved_from_flags_config_and_source_holds_enum_members(tmp_path):
+    from paddle_doctor.base.vocabulary import Layout
     from paddle_doctor.service import ServiceOptions
     from paddle_doctor.service.resolve import resolve_service
     from paddle_doctor.source import read_source
-    from paddle_doctor.vocabulary import Layout
 
     config = tmp_path / "service.yaml"
     config.write_text("layout: pool\ninstances: 2\nprecision: bf16\ntensorrt:\n  precision: fp16\n")
@@ -126,7 +126,7 @@ def test_the_service_resolved_from_flags_config_and_source_holds_enum_members(tm
 
 @pytest.mark.parametrize("tree, pid", [("one-service", 4242), ("two-services", None), ("venv-service", 4242)])
 def test_a_service_process_read_from_proc_holds_enum_members(tree, pid):
-    from paddle_doctor.context import ProbeContext
+    from paddle_doctor.probes.context import ProbeContext
     from paddle_doctor.probes.process import open_service_process
 
     process, _ = open_service_process(ProbeContext(FIXTURES / "processes" / tree), pid)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 from conftest import FIXTURES, run_doctor
-from paddle_doctor.redact import REDACTED, TAIL_MARGIN, redact_text, redacted_tail
+from paddle_doctor.base.redact import REDACTED, TAIL_MARGIN, redact_text, redacted_tail
 
 R = REDACTED
 PID = "4242"

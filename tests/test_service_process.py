@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, report_json, report_with_its_exit, run_doctor, statuses
-from paddle_doctor.context import ProbeContext
-from paddle_doctor.probes.process import probe_service_process
-from paddle_doctor.serde import to_data
+from conftest import FIXTURES, probe_process, report_json, report_with_its_exit, run_doctor, statuses
+from paddle_doctor.base.serde import to_data
+from paddle_doctor.probes.context import ProbeContext
 
 SERVICES = FIXTURES / "services"
 PROCESSES = FIXTURES / "processes"
@@ -142,8 +141,8 @@ def test_busy_threads_count_the_threads_that_burn_cpu():
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
         time.sleep(0.2)
-        busy = probe_service_process(ProbeContext("/"), spinner.pid)
-        idle = probe_service_process(ProbeContext("/"), sleeper.pid)
+        busy = probe_process(ProbeContext("/"), spinner.pid)
+        idle = probe_process(ProbeContext("/"), sleeper.pid)
     finally:
         for process in (spinner, sleeper):
             process.kill()
@@ -158,7 +157,7 @@ def test_a_pid_that_exits_while_it_is_read_is_one_clear_line():
     assert short.stdout.readline().strip() == "up"
     reaper = threading.Thread(target=short.wait)
     reaper.start()
-    facts = probe_service_process(ProbeContext("/"), short.pid)
+    facts = probe_process(ProbeContext("/"), short.pid)
     reaper.join()
     assert facts.status == "vanished"
     assert facts.reason.startswith(f"process {short.pid} does not exist or exited while it was read")
@@ -182,14 +181,14 @@ def test_a_zombie_is_named_as_one():
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and " Z " not in open(f"/proc/{child.pid}/stat").read():
             time.sleep(0.02)
-        facts = probe_service_process(ProbeContext("/"), child.pid)
+        facts = probe_process(ProbeContext("/"), child.pid)
     finally:
         child.wait()
     assert facts.status == "zombie" and "not reaped" in facts.reason
 
 
 def test_a_kernel_thread_is_named_as_one():
-    facts = probe_service_process(ProbeContext(PROCESSES / "kernel-thread"), 2)
+    facts = probe_process(ProbeContext(PROCESSES / "kernel-thread"), 2)
     assert (facts.status, facts.reason) == ("kernel_thread", "process 2 is a kernel thread, not a service")
 
 
@@ -204,7 +203,7 @@ def _probe_as_nobody(pid, queue):
     os.setgroups([])
     os.setgid(65534)
     os.setuid(65534)
-    queue.put(to_data(probe_service_process(ProbeContext("/"), pid, 0.2)))
+    queue.put(to_data(probe_process(ProbeContext("/"), pid, 0.2)))
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping to another user needs root")
@@ -238,7 +237,7 @@ def test_root_reads_a_process_of_another_user():
     sleeper = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "60"])
     try:
         until_its_user_is(sleeper.pid, 65534)  # setpriv drops to it after its start: slow on a busy machine
-        facts = probe_service_process(ProbeContext("/"), sleeper.pid, 0.2)
+        facts = probe_process(ProbeContext("/"), sleeper.pid, 0.2)
     finally:
         sleeper.kill()
         sleeper.wait()

@@ -19,7 +19,7 @@ import pytest
 from conftest import fixture_root, statuses
 from gpu_helpers import fake_nvml_env
 from machine import usable_cpus
-from paddle_doctor import children
+from paddle_doctor.base import children
 from process_tree import RunningDoctor
 from test_registry import install_waiting_plugin
 

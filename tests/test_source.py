@@ -12,13 +12,13 @@ import pytest
 from conftest import FIXTURES, fixture_root, report_json, run_doctor
 from factories import AVX2_FLAGS, make_facts, run_check
 from machine import has_avx2
+from paddle_doctor.base.vocabulary import SourceStop
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.findings import Status
-from paddle_doctor.registry import load_check
+from paddle_doctor.judge.findings import Status
+from paddle_doctor.judge.registry import load_check
 from paddle_doctor.service import ServiceConfigError, ServiceOptions
 from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.source import SourceInputError, read_source
-from paddle_doctor.vocabulary import SourceStop
 
 SERVICES = FIXTURES / "services"
 NO_PROBES = ("--no-paddle", "--no-gpu")

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from conftest import run_doctor
 from factories import AVX2_FLAGS, make_facts
-from paddle_doctor.findings import Status
-from paddle_doctor.registry import load_check
+from paddle_doctor.judge.findings import Status
+from paddle_doctor.judge.registry import load_check
 from paddle_doctor.render.service_lines import service_lines
 from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.source import read_source
@@ -234,7 +234,7 @@ def test_with_no_config_found_the_source_rules_skip_saying_what_was_read(tmp_pat
 
 
 def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tmp_path):
-    from paddle_doctor.report import service_summary
+    from paddle_doctor.report.report import service_summary
 
     facts = replace(make_facts(flags=AVX2_FLAGS), service_source=read(tmp_path, """\
         from paddle import inference
@@ -266,7 +266,7 @@ def test_each_config_is_a_predictor_of_the_service_where_nothing_was_recorded(tm
 
 
 def test_the_flags_given_read_back_as_typed_on_one_line_in_every_report_for_people(tmp_path):
-    from paddle_doctor.report import service_summary
+    from paddle_doctor.report.report import service_summary
     from paddle_doctor.service import ServiceOptions
 
     facts = replace(make_facts(flags=AVX2_FLAGS), service_source=read(tmp_path, """\

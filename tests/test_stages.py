@@ -1,9 +1,9 @@
-"""paddle_doctor.stages: timing a service's pre-processing, inference and post-processing apart."""
+"""paddle_doctor.verify.stages: timing a service's pre-processing, inference and post-processing apart."""
 
 import threading
 
 import pytest
-from paddle_doctor.stages import StageTimer
+from paddle_doctor.verify.stages import StageTimer
 
 
 class FakeClock:
@@ -22,7 +22,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock()
-    monkeypatch.setattr("paddle_doctor.stages.time", fake)
+    monkeypatch.setattr("paddle_doctor.verify.stages.time", fake)
     return fake
 
 

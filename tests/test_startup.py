@@ -10,19 +10,19 @@ import sys
 
 from conftest import fixture_root
 from factories import graph_facts
-from paddle_doctor.facts.record import ServiceRecord
-from paddle_doctor.vocabulary import RecordStatus
+from paddle_doctor.base.vocabulary import RecordStatus
+from paddle_doctor.facts.service_record import ServiceRecord
 from test_experiment_results import facts_data
 from test_healthcheck import ROOT, Container, imported_modules
 
-MEASURED_SECTIONS = ("paddle_doctor.facts.verification", "paddle_doctor.facts.graph", "paddle_doctor.facts.record",
-                     "paddle_doctor.facts.predictor", "paddle_doctor.facts.document")
+MEASURED_SECTIONS = ("paddle_doctor.facts.verification", "paddle_doctor.facts.graph", "paddle_doctor.facts.service_record",
+                     "paddle_doctor.facts.predictor", "paddle_doctor.facts.loading")
 # what only `check`, a measurement or a service's record needs
-REPORT_AND_COMMAND_LINE = ("paddle_doctor.report", "paddle_doctor.report_measured", "paddle_doctor.profile", "paddle_doctor.record",
-                           "paddle_doctor.cli", "paddle_doctor.render.text", "paddle_doctor.wrapper_fix")
-# the schema generator: the types carry their constraints from paddle_doctor.constraints
+REPORT_AND_COMMAND_LINE = ("paddle_doctor.report.report", "paddle_doctor.report.measured", "paddle_doctor.report.profile", "paddle_doctor.recorder",
+                           "paddle_doctor.cli", "paddle_doctor.render.text", "paddle_doctor.judge.wrapper_fix")
+# the schema generator: the types carry their constraints from paddle_doctor.base.constraints
 NOT_FOR_THE_HEALTHCHECK = (*MEASURED_SECTIONS, *REPORT_AND_COMMAND_LINE, "paddle_doctor.verify", "paddle_doctor.graph",
-                           "paddle_doctor.source", "paddle_doctor.schema")
+                           "paddle_doctor.source", "paddle_doctor.base.schema")
 THIRD_PARTY = ("paddle", "click", "rich", "yaml", "numpy", "cpuinfo", "pynvml")
 
 
@@ -40,7 +40,7 @@ def test_the_healthcheck_with_a_baseline_loads_only_what_it_uses(tmp_path):
     container = Container(tmp_path, ROOT)
     container.record("--threads", "1")
     modules = imported_modules("healthcheck", "--baseline", str(container.baseline))
-    assert {"paddle_doctor.healthcheck", "paddle_doctor.judging", "paddle_doctor.checks.cpu_budget"} <= modules
+    assert {"paddle_doctor.health.healthcheck", "paddle_doctor.judge.weighing", "paddle_doctor.checks.cpu_budget"} <= modules
     assert loaded(modules, NOT_FOR_THE_HEALTHCHECK) == set()
     assert loaded(modules, THIRD_PARTY) == set()
     assert loaded(modules, ("importlib.metadata", "concurrent", "subprocess", "argparse", "tempfile", "shutil")) == set()
@@ -50,7 +50,7 @@ def test_the_healthcheck_without_a_baseline_loads_no_report_and_no_command_line(
     """Without a baseline every registered check is loaded (discovery), and the slow ones bring the
     measured sections they read; the report, the command line and rich still stay out."""
     modules = imported_modules("healthcheck", "--root", str(fixture_root(ROOT)))
-    assert "paddle_doctor.rules" in modules and "yaml" in modules  # no baseline: rules.yaml is read
+    assert "paddle_doctor.judge.rules" in modules and "yaml" in modules  # no baseline: rules.yaml is read
     assert loaded(modules, REPORT_AND_COMMAND_LINE) == set()
     assert loaded(modules, ("paddle", "click", "rich")) == set()
 
@@ -66,7 +66,7 @@ def test_a_facts_file_with_every_measured_section_reads_back_in_a_fresh_interpre
     data["service_record"] = vars_of(ServiceRecord(RecordStatus.NOT_FOUND, "no record of process 7", "/tmp/records/7"))
     path = tmp_path / "facts.json"
     path.write_text(json.dumps(data))
-    code = ("import json, sys\nfrom paddle_doctor.facts.document import load_facts\n"
+    code = ("import json, sys\nfrom paddle_doctor.facts.loading import load_facts\n"
             f"facts = load_facts({str(path)!r})\n"
             "print(type(facts.verification).__name__, type(facts.graph).__name__, type(facts.service_record).__name__)\n"
             "print(facts.to_json(), end='')\n")
@@ -76,7 +76,7 @@ def test_a_facts_file_with_every_measured_section_reads_back_in_a_fresh_interpre
 
 
 def test_the_facts_schema_generates_in_a_fresh_interpreter():
-    code = ("import json\nfrom paddle_doctor.schema import DOCUMENTS\n"
+    code = ("import json\nfrom paddle_doctor.base.schema import DOCUMENTS\n"
             "(facts,) = [d for d in DOCUMENTS if d.file == 'facts.schema.json']\n"
             "print(json.dumps(sorted(facts.generate()['$defs'])))\n")
     definitions = json.loads(fresh(code))
@@ -84,12 +84,12 @@ def test_the_facts_schema_generates_in_a_fresh_interpreter():
 
 
 def test_recording_switched_on_loads_the_hook_alone_until_paddle_inference_is_imported():
-    code = ("import sys\nfrom paddle_doctor.record.hook import install\ninstall()\n"
+    code = ("import sys\nfrom paddle_doctor.recorder.hook import install\ninstall()\n"
             "print(' '.join(sorted(m for m in sys.modules if m.startswith('paddle_doctor'))))\n")
-    assert fresh(code).split() == ["paddle_doctor", "paddle_doctor.record", "paddle_doctor.record.hook"]
+    assert fresh(code).split() == ["paddle_doctor", "paddle_doctor.recorder", "paddle_doctor.recorder.hook"]
 
 
 def vars_of(section) -> dict:
-    from paddle_doctor.serde import to_data
+    from paddle_doctor.base.serde import to_data
 
     return to_data(section)

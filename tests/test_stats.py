@@ -4,9 +4,9 @@ import math
 import random
 
 import pytest
+from paddle_doctor.base.vocabulary import Effect
 from paddle_doctor.facts.verification import ComparisonResult
 from paddle_doctor.verify import stats
-from paddle_doctor.vocabulary import Effect
 
 
 def blocks(center: float, rounds: int, noise: float, seed: int, size: int = 10) -> list[list[float]]:
@@ -81,11 +81,3 @@ def test_t_quantiles():
     assert math.isfinite(stats.compare(blocks(10, 2, 0.1, 1), blocks(10, 2, 0.1, 2)).ci_high)
 
 
-def test_an_interval_is_restated_at_another_confidence_from_the_same_rounds():
-    """Recomputing from the blocks at 99% gives what ``interval_at`` derives from the 95% result."""
-    base, cand = blocks(10.0, 13, 0.1, seed=3), blocks(8.0, 13, 0.1, seed=4)
-    at95, at99 = stats.compare(base, cand, confidence=0.95), stats.compare(base, cand, confidence=0.99)
-    low, high = stats.interval_at(at95, 0.99)
-    assert low == pytest.approx(at99.ci_low) and high == pytest.approx(at99.ci_high)
-    assert stats.interval_at(at99, 0.99) == pytest.approx((at99.ci_low, at99.ci_high))
-    assert stats.interval_at(stats.compare(base[:1], cand[:1]), 0.99) == (0.0, math.inf)

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import yaml
 from conftest import REPO, facts_from_root, report_json, run_doctor
+from paddle_doctor.base.vocabulary import Effect
 from paddle_doctor.checks.thread_pools import VARIABLES
 from paddle_doctor.facts.predictor import PredictorConfig
 from paddle_doctor.facts.verification import (
@@ -21,8 +22,7 @@ from paddle_doctor.facts.verification import (
     Recommendation,
     VerificationFacts,
 )
-from paddle_doctor.rules import load_rules
-from paddle_doctor.vocabulary import Effect
+from paddle_doctor.judge.rules import load_rules
 
 # every way a report advises a thread count: the Config call, the variables, a wrapper's keyword, flag or YAML key
 ADVICE = re.compile(r"set_cpu_math_library_num_threads\((\d+)\)|\b(?:OMP_NUM_THREADS|MKL_NUM_THREADS)=\"?(\d+)"
@@ -48,7 +48,7 @@ def every_format(tmp_path, facts) -> dict[str, str]:
 
 
 def budget_share(facts) -> int:
-    from paddle_doctor.budget import cpu_budget
+    from paddle_doctor.facts.budget import cpu_budget
 
     return cpu_budget(facts).threads_per_instance(facts.service.instances)
 

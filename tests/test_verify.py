@@ -12,9 +12,11 @@ import pytest
 from conftest import report_json, run_doctor
 from factories import make_facts, paddle_ok
 from machine import observed, skip_unless
+from paddle_doctor.base.interpreter import Interpreter
+from paddle_doctor.base.vocabulary import Effect
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.interpreter import Interpreter
+from paddle_doctor.judge.verdict_words import describe
 from paddle_doctor.verify import experiments, stats
 from paddle_doctor.verify.measure import Measurer
 from paddle_doctor.verify.model import ModelRun
@@ -22,8 +24,6 @@ from paddle_doctor.verify.noise import noise_floor
 from paddle_doctor.verify.protocol import Crash, Feeds, FeedSpec, Model
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerDied, WorkerSession
-from paddle_doctor.verify.words import describe
-from paddle_doctor.vocabulary import Effect
 
 
 def open_worker(model_dir, feeds):

@@ -9,12 +9,12 @@ import re
 
 import pytest
 from conftest import facts_from_root, fixture_root, report_json, run_doctor
+from paddle_doctor.base.vocabulary import BuiltBy, Precision
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.record.document import BuildSite, Frame, RecordedPredictor, RunStats
+from paddle_doctor.facts.recorded import BuildSite, Frame, RecordedPredictor, RunStats
+from paddle_doctor.judge.wrapper_fix import recommended_in_wrapper_terms
 from paddle_doctor.service.sources import source_predictors
 from paddle_doctor.source import read_source
-from paddle_doctor.vocabulary import BuiltBy, Precision
-from paddle_doctor.wrapper_fix import recommended_in_wrapper_terms
 from test_comparison_words import synthetic_verification
 from test_source_passed_down import TOOLKIT, write_tree
 

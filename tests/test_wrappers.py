@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import FIXTURES, REPO, report_json, run_doctor
-from paddle_doctor.wrappers import (
+from paddle_doctor.judge.wrappers import (
     WRAPPERS_DOC,
     WrappersError,
     default_wrappers_path,

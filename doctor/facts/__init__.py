@@ -16,10 +16,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..constraints import Count, version_field
-from ..serde import to_data
-from ..service.config import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
-from ..vocabulary import (
+from ..base.constraints import Count, version_field
+from ..base.serde import to_data
+from ..base.vocabulary import (
     CacheStatus,
     GpuStatus,
     LibraryKind,
@@ -31,9 +30,10 @@ from ..vocabulary import (
     SourceStop,
 )
 from .baseline import BaselineFacts
+from .service_config import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
 
 if TYPE_CHECKING:  # the measured sections: loaded by whoever fills or decodes them (.document)
-    from . import graph, record, verification
+    from . import graph, service_record, verification
 
 SCHEMA_VERSION = 2
 
@@ -248,6 +248,9 @@ class LibraryFacts:
     found: dict[str, list[SharedLibrary]] = field(default_factory=dict)
 
 
+STAMP_FILE = "paddle-doctor-cache.json"  # beside the TensorRT engines: what built them (paddle-doctor stamp-cache)
+
+
 @dataclass
 class TrtCacheFacts:
     """The optimisation cache folder, where Paddle saves the optimised model (``save_optim_model``)
@@ -450,7 +453,7 @@ class Facts:
     service_source: SourceFacts = field(default_factory=SourceFacts)
     service_process: ServiceProcessFacts = field(default_factory=ServiceProcessFacts)
     service_origins: list[SettingOrigin] = field(default_factory=list)
-    service_record: record.ServiceRecord | None = None  # what the service recorded (paddle-doctor record), when it did
+    service_record: service_record.ServiceRecord | None = None  # what the service recorded (paddle-doctor record), when it did
     baseline: BaselineFacts | None = None  # what `paddle-doctor baseline` recorded, given to the healthcheck
 
     def unknown_setting(self, name: str) -> str | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 
 @dataclass
-class CpuRecord:
+class BaselineCpu:
     """The CPU budget at baseline, against the threads the service runs."""
 
     budget_cpus: float | None
@@ -23,7 +23,7 @@ class CpuRecord:
 
 
 @dataclass
-class MemoryRecord:
+class BaselineMemory:
     """The memory limit at baseline."""
 
     limit_bytes: int | None
@@ -31,7 +31,7 @@ class MemoryRecord:
 
 
 @dataclass
-class ThrottlingRecord:
+class BaselineThrottling:
     """The cgroup's throttling counters at baseline; the healthcheck judges the periods since."""
 
     nr_periods: int | None
@@ -39,7 +39,7 @@ class ThrottlingRecord:
 
 
 @dataclass
-class PaddleRecord:
+class BaselinePaddle:
     """The Paddle build at baseline, and the METADATA file the healthcheck reads it from again."""
 
     status: str
@@ -53,7 +53,7 @@ class PaddleRecord:
 
 
 @dataclass
-class CacheRecord:
+class BaselineCache:
     """The optimisation / engine cache at baseline: where it is, what it holds, the mount it sits on."""
 
     path: str
@@ -72,7 +72,7 @@ class CacheRecord:
 
 
 @dataclass
-class GpuRecord:
+class BaselineGpu:
     """The GPUs of a GPU service as the cheap probes see them (the healthcheck does not ask NVML):
     the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record.
     ``boot_id``: the host's boot the driver version belongs to (a baseline from an image build or
@@ -92,11 +92,11 @@ class BaselineFacts:
     or None with ``paddle_now_problem`` saying why it could not be."""
 
     file: str
-    cpu: CpuRecord
-    memory: MemoryRecord
-    throttling: ThrottlingRecord
-    paddle: PaddleRecord
-    gpu: GpuRecord | None
-    cache: CacheRecord | None
+    cpu: BaselineCpu
+    memory: BaselineMemory
+    throttling: BaselineThrottling
+    paddle: BaselinePaddle
+    gpu: BaselineGpu | None
+    cache: BaselineCache | None
     paddle_now: str | None = None
     paddle_now_problem: str | None = None

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..schema import Count, NonNegative
-from ..vocabulary import BreakerKind, FusionStatus, ModelFormat, ProgramStatus
+from ..base.schema import Count, NonNegative
+from ..base.vocabulary import BreakerKind, FusionStatus, ModelFormat, ProgramStatus
 
 
 @dataclass

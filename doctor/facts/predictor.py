@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..quoting import python_call
-from ..vocabulary import Device, Precision
+from ..base.quoting import python_call
+from ..base.vocabulary import Device, Precision
 
 if TYPE_CHECKING:
-    from ..constraints import Positive
+    from ..base.constraints import Positive
     from . import Facts
 
 MEASURED_PRECISIONS = (Precision.FP32, Precision.BF16)  # what a CPU predictor runs; other precisions are measured as fp32
@@ -55,7 +55,7 @@ def __getattr__(name: str) -> Any:
     """``Positive``, for whoever resolves the field types (the decoder, the schema), loaded when asked:
     the worker, which runs this module without the rest of the doctor, never asks."""
     if name == "Positive":
-        from ..constraints import Positive
+        from ..base.constraints import Positive
 
         return Positive
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

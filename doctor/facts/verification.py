@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..schema import Count, NonNegative, RuleId
-from ..vocabulary import Effect, Experiment, ExperimentStatus, Layout, ModelFormat, RaceEnd
+from ..base.schema import Count, NonNegative, RuleId
+from ..base.vocabulary import Effect, Experiment, ExperimentStatus, Layout, ModelFormat, RaceEnd
 from .predictor import PredictorConfig
 
+MIN_ROUNDS = 6  # the rounds a verdict needs: before them a comparison is undecided, whatever its interval
+BUSY_SHARE = 0.10  # from this share of the CPU time going to other processes on, a machine is called busy
 BASELINE = "baseline"  # the label of the arm every other arm of an experiment is compared with
 
 

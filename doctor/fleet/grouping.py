@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from .. import __version__
-from ..findings import Status
-from ..report import EXIT_FINDINGS, EXIT_OK, Tool, counts_against
-from ..schema import Count, ExitCode, version_metadata
-from ..vocabulary import Severity
+from ..base.schema import Count, ExitCode, version_metadata
+from ..base.vocabulary import Severity
+from ..judge.findings import Status
+from ..report.report import EXIT_FINDINGS, EXIT_OK, Tool, counts_against
 from .reports import PodFacts, PodFinding, PodReport, Unreached
 
 SCHEMA_VERSION = 2

@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import children
-from ..inputs import DOCUMENT_BYTES, SYSTEM_BYTES, YAML_BYTES, Refused, parse_json, read_bytes, read_text, size_words
-from ..output import write_text_atomically
-from ..redact import redact_text
-from ..timebox import run_within
+from ..base import children
+from ..base.inputs import DOCUMENT_BYTES, SYSTEM_BYTES, YAML_BYTES, Refused, parse_json, read_bytes, read_text, size_words
+from ..base.redact import redact_text
+from ..base.timebox import run_within
+from ..render.output import write_text_atomically
 from .reports import FleetError, PodReport, Unreachable, Unreached, pod_report
 
 RBAC_HINT = "the Role in examples/kubernetes/fleet.yaml grants it"
@@ -190,7 +190,7 @@ def _kubeconfig_path(kubeconfig: str | None) -> str | None:
 
 def _check_kubeconfig(path: str) -> None:
     """A kubeconfig that is not YAML, or not a mapping of the lists the client reads, is one line naming it."""
-    from ..serde import load_yaml_file
+    from ..base.serde import load_yaml_file
 
     try:  # the client would wait on a FIFO, or read /dev/zero without end
         read_bytes(path, YAML_BYTES)

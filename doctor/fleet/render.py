@@ -8,11 +8,11 @@ import dataclasses
 import html
 import json
 
-from ..render.escape import escaped, markdown_line, terminal_line
+from ..base.escape import escaped, markdown_line, terminal_line
+from ..base.serde import to_data
+from ..base.vocabulary import Status
+from ..base.words import counted
 from ..render.page import html_page, html_table, markdown_table
-from ..render.words import counted
-from ..serde import to_data
-from ..vocabulary import Status
 from .grouping import FleetReport, Group, Reference
 from .reports import PodFacts
 

@@ -8,11 +8,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ..profile import Profile
-from ..report import SCHEMA_VERSION
-from ..schema import RuleId
-from ..serde import DecodeError, from_data, load_json_file
-from ..vocabulary import Severity, Status
+from ..base.schema import RuleId
+from ..base.serde import DecodeError, from_data, load_json_file
+from ..base.vocabulary import Severity, Status
+from ..report.profile import Profile
+from ..report.report import SCHEMA_VERSION
 
 EXPECTED = "expected the output of 'paddle-doctor --json'"
 

@@ -13,10 +13,10 @@ partly fused.
 
 from __future__ import annotations
 
-from ..program import Op
-from ..vocabulary import FusionStatus
-from .flow import Flow, is_stable_name
-from .patterns import MATMUL, SOFTMAX, Match, family
+from ..base.vocabulary import FusionStatus
+from .dataflow import Flow, is_stable_name
+from .fusions import MATMUL, SOFTMAX, Match, family
+from .program import Op
 
 FUSED_ATTENTION = frozenset({"multihead_matmul", "fused_multi_transformer", "self_dp_attention", "fused_attention",
                              "flash_attn", "memory_efficient_attention", "fused_dot_product_attention",

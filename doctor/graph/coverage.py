@@ -9,12 +9,12 @@ configuration; or a pass ran and did not fuse it, for reasons the graph does not
 
 from __future__ import annotations
 
+from ..base.vocabulary import BreakerKind, FusionStatus, ProgramStatus
 from ..facts.graph import ChainBreaker, FusionInstance, GraphFacts, OptimisedProgram, PatternCoverage, TensorRTShare
-from ..program import INPUT_OPS, Op, Program
-from ..vocabulary import BreakerKind, FusionStatus, ProgramStatus
 from .align import Aligner, became, status_of
-from .flow import ENGINE_OPS, Flow
-from .patterns import CUSTOM_DIALECTS, PASSES, TITLES, Breaker, Match, find_patterns
+from .dataflow import ENGINE_OPS, Flow
+from .fusions import CUSTOM_DIALECTS, PASSES, TITLES, Breaker, Match, find_patterns
+from .program import INPUT_OPS, Op, Program
 
 IO_OPS = (*INPUT_OPS, "fetch", "shadow_output", "yield")
 IR_OFF = "IR optimisation is off (switch_ir_optim(False)), so no fusion pass runs"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 from .. import __version__
-from ..context import ProbeContext
+from ..base.interpreter import Interpreter
+from ..base.timebox import Background
+from ..base.vocabulary import PaddleStatus
 from ..facts import Facts, PaddleFacts, ServiceConfig
-from ..interpreter import Interpreter
-from ..timebox import Background
-from ..vocabulary import PaddleStatus
 from .cgroup import probe_cgroup
 from .common import Reader
+from .context import ProbeContext
 from .cpu import probe_cpu
 from .gpu import probe_gpu
 from .libraries import probe_libraries

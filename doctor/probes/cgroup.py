@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import posixpath
 
+from ..base.cpus import parse_cpu_list
 from ..facts import CgroupFacts, MemoryFacts, Mount
-from .common import Reader, parse_cpu_list
-from .mounts import mount_for, option_size_bytes
+from ..facts.mounts import mount_for, option_size_bytes
+from .common import Reader
 
 SELF_CGROUP = "/proc/self/cgroup"
 DEFAULT_MOUNT = "/sys/fs/cgroup"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
+from ..base.cpus import parse_cpu_list
 from ..facts import CpuFacts
-from .common import Reader, parse_cpu_list
+from .common import Reader
 
 CPUINFO = "/proc/cpuinfo"
 ONLINE = "/sys/devices/system/cpu/online"

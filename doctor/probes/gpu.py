@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..context import ProbeContext
+from ..base.serde import DecodeError, from_data
+from ..base.vocabulary import GpuStatus
 from ..facts import GpuFacts
-from ..serde import DecodeError, from_data
-from ..vocabulary import GpuStatus
 from .common import Reader, last_line, tagged_lines
+from .context import ProbeContext
 
 CHILD_SCRIPT = Path(__file__).with_name("nvml_child.py")
 KERNEL_DRIVER_FILE = "/proc/driver/nvidia/version"

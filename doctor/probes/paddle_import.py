@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..context import ProbeContext
+from ..base.interpreter import Interpreter
+from ..base.vocabulary import PaddleStatus
 from ..facts import PaddleFacts
-from ..interpreter import Interpreter
-from ..vocabulary import PaddleStatus
 from .common import last_line, tagged_lines
+from .context import ProbeContext
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
 STDERR_TAIL_CHARS = 800

@@ -16,12 +16,12 @@ import posixpath
 import sys
 import time
 
-from ..context import ProbeContext
+from ..base.cpus import parse_cpu_list
+from ..base.interpreter import Interpreter, RunAs
+from ..base.redact import redact_arguments, redact_environment
+from ..base.vocabulary import LibraryKind, ProcessStatus
 from ..facts import MappedLibrary, ServiceProcessFacts
-from ..interpreter import Interpreter, RunAs
-from ..redact import redact_arguments, redact_environment
-from ..vocabulary import LibraryKind, ProcessStatus
-from .common import parse_cpu_list
+from .context import ProbeContext
 from .libraries import SHARED_OBJECT
 from .mounts import MOUNTINFO, parse_mountinfo_line
 
@@ -60,14 +60,6 @@ def find_paddle_processes(ctx: ProbeContext) -> list[int]:
         if f"/{PADDLE_LIBRARY}" in maps:
             found.append(pid)
     return found
-
-
-def probe_service_process(ctx: ProbeContext, pid: int | None, sample_s: float = DEFAULT_SAMPLE_S) -> ServiceProcessFacts:
-    """Everything at once: the reads, then the ``sample_s`` wait for the busy threads."""
-    facts, sample = open_service_process(ctx, pid, sample_s)
-    if sample is not None:
-        sample.finish(facts)
-    return facts
 
 
 def open_service_process(ctx: ProbeContext, pid: int | None,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+from ..base.cpus import parse_cpu_list
+from ..base.redact import redact_environment
 from ..facts import ContainerFacts, HostFacts, Mount, ProcessFacts
-from ..redact import redact_environment
-from .common import Reader, parse_cpu_list
+from .common import Reader
 
 CGROUP_MARKERS = {"kubepods": "kubernetes", "docker": "docker", "libpod": "podman", "containerd": "containerd", "lxc": "lxc"}
 BOOT_ID = "/proc/sys/kernel/random/boot_id"

@@ -16,15 +16,14 @@ import os
 import posixpath
 import stat
 
-from ..context import ProbeContext
-from ..facts import ServiceConfig, TrtCacheFacts
-from ..inputs import Refused, parse_json
-from ..serde import json_error_text
-from ..vocabulary import CacheStatus
+from ..base.inputs import Refused, parse_json
+from ..base.serde import json_error_text
+from ..base.vocabulary import CacheStatus
+from ..facts import STAMP_FILE, ServiceConfig, TrtCacheFacts
 from .common import Reader
+from .context import ProbeContext
 
 ENGINE_PREFIX = "trt_serialized_"
-STAMP_FILE = "paddle-doctor-cache.json"
 
 
 def probe_trt_cache(reader: Reader, service: ServiceConfig) -> TrtCacheFacts:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..report import Report
-    from ..rules import Rulebook
+    from ..judge.rules import Rulebook
+    from ..report.report import Report
 
 FORMATS = ("text", "json", "junit", "sarif", "markdown", "html")
 

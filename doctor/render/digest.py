@@ -7,17 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..quoting import shell_word
-from ..report import Report, ReportFinding
-from ..verify.offered import kept
-from ..verify.words import describe, noise_words
-from ..vocabulary import Effect, Status, Verdict
-from ..wrapper_fix import WrapperSnippet, recommended_in_wrapper_terms
-from .words import first_clause
+from ..base.quoting import shell_word
+from ..base.vocabulary import Effect, Status, Verdict
+from ..base.words import first_clause
+from ..judge.offered import kept
+from ..judge.verdict_words import describe, noise_words
+from ..judge.wrapper_fix import WrapperSnippet, recommended_in_wrapper_terms
+from ..report.report import Report, ReportFinding
 
 if TYPE_CHECKING:
     from ..facts.verification import ComparisonResult, ExperimentResult, MachineNoise, ModelFacts, ModelInput, Recommendation
-    from ..report_measured import RecommendationSummary
+    from ..report.measured import RecommendationSummary
 
 TOP_PROBLEMS = 5
 STATUS_LABEL = {Status.FAIL: "✗ FAIL", Status.WARN: "! WARN", Status.ERROR: "? ERROR", Status.PASS: "✓ pass", Status.SKIP: "- skip"}

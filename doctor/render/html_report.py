@@ -6,15 +6,15 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from ..report import Report, ReportFinding
-from ..verify.words import effect_words, says_something, speed_words
-from ..vocabulary import Status
+from ..base.vocabulary import Status
+from ..base.words import counted
+from ..judge.verdict_words import effect_words, says_something, speed_words
+from ..report.report import Report, ReportFinding
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, measured_experiments, problem_table
 from .page import html_page, html_table
 from .service_lines import service_lines
 from .svg import Bar, Point, RangeRow, bar_chart, range_chart, scatter_chart
 from .text import measurement_lines
-from .words import counted
 
 if TYPE_CHECKING:
     from ..facts.verification import ArmResult, ExperimentResult

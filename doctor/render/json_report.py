@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..report import Report
-from ..serde import to_data
+from ..base.serde import to_data
+from ..report.report import Report
 
 
 def render_json(report: Report) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..report import Report, ReportFinding, counts_against
-from ..vocabulary import Status
-from .escape import terminal_text
+from ..base.escape import terminal_text
+from ..base.vocabulary import Status
+from ..report.report import Report, ReportFinding, counts_against
 
 NOT_XML = re.compile("[\ufffe\uffff]")  # the noncharacters XML 1.0 cannot carry, that terminal_text leaves
 

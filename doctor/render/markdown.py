@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from ..report import Report
-from ..vocabulary import Status
+from ..base.escape import markdown_inline, markdown_line
+from ..base.vocabulary import Status
+from ..report.report import Report
 from .digest import ENFORCED_WHY, STATUS_LABEL, Table, collapsed_areas, digest, input_tables, problem_table
-from .escape import markdown_inline, markdown_line
 from .page import markdown_table
 from .service_lines import service_lines
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from .escape import markdown_cell
+from ..base.escape import markdown_cell
 
 # Narrower than 40em (a phone) a table's rows become cards: each cell under its column's name, so
 # no column is squeezed to a letter's width and nothing scrolls sideways.

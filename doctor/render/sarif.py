@@ -16,13 +16,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..docs import FENCE_LANGUAGE, docs_link, is_absolute_url
+from ..base.escape import uri_path
+from ..base.serde import to_data
+from ..base.vocabulary import Severity, Status
 from ..facts import SourceLocation
-from ..report import Report, ReportFinding
-from ..rules import AREAS, Rule, Rulebook
-from ..serde import to_data
-from ..vocabulary import Severity, Status
-from .escape import uri_path
+from ..judge.rule_docs import FENCE_LANGUAGE, docs_link, is_absolute_url
+from ..judge.rules import AREAS, Rule, Rulebook
+from ..report.report import Report, ReportFinding
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

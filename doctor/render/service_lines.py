@@ -6,15 +6,15 @@ from __future__ import annotations
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from ..base.vocabulary import BuiltBy, Origin, ProcessStatus, Recorder, SourceStatus
+from ..base.words import byte_size, counted, shape_options
 from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
-from ..record.document import RecordedPredictor
-from ..report import ServiceSummary
-from ..verify.words import speed_words
-from ..vocabulary import BuiltBy, Origin, ProcessStatus, Recorder, SourceStatus
-from .words import byte_size, counted, shape_options
+from ..facts.recorded import RecordedPredictor
+from ..judge.verdict_words import speed_words
+from ..report.report import ServiceSummary
 
 if TYPE_CHECKING:
-    from ..report_measured import PredictorMeasurement
+    from ..report.measured import PredictorMeasurement
 
 
 def process_line(process: ServiceProcessFacts) -> str | None:

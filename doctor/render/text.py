@@ -9,10 +9,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ..facts import paddle_status_words
-from ..report import RECOMMEND, Report, ReportFinding, ServiceSummary
-from ..verify.words import describe, effect_words
-from ..vocabulary import (
+from ..base.escape import escaped, terminal_line, terminal_text
+from ..base.vocabulary import (
     BuiltBy,
     Effect,
     ExperimentStatus,
@@ -24,15 +22,17 @@ from ..vocabulary import (
     Status,
     Verdict,
 )
+from ..base.words import byte_size as _bytes
+from ..facts import paddle_status_words
+from ..judge.verdict_words import describe, effect_words
+from ..report.report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
-from .escape import escaped, terminal_line, terminal_text
 from .service_lines import flags_line, process_line, process_note, record_lines, setting_value, shown_settings, source_line
-from .words import byte_size as _bytes
 
 if TYPE_CHECKING:
     from ..facts.graph import FusionInstance
     from ..facts.verification import ExperimentResult
-    from ..report_measured import GraphSummary, VerificationSummary
+    from ..report.measured import GraphSummary, VerificationSummary
 
 STATUS_STYLE = {status: (label, style) for (status, label), style in
                 zip(STATUS_LABEL.items(), ("bold red", "bold yellow", "bold magenta", "green", "dim"))}

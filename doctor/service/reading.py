@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..context import ProbeContext
+from ..base.escape import terminal_line
+from ..base.vocabulary import RecordStatus
 from ..facts import ServiceProcessFacts, SourceFacts
-from ..facts.record import ServiceRecord
+from ..facts.service_record import ServiceRecord
+from ..probes.context import ProbeContext
 from ..probes.process import ThreadSample, open_service_process
-from ..record.reading import read_record
-from ..render.escape import terminal_line
 from ..source import read_source
-from ..vocabulary import RecordStatus
+from .record import read_record
 
 Say = Callable[[str], None]  # one line on stderr
 PidChoice = int | Literal["auto", "none"]  # --pid: a process, the one found, or none

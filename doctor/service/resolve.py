@@ -11,20 +11,12 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
+from ..base.redact import redact_text
+from ..base.serde import DecodeError, decode_as, field_types, load_yaml_file
+from ..base.vocabulary import Origin
 from ..facts import SourceFacts
-from ..redact import redact_text
-from ..serde import DecodeError, decode_as, field_types, load_yaml_file
-from ..vocabulary import Origin
-from .config import (
-    KEYS_HINT,
-    ServiceConfig,
-    ServiceConfigError,
-    ServiceOptions,
-    SettingOrigin,
-    TensorRTSettings,
-    service_from_data,
-    validate_service,
-)
+from ..facts.service_config import ServiceConfig, SettingOrigin, TensorRTSettings
+from .config import KEYS_HINT, ServiceConfigError, ServiceOptions, service_from_data, validate_service
 from .sources import source_origins
 
 NO_OPTIONS = ServiceOptions()

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..base.redact import REDACTED
+from ..base.vocabulary import BuiltBy, Origin
 from ..facts import SourceFacts, SourceLocation, SourceSetting
-from ..redact import REDACTED
-from ..vocabulary import BuiltBy, Origin
-from .config import SettingOrigin
+from ..facts.service_config import SettingOrigin
 
 if TYPE_CHECKING:
-    from ..record.document import RecordedPredictor
+    from ..facts.recorded import RecordedPredictor
 
 
 def source_origins(source: SourceFacts, environ_source: str | None = None) -> list[SettingOrigin]:
@@ -72,7 +72,7 @@ def source_predictors(source: SourceFacts) -> list[RecordedPredictor]:
     """Each Config the source builds as a predictor of ``service.predictors[]``, the list the record
     fills: built by ``source``, where it is built and the service's call that leads there; its
     configuration is null, for the source's settings that name its id say it, branch by branch."""
-    from ..record.document import BuildSite, Frame, RecordedPredictor, RunStats
+    from ..facts.recorded import BuildSite, Frame, RecordedPredictor, RunStats
 
     def frame(location: SourceLocation, function: str | None) -> Frame:
         return Frame(location.file, location.line, function or "<module>")

@@ -18,20 +18,24 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
+from ..base.inputs import SOURCE_BYTES, read_text, what_it_is
+from ..base.vocabulary import SourceStatus, SourceStop
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePredictor
-from ..inputs import SOURCE_BYTES, read_text, what_it_is
-from ..service import SourceInputError
-from ..vocabulary import SourceStatus, SourceStop
 from .configs import read_configs
 from .evaluate import Evaluator
 from .folders import Search, Unreadable, ignored
 from .imports import ImportedFile, distribution_of, follow, module_name
 from .module import Module, OutOfTime
-from .patterns import serving_patterns
-from .program import Program
+from .service_program import Program
+from .serving import serving_patterns
 
 MAX_FILES = 2000
 SOURCE_SECONDS = 20.0  # a real service's source reads in well under a second
+
+
+
+class SourceInputError(ValueError):
+    """A --source path that does not exist or is not Python; the message names it."""
 
 
 def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None,

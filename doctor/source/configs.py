@@ -20,11 +20,11 @@ from typing import Any
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
 from .attributes import callers
+from .branches import branch_condition
 from .datafiles import ModulePath
 from .evaluate import Evaluator
-from .flow import branch_condition
 from .module import FUNCTIONS, Function, Module, argument, parameter_position, text
-from .program import Program
+from .service_program import Program
 from .values import Evaluation
 
 MAX_CHAIN = 8

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..redact import redact_recorded
-from ..serde import load_json_file, load_yaml_file
+from ..base.redact import redact_recorded
+from ..base.serde import load_json_file, load_yaml_file
 
 LOADERS = {"yaml.safe_load": "yaml", "yaml.load": "yaml", "yaml.full_load": "yaml", "json.load": "json"}
 OPENERS = ("open", "io.open", "codecs.open")

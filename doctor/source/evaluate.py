@@ -23,8 +23,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..redact import REDACTED
-from . import flow, namespaces
+from ..base.redact import REDACTED
+from . import branches as flow
+from . import namespaces
 from .attributes import assigned_to_self, callers
 from .changes import changed
 from .datafiles import (
@@ -39,7 +40,7 @@ from .datafiles import (
     path_function,
 )
 from .module import FUNCTIONS, Function, Module, literal, passed_for
-from .program import Program
+from .service_program import Program
 from .values import NOT_KNOWN, UNKNOWN, Evaluation, unknown_of
 
 ENV_GETTERS = ("os.environ.get", "os.getenv")

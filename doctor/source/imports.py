@@ -16,7 +16,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ..inputs import SOURCE_BYTES, SYSTEM_BYTES, read_bytes, read_text
+from ..base.inputs import SOURCE_BYTES, SYSTEM_BYTES, read_bytes, read_text
 from .folders import Search
 from .module import OutOfTime
 

@@ -9,9 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.inputs import MAX_DEPTH
+from ..base.redact import redact_text
 from ..facts import SourceLocation
-from ..inputs import MAX_DEPTH
-from ..redact import redact_text
 
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

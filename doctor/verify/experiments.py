@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..budget import cpu_budget
+from ..base.vocabulary import Effect, Experiment, ExperimentStatus, Precision
 from ..facts import Facts
+from ..facts.budget import cpu_budget
 from ..facts.predictor import ONEDNN_CACHE_DEFAULT, PredictorConfig
 from ..facts.verification import (
     BASELINE,
@@ -26,7 +27,6 @@ from ..facts.verification import (
     ShapeCacheResult,
     WarmupResult,
 )
-from ..vocabulary import Effect, Experiment, ExperimentStatus, Precision
 from . import stats
 from .layouts import LoadPlan, skip_reason
 from .load import LayoutFailed, LoadRunner, close_hosts, measure_layouts, start_hosts

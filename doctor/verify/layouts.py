@@ -17,11 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..budget import cpu_budget
+from ..base.vocabulary import Layout, ModelFormat
 from ..facts import Facts
-from ..quoting import Code
-from ..service import serving_layout
-from ..vocabulary import Layout, ModelFormat
+from ..facts.budget import cpu_budget
+from ..facts.service_config import serving_layout
 from .model import ModelFiles
 
 KINDS = (Layout.LOCK, Layout.CLONE, Layout.POOL, Layout.PROCESSES)
@@ -195,21 +194,3 @@ def plan_load(facts: Facts, files: ModelFiles) -> LoadPlan | None:
 
 def _mib(value: int) -> str:
     return f"{value / (1 << 30):.1f} GiB" if value >= 1 << 30 else f"{value / (1 << 20):.0f} MiB"
-
-
-def layout_snippet(kind: Layout, instances: int, threads: int) -> Code:
-    """Python that serves with this layout (``config`` is the service's paddle_infer.Config)."""
-    lines = [f"config.set_cpu_math_library_num_threads({threads})"]
-    if instances == 1:
-        lines += ["predictor = paddle_infer.create_predictor(config)",
-                  "lock = threading.Lock()  # every request: with lock: feed, predictor.run(), fetch"]
-    elif kind == Layout.PROCESSES:
-        lines += [f"# in each of {instances} worker processes (e.g. gunicorn --workers {instances}):",
-                  "predictor = paddle_infer.create_predictor(config)"]
-    elif kind == Layout.CLONE:
-        lines += ["main = paddle_infer.create_predictor(config)",
-                  f"predictors = [main] + [main.clone() for _ in range({instances - 1})]  # one per worker thread, {instances} workers"]
-    else:
-        lines += [f"pool = paddle_infer.PredictorPool(config, {instances})",
-                  f"predictor = pool.retrieve(worker_index)  # worker_index 0..{instances - 1}; older Paddle: pool.retrive"]
-    return Code("\n".join(lines))

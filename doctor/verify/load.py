@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..context import ProbeContext
+from ..base.vocabulary import Effect, Experiment, ExperimentStatus, RaceEnd
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import (
     ArmResult,
@@ -38,8 +38,8 @@ from ..facts.verification import (
 )
 from ..probes.cgroup import probe_cgroup
 from ..probes.common import Reader
+from ..probes.context import ProbeContext
 from ..probes.mounts import probe_mounts
-from ..vocabulary import Effect, Experiment, ExperimentStatus, RaceEnd
 from . import stats
 from .deadline import Deadline
 from .layouts import Arrangement, LoadPlan

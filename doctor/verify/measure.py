@@ -12,7 +12,7 @@ a factor PRECISE: a gain of 6.8x "decided" at 1.7-26.9x after six rounds is no n
 or when its budget ends (then it says "undecided" rather than guess); on a busy
 machine (other processes took at least BUSY_SHARE of the CPU time while it ran) a race still
 undecided at the end of its budget runs on for up to ``extend_s`` more, the time its caller can
-spare within --budget. A race ends with no fewer rounds than a verdict needs (``stats.MIN_ROUNDS``)
+spare within --budget. A race ends with no fewer rounds than a verdict needs (``MIN_ROUNDS``)
 unless the time its caller gives it all (``settle_by``, by default the end of --budget) runs out
 first: it is then cut short, and says so (``verify.words``). Every request to the
 worker has a deadline: what is left of the verification's --budget, plus a grace. After every
@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..base.vocabulary import Effect
 from ..facts.predictor import PredictorConfig
-from ..facts.verification import BASELINE, ArmResult, ComparisonResult, MachineNoise
-from ..vocabulary import Effect
+from ..facts.verification import BASELINE, MIN_ROUNDS, ArmResult, ComparisonResult, MachineNoise
 from . import stats
 from .deadline import Deadline
 from .noise import CpuMeter, CpuShare, machine_noise, noise_floor
@@ -183,7 +183,7 @@ class Measurer:
             elapsed = now - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
             ran_on = elapsed < budget_s + extend_s and busy.busy  # a busy machine's race, still within what can be spared
-            too_few = round_index + 1 < stats.MIN_ROUNDS and now < settle_by  # no verdict yet, and time to reach one
+            too_few = round_index + 1 < MIN_ROUNDS and now < settle_by  # no verdict yet, and time to reach one
             final = (elapsed >= budget_s and not ran_on and not too_few) or round_index == MAX_ROUNDS - 1
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence, busy)

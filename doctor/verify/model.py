@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.interpreter import Interpreter
+from ..base.vocabulary import ModelFormat
 from ..facts.verification import ModelInput
-from ..interpreter import Interpreter
-from ..program import Program, ProgramError, read_program
-from ..vocabulary import ModelFormat
+from ..graph.program import Program, ProgramError, read_program
 from .npz import NpzError, read_samples
 from .protocol import FeedSpec, Model
 from .session import WorkerSession
@@ -103,13 +103,6 @@ def _refuse_several(directory: Path, candidates: list[tuple[ModelFormat, Path, P
 
 def _complete(fmt: ModelFormat, program: Path, params: Path | None) -> bool:
     return fmt == ModelFormat.LEGACY or (params is not None and params.is_file())
-
-
-def read_model_program(files: ModelFiles) -> Program:
-    try:
-        return read_program(files.program)
-    except ProgramError as exc:
-        raise ModelError(str(exc)) from None
 
 
 class ModelRun:

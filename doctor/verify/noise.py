@@ -21,12 +21,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..context import ProbeContext
-from ..facts.verification import ComparisonResult, MachineNoise
-from ..probes.common import Reader, parse_cpu_list
-from . import stats
+from ..base.cpus import parse_cpu_list
+from ..facts.verification import BUSY_SHARE, MIN_ROUNDS, ComparisonResult, MachineNoise
+from ..probes.common import Reader
+from ..probes.context import ProbeContext
 
-BUSY_SHARE = 0.10  # from this share of the CPU time going to other processes on, the machine is called busy
 STEAL_FIELD, IDLE_FIELDS = 7, (3, 4)  # /proc/stat: user nice system idle iowait irq softirq steal ...
 
 
@@ -132,7 +131,7 @@ class CpuShare:
 def noise_floor(aa: ComparisonResult | None, min_effect: float) -> float:
     """The smallest effect a verdict may decide: --min-effect, or, when the baseline measurably differs
     from itself (its A/A interval excludes 1: drift or order effects within the rounds), that difference."""
-    if aa is None or aa.rounds < stats.MIN_ROUNDS or aa.ci_low <= 1.0 <= aa.ci_high:
+    if aa is None or aa.rounds < MIN_ROUNDS or aa.ci_low <= 1.0 <= aa.ci_high:
         return min_effect
     return max(min_effect, max(aa.ratio, 1.0 / aa.ratio) - 1.0)
 

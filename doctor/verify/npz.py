@@ -14,7 +14,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..inputs import SAMPLE_BYTES, Refused, open_regular, size_words, what_it_is
+from ..base.inputs import SAMPLE_BYTES, Refused, open_regular, size_words, what_it_is
 
 MAGIC = b"\x93NUMPY"
 DTYPES = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",

@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
+from ..base.vocabulary import Layout
 from ..facts.predictor import Call, PredictorConfig
-from ..vocabulary import Layout
 
 
 class ProtocolError(ValueError):

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 import time
 
+from ..base.vocabulary import Effect, Experiment, Precision
 from ..facts.predictor import PredictorConfig
-from ..facts.verification import BASELINE, ComparisonResult, ExperimentResult, KeptSetting, Recommendation
-from ..vocabulary import Effect, Experiment, Precision
-from . import stats
+from ..facts.verification import BASELINE, MIN_ROUNDS, ComparisonResult, ExperimentResult, KeptSetting, Recommendation
+from ..judge.verdict_words import describe, effect_words, says_something
 from .experiments import (
     BF16_FLAGS,
     Context,
@@ -36,7 +36,6 @@ from .experiments import (
     thread_limit,
     within_budget,
 )
-from .words import describe, effect_words, says_something
 
 # the settings measured to matter most first, when the search runs out of time it is the small ones it leaves as
 # they are; oneDNN and bf16 first, measured by their experiments where the search starts, oneDNN off and on
@@ -308,7 +307,7 @@ def settling_budget(ctx: Context, comparison: ComparisonResult) -> str:
     gain = math.log(max(comparison.ratio, 1 / comparison.ratio)) - math.log(1 + ctx.measurer.min_effect)
     if says_something(comparison) and gain > 0 and comparison.rounds >= 2:
         half = (math.log(comparison.ci_high) - math.log(comparison.ci_low)) / 2
-        rounds = max(stats.MIN_ROUNDS, comparison.rounds * (half / gain) ** 2)
+        rounds = max(MIN_ROUNDS, comparison.rounds * (half / gain) ** 2)
         factor = max(factor, rounds / comparison.rounds)
     return f"--budget {math.ceil(budget * min(factor, MAX_BUDGET_FACTOR)):g} would settle it"
 def kept(name: str, current: PredictorConfig, result: ExperimentResult, why: str = "nothing measured decisively faster") -> str:

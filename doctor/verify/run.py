@@ -10,13 +10,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .. import children
-from ..children import Interrupted
+from ..base import children
+from ..base.children import Interrupted
+from ..base.interpreter import Interpreter
+from ..base.vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus, ProcessStatus
 from ..facts import Facts
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
-from ..interpreter import Interpreter
-from ..vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus, ProcessStatus
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context, skipped
 from .layouts import plan_load

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from .. import children
-from ..interpreter import Interpreter
-from ..redact import redacted_tail
+from ..base import children
+from ..base.interpreter import Interpreter
+from ..base.redact import redacted_tail
 from .protocol import Exit, Failed, ProtocolError, Request, read_hello, read_reply, request_line
 
 CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
 STDERR_TAIL = 600
 # The doctor's modules the worker imports, each after those it imports: the standard library only besides.
-WORKER_IMPORTS = ("vocabulary", "quoting", "facts.predictor", "verify.protocol")
+WORKER_IMPORTS = ("base.vocabulary", "base.quoting", "facts.predictor", "verify.protocol")
 PACKAGE = __name__.split(".")[0]
 # Installs the modules in sys.modules under their own names, in packages that hold nothing else (so
 # that no other module of the doctor, or of anything on sys.path, can be imported), then runs the worker.

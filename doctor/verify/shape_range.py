@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..inputs import DOCUMENT_BYTES, read_text
+from ..base.inputs import DOCUMENT_BYTES, read_text
 
 FILE_NAME = "shape_range_info.pbtxt"
 BLOCK = re.compile(r"shape_range_info\s*\{(.*?)\}", re.S)

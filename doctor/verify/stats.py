@@ -23,10 +23,9 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from ..facts.verification import ComparisonResult
-from ..vocabulary import Effect
+from ..base.vocabulary import Effect
+from ..facts.verification import MIN_ROUNDS, ComparisonResult
 
-MIN_ROUNDS = 6
 TRIM = 0.2
 NOISY_CV = 0.25
 # two-sided 97.5% quantiles of Student's t, by degrees of freedom
@@ -114,19 +113,6 @@ def contradicted(effect: Effect, baseline_p50: float | None, candidate_p50: floa
     if effect == Effect.REGRESSED:
         return candidate_p50 <= baseline_p50
     return False
-
-
-def interval_at(comparison: ComparisonResult, confidence: float) -> tuple[float, float]:
-    """The comparison's interval at another ``confidence``: the same trimmed mean and winsorized
-    spread over the same rounds, with the Student quantile of that confidence."""
-    if comparison.rounds < 2 or not comparison.ci_low > 0 or not math.isfinite(comparison.ci_high):
-        return comparison.ci_low, comparison.ci_high
-    n = comparison.rounds
-    df = max(n - 2 * int(TRIM * n) - 1, 1) if int(TRIM * n) else n - 1
-    center = math.log(comparison.ratio)
-    half = (math.log(comparison.ci_high) - math.log(comparison.ci_low)) / 2
-    half *= t_quantile(df, confidence) / t_quantile(df, comparison.confidence)
-    return math.exp(center - half), math.exp(center + half)
 
 
 def trimmed_mean_interval(values: list[float], confidence: float = 0.95, trim: float = TRIM) -> tuple[float, float]:

@@ -32,8 +32,8 @@ os.dup2(2, 1)
 import numpy as np  # noqa: E402
 import paddle.inference as inference  # noqa: E402
 
+from ..base.vocabulary import Layout  # noqa: E402
 from ..facts.predictor import Call  # noqa: E402
-from ..vocabulary import Layout  # noqa: E402
 from .protocol import (  # noqa: E402
     Crash,
     Create,

@@ -1,0 +1,94 @@
+"""The CPU budget: how many CPUs this container may really use, derived from Facts.
+
+It is the smallest of the cgroup quota (quota / period), the cpuset, the process affinity and
+the online CPUs. Paddle reads none of these; it uses whatever thread count it is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..base.cpus import format_cpu_list
+from ..base.vocabulary import Effect, Experiment
+from . import Facts
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One limit on the CPUs this container may use, what it is and the file it was read from."""
+
+    cpus: float
+    what: str
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class CpuBudget:
+    """The CPUs this container may really use: the tightest of its limits, and all of them."""
+
+    cpus: float
+    limited_by: Limit
+    limits: tuple[Limit, ...]
+    visible_cpus: int | None
+
+    @property
+    def whole_cpus(self) -> int:
+        """Threads that fit without oversubscription (at least 1)."""
+        return max(1, int(self.cpus + 1e-9))
+
+    def threads_per_instance(self, instances: int) -> int:
+        """The most math threads each of ``instances`` predictors may run within the budget (at least 1)."""
+        return max(1, self.whole_cpus // max(1, instances))
+
+    def describe(self) -> str:
+        return f"{self.cpus:g} CPUs ({self.limited_by.what})"
+
+
+def cpu_budget(facts: Facts) -> CpuBudget | None:
+    limits: list[Limit] = []
+    group = facts.cgroup
+    if group.quota_us and group.period_us:
+        cpus = group.quota_us / group.period_us
+        limits.append(Limit(cpus, f"cgroup quota {group.quota_us}/{group.period_us} µs", group.quota_file))
+    if group.cpuset:
+        limits.append(Limit(len(group.cpuset), f"cpuset {format_cpu_list(group.cpuset)}", group.cpuset_file))
+    affinity = facts.process.affinity
+    if affinity:
+        limits.append(Limit(len(affinity), f"CPU affinity {format_cpu_list(affinity)}", facts.process.affinity_source))
+    online = facts.cpu.online_cpus
+    if online:
+        limits.append(Limit(len(online), f"{len(online)} online CPUs", "/sys/devices/system/cpu/online"))
+    elif facts.cpu.logical_cpus:
+        limits.append(Limit(facts.cpu.logical_cpus, f"{facts.cpu.logical_cpus} CPUs in /proc/cpuinfo", facts.cpu.source))
+    if not limits:
+        return None
+    tightest = min(limits, key=lambda limit: limit.cpus)
+    visible = len(affinity) if affinity else (len(online) if online else facts.cpu.logical_cpus)
+    return CpuBudget(tightest.cpus, tightest, tuple(limits), visible)
+
+
+def advised_threads(facts: Facts) -> int | None:
+    """The math threads per predictor every fix of the report advises, one number for them all: the
+    recommended configuration's where measuring found one, else the count the threads experiment measured
+    fastest where it confirmed one, else the CPU budget's share per instance; None where the budget is unknown."""
+    budget = cpu_budget(facts)
+    if budget is None:
+        return None
+    verification = facts.verification
+    if verification is not None and verification.recommendation is not None:
+        return verification.recommendation.config.threads
+    experiment = verification.experiment(Experiment.THREADS) if verification is not None else None
+    if experiment is not None and experiment.measured:
+        threads = {arm.label: arm.config.threads for arm in experiment.arms}
+        faster = [c for c in experiment.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs and c.candidate in threads]
+        if faster:
+            return threads[max(faster, key=lambda c: c.ratio).candidate]
+    return budget.threads_per_instance(facts.service.instances)
+
+
+def service_threads(facts: Facts) -> tuple[int, str]:
+    """Math threads per predictor and where that number comes from."""
+    threads = facts.service.math_threads
+    if facts.service.threads is not None:
+        return threads, facts.said_by("threads") or "the service's setting"
+    return threads, "Paddle's default (set_cpu_math_library_num_threads not called)"

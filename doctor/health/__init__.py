@@ -1,0 +1,1 @@
+"""What a running container runs on itself: the healthcheck, its baselines, the TensorRT cache stamp."""

@@ -1,0 +1,69 @@
+"""Runs checks against Facts. A check whose needs the facts lack is skipped, saying what is missing;
+one that raises, overruns its timeout, or emits a rule it did not declare becomes an ``error``
+finding for each of its rules; the other checks still run. Each check runs under its timeout in
+:func:`paddle_doctor.base.timebox.run_within`, as the whole healthcheck does under its budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..base.timebox import run_within
+from ..facts import Facts
+from .findings import CheckFailed, Finding, Status, skipped
+from .registry import Check
+from .rules import Rulebook
+
+
+@dataclass
+class CheckResult:
+    """One check's findings and the time it took."""
+
+    check: Check
+    findings: list[Finding]
+    seconds: float
+
+
+def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook) -> list[CheckResult]:
+    """Every check's findings; with measurements, each finding made consistent with its experiment."""
+    results = [run_one(check, facts, rulebook) for check in checks]
+    record = facts.service_record
+    if facts.verification is None and (record is None or not any(plan.verification for plan in record.measured)):
+        return results
+    from .per_predictor import measurement_for
+    from .reconcile import reconcile_findings
+
+    return [replace(result, findings=reconcile_findings(result.findings, lambda finding: measurement_for(facts, finding), rulebook))
+            for result in results]
+
+
+def run_one(check: Check, facts: Facts, rulebook: Rulebook) -> CheckResult:
+    unknown = [rule for rule in check.rules if rule not in rulebook]
+    if unknown:
+        return _errored(check, f"declares rule {unknown[0]} which is not in {rulebook.source}", 0.0, rulebook)
+    missing = check.missing(facts)
+    if missing:
+        return CheckResult(check, [skipped(rule, missing) for rule in check.rules], 0.0)
+    bounded = run_within(lambda: check.run(facts), check.timeout, f"check-{check.name}")
+    seconds = bounded.seconds
+    if not bounded.finished:
+        return _errored(check, f"did not finish within its {check.timeout:g} s timeout", seconds, rulebook)
+    if bounded.error is not None:
+        exc = bounded.error
+        return _errored(check, f"raised {type(exc).__name__}: {exc}", seconds, rulebook)
+    findings = bounded.value
+    if not isinstance(findings, list) or not all(isinstance(f, Finding) for f in findings):
+        return _errored(check, "returned something other than a list of Findings", seconds, rulebook)
+    stray = [f.rule_id for f in findings if f.rule_id not in check.rules]
+    if stray:
+        return _errored(check, f"emitted rule {stray[0]} which it does not declare", seconds, rulebook)
+    return CheckResult(check, findings, seconds)
+
+
+def _errored(check: Check, reason: str, seconds: float, rulebook: Rulebook) -> CheckResult:
+    message = f"check {check.name!r} {reason} (after {seconds:.3f} s)"
+    rules = [rule for rule in check.rules if rule in rulebook] or list(check.rules)
+    findings = [
+        Finding(rule, Status.ERROR, message, evidence=CheckFailed(check.name, round(seconds, 3)))
+        for rule in rules
+    ]
+    return CheckResult(check, findings, seconds)

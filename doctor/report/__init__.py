@@ -1,0 +1,1 @@
+"""The report: one model built from the facts and the findings, which renderers only render."""
