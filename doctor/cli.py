@@ -25,6 +25,7 @@ from .base.escape import terminal_line
 from .base.vocabulary import Layout, Precision, Severity
 from .demo import DemoFolderError
 from .facts import FactsError
+from .facts.knobs import knob
 from .fleet.gathering import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
 from .fleet.reports import FleetError
 from .health.baselines import BaselineError
@@ -108,7 +109,7 @@ def probe_options(function):
                      help="The service's Python file or folder, read (never run) for its Config settings "
                           "[default: the script --pid runs] (repeatable)."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
-                     help="Math threads per predictor the service sets (set_cpu_math_library_num_threads) [default: Paddle's 1]."),
+                     help=f"Math threads per predictor the service sets ({knob('threads').setter}) [default: Paddle's 1]."),
         click.option("--instances", type=click.IntRange(min=1), default=None,
                      help="Predictor instances (processes or workers) the service runs in this container [default: 1]."),
         click.option("--concurrency", type=click.IntRange(min=1), default=None,

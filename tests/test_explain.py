@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import REPO, fixture_root, run_doctor
 from paddle_doctor.facts.budget import cpu_budget
-from paddle_doctor.facts.service_config import ServiceConfig
+from paddle_doctor.facts.predictor import ServiceConfig
 from paddle_doctor.judge.rules import load_rules
 from paddle_doctor.probes import collect_facts
 from paddle_doctor.probes.context import ProbeContext

@@ -15,8 +15,10 @@ from paddle_doctor.facts.service_record import ServiceRecord
 from test_experiment_results import facts_data
 from test_healthcheck import ROOT, Container, imported_modules
 
+# (facts.predictor is not one: it holds the service's declared configuration beside the predictor's, both
+# written from the one table of settings)
 MEASURED_SECTIONS = ("paddle_doctor.facts.verification", "paddle_doctor.facts.graph", "paddle_doctor.facts.service_record",
-                     "paddle_doctor.facts.predictor", "paddle_doctor.facts.loading")
+                     "paddle_doctor.facts.loading")
 # what only `check`, a measurement or a service's record needs
 REPORT_AND_COMMAND_LINE = ("paddle_doctor.report.report", "paddle_doctor.report.measured", "paddle_doctor.report.profile", "paddle_doctor.recorder",
                            "paddle_doctor.cli", "paddle_doctor.render.text", "paddle_doctor.judge.wrapper_fix")

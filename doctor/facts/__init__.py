@@ -30,7 +30,8 @@ from ..base.vocabulary import (
     SourceStop,
 )
 from .baseline import BaselineFacts
-from .service_config import PADDLE_DEFAULT_THREADS, ServiceConfig, SettingOrigin, TensorRTSettings  # noqa: F401 (one namespace of facts)
+from .predictor import ServiceConfig, TensorRTSettings  # noqa: F401 (one namespace of facts)
+from .service_config import PADDLE_DEFAULT_THREADS, SettingOrigin  # noqa: F401 (one namespace of facts)
 
 if TYPE_CHECKING:  # the measured sections: loaded by whoever fills or decodes them (.document)
     from . import graph, service_record, verification

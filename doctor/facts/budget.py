@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..base.cpus import format_cpu_list
 from ..base.vocabulary import Effect, Experiment
 from . import Facts
+from .knobs import knob
 
 
 @dataclass(frozen=True)
@@ -91,4 +92,4 @@ def service_threads(facts: Facts) -> tuple[int, str]:
     threads = facts.service.math_threads
     if facts.service.threads is not None:
         return threads, facts.said_by("threads") or "the service's setting"
-    return threads, "Paddle's default (set_cpu_math_library_num_threads not called)"
+    return threads, f"Paddle's default ({knob('threads').setter} not called)"

@@ -8,25 +8,22 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ..base.vocabulary import Device, Precision
+from ..facts.knobs import KNOBS, Knob, Setter, knob
 from ..facts.predictor import PredictorConfig
 from ..facts.recorded import Frame, ModelFiles, RecordedConfig
 from .callers import caller_outside_paddle
 
 SUMMARY_ROWS = 64
 SUMMARY_TEXT = 200
-TRT_PRECISIONS = {"Float32": "fp32", "Half": "fp16", "Int8": "int8", "Bfloat16": "bf16"}
-TRUE = "true"
+THREADS = knob("threads").setter  # where it is called is noted too: the frame that set the threads
 
 
 class Remembered:
-    """What a Config's setters without getters were called with."""
+    """What a Config's setters without getters were called with (per setting, the value of its last call, or
+    of every call's), and where its threads were set."""
 
     def __init__(self) -> None:
-        self.optim_cache_dir: str | None = None
-        self.use_static: bool | None = None
-        self.bf16 = False
-        self.delete_passes: list[str] = []
+        self.values: dict[str, Any] = {}
         self.threads_set_at: Frame | None = None
 
 
@@ -43,52 +40,55 @@ def remembered(config: Any) -> Remembered:
         return Remembered()
 
 
-def _note_threads(notes: Remembered, *args: Any, **kwargs: Any) -> None:
-    notes.threads_set_at = caller_outside_paddle()
+def noted_setters() -> dict[str, list[tuple[Knob, Setter]]]:
+    """Per Config method to remember, the settings the table reads back from what it was called with."""
+    table: dict[str, list[tuple[Knob, Setter]]] = {THREADS: []}
+    for row in KNOBS:
+        if row.read is not None and row.read.noted:
+            for setter in row.setters:
+                table.setdefault(setter.method, []).append((row, setter))
+    return table
 
 
-def _note_optim_cache_dir(notes: Remembered, folder: Any = None, *args: Any, **kwargs: Any) -> None:
-    notes.optim_cache_dir = str(folder)
+def given(setter: Setter, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The value a call of ``setter`` gives its setting."""
+    spec = setter.argument
+    if spec is None:
+        return setter.fixed
+    return kwargs[spec.keyword] if spec.keyword in kwargs else (args[spec.position] if len(args) > spec.position else spec.default)
 
 
-def _note_tensorrt(notes: Remembered, *args: Any, **kwargs: Any) -> None:
-    notes.use_static = bool(kwargs["use_static"] if "use_static" in kwargs else (args[4] if len(args) > 4 else False))
-
-
-def _note_bf16(notes: Remembered, *args: Any, **kwargs: Any) -> None:
-    notes.bf16 = True
-
-
-def _note_delete_pass(notes: Remembered, name: Any = None, *args: Any, **kwargs: Any) -> None:
-    if len(notes.delete_passes) < SUMMARY_ROWS:
-        notes.delete_passes.append(str(name))
-
-
-SETTERS: dict[str, Callable[..., None]] = {
-    "set_cpu_math_library_num_threads": _note_threads, "set_optim_cache_dir": _note_optim_cache_dir,
-    "enable_tensorrt_engine": _note_tensorrt, "enable_mkldnn_bfloat16": _note_bf16, "enable_onednn_bfloat16": _note_bf16,
-    "delete_pass": _note_delete_pass,
-}
+def _note(notes: Remembered, method: str, noted: list[tuple[Knob, Setter]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if method == THREADS:
+        notes.threads_set_at = caller_outside_paddle()
+    for row, setter in noted:
+        value = given(setter, args, kwargs)
+        if row.read is not None and row.read.every:
+            every = notes.values.setdefault(row.name, [])
+            if len(every) < SUMMARY_ROWS:
+                every.append(value)
+        else:
+            notes.values[row.name] = value
 
 
 def remember_setters(config_class: Any, failed: Callable[[str], None]) -> None:
-    """Wrap the setters in :data:`SETTERS` on ``config_class``: each still does exactly what it did."""
-    for name, note in SETTERS.items():
+    """Wrap the setters the table reads back on ``config_class``: each still does exactly what it did."""
+    for name, noted in noted_setters().items():
         original = getattr(config_class, name, None)
         if original is None:
             continue
         try:
-            setattr(config_class, name, _remembering(name, original, note, failed))
+            setattr(config_class, name, _remembering(name, original, noted, failed))
         except (AttributeError, TypeError) as exc:
             failed(f"cannot wrap Config.{name}: {exc!r}"[:SUMMARY_TEXT])
 
 
-def _remembering(name: str, original: Any, note: Callable[..., None], failed: Callable[[str], None]) -> Callable[..., Any]:
-    """The setter ``name``: ``original``, then ``note`` of what it was given."""
+def _remembering(name: str, original: Any, noted: list[tuple[Knob, Setter]], failed: Callable[[str], None]) -> Callable[..., Any]:
+    """The setter ``name``: ``original``, then what it was given noted."""
     def setter(config: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(config, *args, **kwargs)
         try:
-            note(remembered(config), *args, **kwargs)
+            _note(remembered(config), name, noted, args, kwargs)
         except Exception as exc:  # the recorder never raises into the service
             failed(f"remembering Config.{name}: {exc!r}"[:SUMMARY_TEXT])
         return result
@@ -123,31 +123,19 @@ def read_config(config: Any, failed: Callable[[str], None]) -> tuple[RecordedCon
         failed(f"Config.summary(): {exc!r}"[:SUMMARY_TEXT])
         summary = {}
     notes = remembered(config)
-    gpu = bool(get("use_gpu", False))
-    tensorrt = bool(get("tensorrt_engine_enabled", False))
-    trt_precision = str(get("tensorrt_precision_mode", "")).rpartition(".")[2] if tensorrt else ""
-    cache = summary.get("mkldnn_cache_capacity")
-    cpu = PredictorConfig(
-        threads=int(get("cpu_math_library_num_threads", 1) or 1),
-        onednn=bool(get("mkldnn_enabled", False)),
-        precision=Precision.BF16 if notes.bf16 else Precision.FP32,
-        ir_optim=bool(get("ir_optim", True)),
-        feed_fetch=bool(get("use_feed_fetch_ops_enabled", False)),
-        onednn_cache_capacity=int(cache) if cache and cache.isdigit() and int(cache) > 0 else None,
-        memory_optim=summary.get("memory_optim") == TRUE,
-        delete_passes=tuple(notes.delete_passes),
-        optim_cache_dir=notes.optim_cache_dir,
-        save_optim_model=summary.get("save_optimized_model") == TRUE,
-        use_optimized_model=summary.get("use_optimized_model") == TRUE,
-    )
+    read: dict[str, Any] = {}
+    for row in KNOBS:  # in the table's order: a reading that depends on another comes after it
+        way = row.read
+        if way is None or (way.when is not None and not way.when(read)):
+            continue
+        raw = (get(way.getter, way.otherwise) if way.getter else summary.get(way.summary) if way.summary
+               else notes.values.get(row.name))
+        read[row.name] = way.convert(raw)
+    cpu = PredictorConfig(**{row.predictor.name: read[row.name] for row in KNOBS if row.predictor is not None})
+    elsewhere: dict[str, Any] = {row.recorded: read.get(row.name) for row in KNOBS if row.recorded and not row.recorded.startswith("cpu.")}
     recorded = RecordedConfig(
-        cpu=cpu, device=Device.GPU if gpu else Device.CPU,
-        gpu_device_id=get("gpu_device_id") if gpu else None,
-        gpu_memory_pool_mb=get("memory_pool_init_size_mb") if gpu else None,
-        tensorrt=tensorrt,
-        tensorrt_precision=Precision(TRT_PRECISIONS[trt_precision]) if trt_precision in TRT_PRECISIONS else None,
-        tensorrt_use_static=notes.use_static if tensorrt else None,
-        tensorrt_dynamic_shape=bool(get("tensorrt_dynamic_shape_enabled", False)) if tensorrt else None,
+        cpu=cpu, **elsewhere,
+        tensorrt_dynamic_shape=bool(get("tensorrt_dynamic_shape_enabled", False)) if read.get("tensorrt.enabled") else None,
         summary=summary,
     )
     model = ModelFiles(model_dir=get("model_dir") or None, prog_file=get("prog_file") or None,

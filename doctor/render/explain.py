@@ -45,7 +45,7 @@ class FixBlock:
 
 def machine_values(instances: int = 1, root: str = "/") -> MachineValues:
     """The CPU budget's placeholders, probed here (no Paddle, no NVML)."""
-    from ..facts.service_config import ServiceConfig
+    from ..facts.predictor import ServiceConfig
     from ..probes import collect_facts
     from ..probes.context import ProbeContext
 

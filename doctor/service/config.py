@@ -9,9 +9,11 @@ from typing import Any
 
 from ..base.serde import DecodeError, from_data
 from ..base.vocabulary import Layout, Origin, Precision
-from ..facts.service_config import ServiceConfig, SettingOrigin
+from ..facts.knobs import KNOBS
+from ..facts.predictor import ServiceConfig
+from ..facts.service_config import SettingOrigin
 
-POSITIVE = ("threads", "instances", "concurrency", "batch_size")
+POSITIVE = tuple(row.name for row in KNOBS if row.positive)  # the counts: at least 1
 KEYS_HINT = "see doctor/facts/service_config.py for the keys"
 
 FlagValue = str | int | bool | Layout | Precision

@@ -15,8 +15,9 @@ import time
 from ..base.inputs import SYSTEM_BYTES, NotPrivate, Refused, parse_json, read_private
 from ..base.redact import redact_recorded
 from ..base.serde import DecodeError, from_data, json_error_text, quoted
-from ..base.vocabulary import Device, Origin, Precision, ProcessStatus, RecordStatus
+from ..base.vocabulary import Origin, ProcessStatus, RecordStatus
 from ..facts import ServiceProcessFacts
+from ..facts.knobs import settings_recorded
 from ..facts.recorded import SCHEMA_VERSION, Record, RecordedPredictor
 from ..facts.service_config import SettingOrigin
 from ..facts.service_record import STALE_INTERVALS, PredictorMeasured, ServiceRecord
@@ -143,19 +144,11 @@ def predictor_settings(record: ServiceRecord, predictor: RecordedPredictor) -> l
     """The settings one recorded predictor runs, each with the record and the place it was built as its origin."""
     if predictor.config is None:
         return []
-    config, cpu = predictor.config, predictor.config.cpu
     known = sum(1 for other in record.predictors if other.config is not None)
     busiest = predictor is record.main_predictor() and known > 1
     detail = f"{record.source}: predictor {predictor.id} built at {predictor.built_at()}" + (f" (the busiest of {known})" if busiest else "")
     threads_at = f", threads set at {predictor.origin.threads_set_at.where()}" if predictor.origin.threads_set_at else ""
-    precision = Precision.BF16 if cpu.precision == Precision.BF16 else (config.tensorrt_precision if config.tensorrt else None)
-    values = {"threads": cpu.threads, "onednn": cpu.onednn, "onednn_cache_capacity": cpu.onednn_cache_capacity, "ir_optim": cpu.ir_optim, "feed_fetch_ops": cpu.feed_fetch,
-              "memory_optim": cpu.memory_optim, "device": config.device, "precision": precision or Precision.FP32,
-              "optim_cache_dir": cpu.optim_cache_dir, "save_optim_model": cpu.save_optim_model,
-              "use_optimized_model": cpu.use_optimized_model, "delete_passes": list(cpu.delete_passes) or None}
-    if config.device == Device.GPU:
-        values.update({"gpu_device_id": config.gpu_device_id, "gpu_memory_pool_mb": config.gpu_memory_pool_mb,
-                       "tensorrt.enabled": config.tensorrt, "tensorrt.use_static": config.tensorrt_use_static})
+    values = settings_recorded(predictor.config)
     return [SettingOrigin(name, value, Origin.RECORD, detail + (threads_at if name == "threads" else ""))
             for name, value in sorted(values.items()) if value is not None]
 

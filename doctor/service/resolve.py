@@ -15,7 +15,8 @@ from ..base.redact import redact_text
 from ..base.serde import DecodeError, decode_as, field_types, load_yaml_file
 from ..base.vocabulary import Origin
 from ..facts import SourceFacts
-from ..facts.service_config import ServiceConfig, SettingOrigin, TensorRTSettings
+from ..facts.predictor import ServiceConfig, TensorRTSettings
+from ..facts.service_config import SettingOrigin
 from .config import KEYS_HINT, ServiceConfigError, ServiceOptions, service_from_data, validate_service
 from .sources import source_origins
 

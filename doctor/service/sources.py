@@ -56,7 +56,7 @@ def branches(settings: list[SourceSetting]) -> str:
 
 
 def describe_setting(setting: SourceSetting, environ_source: str | None = None) -> str:
-    """``app.py:12 config.set_cpu_math_library_num_threads(THREADS); INFER_THREADS (default 6, live 3 in /proc/9/environ)``."""
+    """``app.py:12 config.switch_ir_optim(IR_OPTIM); IR_OPTIM (default 1, live 0 in /proc/9/environ)``: where, and the variable read."""
     text = f"{setting.location} {setting.code}"
     if setting.env_var:
         parts = [f"default {setting.env_default}" if setting.env_default is not None else "no default"]

@@ -13,12 +13,12 @@ condition.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import Enum
 from itertools import zip_longest
-from typing import Any
 
 from ..facts import SourceLocation, SourcePredictor, SourceSetting
+from ..facts.knobs import TRT_PRECISION_NAMES, Setter, setter_arguments
 from .attributes import callers
 from .branches import branch_condition
 from .datafiles import ModulePath
@@ -31,52 +31,15 @@ MAX_CHAIN = 8
 MAX_PATHS = 16  # predictors one Config construction stands for, one per path of calls to it
 
 CONFIG_CLASSES = ("paddle.inference.Config", "paddle.inference.AnalysisConfig", "paddle_infer.Config")
-TRT_PRECISIONS = {"Float32": "fp32", "Half": "fp16", "Int8": "int8", "Bfloat16": "bf16"}
-
-
-@dataclass(frozen=True)
-class Argument:
-    """A Config method's parameter: its position, keyword and value when the call leaves it out."""
-
-    setting: str
-    position: int | None
-    keyword: str
-    default: Any = None
-    convert: Callable[[Any], Any] | None = None
-
-
-def _fixed(setting: str, value: Any) -> Argument:
-    """A setting the call makes by being called (``disable_mkldnn()`` sets onednn False)."""
-    return Argument(setting, None, "", value)
 
 
 def _trt_precision(node: ast.expr) -> Evaluation:
     name = node.attr if isinstance(node, ast.Attribute) else None
-    return Evaluation(TRT_PRECISIONS[name], True) if name in TRT_PRECISIONS else Evaluation()
+    return Evaluation(TRT_PRECISION_NAMES[name], True) if name in TRT_PRECISION_NAMES else Evaluation()
 
 
-METHODS: dict[str, tuple[Argument, ...]] = {
-    "set_cpu_math_library_num_threads": (Argument("threads", 0, "cpu_math_library_num_threads"),),
-    "enable_mkldnn": (_fixed("onednn", True),),
-    "disable_mkldnn": (_fixed("onednn", False),),
-    "set_mkldnn_cache_capacity": (Argument("onednn_cache_capacity", 0, "capacity"),),
-    "enable_mkldnn_bfloat16": (_fixed("precision", "bf16"),),
-    "switch_ir_optim": (Argument("ir_optim", 0, "x", True),),
-    "switch_use_feed_fetch_ops": (Argument("feed_fetch_ops", 0, "x", True),),
-    "enable_memory_optim": (Argument("memory_optim", 0, "x", True),),
-    "disable_gpu": (_fixed("device", "cpu"),),
-    "set_optim_cache_dir": (Argument("optim_cache_dir", 0, "opt_cache_dir"),),
-    "enable_save_optim_model": (Argument("save_optim_model", 0, "save_optimized_model", True),),
-    "use_optimized_model": (Argument("use_optimized_model", 0, "x", True),),
-    "enable_use_gpu": (_fixed("device", "gpu"), Argument("gpu_memory_pool_mb", 0, "memory_pool_init_size_mb"),
-                       Argument("gpu_device_id", 1, "device_id", 0)),
-    "enable_tensorrt_engine": (_fixed("tensorrt.enabled", True),
-                               Argument("tensorrt.workspace_mb", 0, "workspace_size", 1 << 30, lambda size: size >> 20),
-                               Argument("tensorrt.max_batch_size", 1, "max_batch_size", 1),
-                               Argument("tensorrt.min_subgraph_size", 2, "min_subgraph_size", 3),
-                               Argument("tensorrt.precision", 3, "precision_mode", "fp32"),
-                               Argument("tensorrt.use_static", 4, "use_static", False)),
-}
+# per Config method, the settings a call of it makes and how (the table of settings, facts/knobs.py)
+METHODS = setter_arguments()
 
 
 @dataclass
@@ -241,27 +204,30 @@ def _parameters_given_a_config(function: Function, call: ast.Call, skipped: int,
     return found
 
 
-def _settings(module: Module, evaluator: Evaluator, call: ast.Call, arguments: tuple[Argument, ...]) -> list[SourceSetting]:
+def _settings(module: Module, evaluator: Evaluator, call: ast.Call, setters: tuple[tuple[str, Setter], ...]) -> list[SourceSetting]:
     found = []
-    for spec in arguments:
-        passed = None if spec.position is None else argument(call, spec.position, spec.keyword)
-        if spec.position is not None and passed is None and spec.default is None:
+    for setting, setter in setters:
+        spec = setter.argument
+        passed = argument(call, spec.position, spec.keyword) if spec is not None else None
+        if spec is not None and passed is None and spec.default is None:
             continue
         if passed is None:
-            result = Evaluation(spec.default, True)
-        elif spec.setting == "tensorrt.precision":
+            result = Evaluation(setter.fixed if spec is None else spec.default, True)
+        elif setting == "tensorrt.precision":
             result = _trt_precision(passed)
         else:
             result = evaluator.evaluate(passed)
         value = result.value if result.known else None
         if isinstance(value, ModulePath):
             value = value.path
-        if spec.convert is not None and passed is not None:  # it converts a number of the kind the parameter takes
+        if isinstance(value, Enum):  # a word of the table: the source says its value
+            value = value.value
+        if spec is not None and spec.convert is not None and passed is not None:  # it converts a number of the kind the parameter takes
             value = spec.convert(value) if isinstance(value, int) and not isinstance(value, bool) else None
         if not isinstance(value, (bool, int, str)):
             value = None
         found.append(SourceSetting(
-            name=spec.setting, value=value, evaluated=result.known, location=module.location(call), code=text(call),
+            name=setting, value=value, evaluated=result.known, location=module.location(call), code=text(call),
             env_var=result.env_var, env_default=result.env_default, env_live=result.env_live,
             host_cpu_count=result.host_cpu_count,
         ))

@@ -20,7 +20,8 @@ from ..base.quoting import python_call
 from ..base.vocabulary import Device, ModelFormat, PaddleStatus, ProgramStatus
 from ..facts import Facts, ServiceConfig
 from ..facts.graph import GraphFacts, OptimisedProgram, PassRejection
-from ..facts.predictor import PredictorConfig, service_calls
+from ..facts.predictor import PredictorConfig
+from ..facts.service_calls import service_calls
 from ..graph.coverage import IR_OFF, analyse
 from ..graph.program import Program, ProgramError, read_program
 from .model import ModelRun

@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import paddle.inference as inference  # noqa: E402
 
 from ..base.vocabulary import Layout  # noqa: E402
+from ..facts.knobs import knob  # noqa: E402
 from ..facts.predictor import Call  # noqa: E402
 from .protocol import (  # noqa: E402
     Crash,
@@ -115,7 +116,7 @@ def refuse_thread_storms(threads: int) -> None:
 
 def threads_of(calls: list[Call]) -> int:
     """The math threads the service's Config calls start (on the GPU: none but Paddle's one)."""
-    return next((int(args[0]) for method, args in calls if method == "set_cpu_math_library_num_threads"), 1)
+    return next((int(args[0]) for method, args in calls if method == knob("threads").setter), 1)
 
 
 def paddle_config(calls: list[Call], threads: int, quiet: bool = True) -> Any:
