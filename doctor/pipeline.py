@@ -17,9 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from .base import children
-from .base.vocabulary import Origin
 from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
-from .facts.service_config import SettingOrigin
 from .facts.service_record import PredictorMeasured, ServiceRecord
 from .probes.context import ProbeContext
 from .service import ServiceOptions
@@ -87,7 +85,7 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     which takes the --budget, happens when --model is asked for.
     """
     from .probes import NOT_PROBED, collect_facts
-    from .service.record import against_paddle, recorded_settings
+    from .service.record import against_paddle, model_origin, recorded_settings
 
     run = _flagged_run(options.service) if measure else None  # a path that names no model is refused first
     with children.phase(PROBING):  # a stop signal here leaves nothing to report
@@ -96,18 +94,15 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
         interpreter, refused = chosen_interpreter(options, ctx, reading.process)
         if refused:
             reporter.say(f"paddle-doctor: {refused}")
+        recorded = _recorded_runs(reading.record, options.inputs) if measure and options.measure and run is None else None
+        first = recorded.first if recorded is not None else None
+        # the record names the model to measure, and says so
+        measured = [model_origin(reading.record, first, first=True)] if first is not None else []
         service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
-                                           recorded=recorded_settings(reading.record))
-        recorded = None
-        if measure and options.measure and run is None:
-            recorded = _recorded_measurements(reading.record, measuring_budget(options, service.concurrency), options.inputs,
-                                              reporter.say)
+                                           recorded=recorded_settings(reading.record) + measured)
         if recorded is not None:
-            first = recorded.first
-            _say_measuring(first, reporter.say)
-            service = replace(service, model=first.model)  # the record names the model to measure, and says so
-            origins = merge_origins(origins, [SettingOrigin("model", first.model, Origin.RECORD,
-                                                            f"{reading.record.source}: predictor {first.predictor}, measured first")])
+            _share_budget(reading.record, recorded, measuring_budget(options, service.concurrency), reporter.say)
+        if recorded is not None and first is not None:
             run = recorded.runs[first.predictor]
         probe_gpu = ctx.is_live if options.gpu is None else options.gpu
         probed = collect_facts(ctx, service, interpreter, options.paddle_timeout, environ=reading.environ,
@@ -121,8 +116,8 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
             reporter.say(f"paddle-doctor: warning: {reading.record.reason}")
     if run is None:
         return facts
-    if recorded is not None:
-        options = replace(options, shapes=tuple(recorded.first.shapes), budget=recorded.first.budget_s)
+    if first is not None:
+        options = replace(options, shapes=tuple(first.shapes), budget=first.budget_s)
     return _measured(facts, run, options, ctx, reading, recorded, reporter, interpreter)
 
 
@@ -195,10 +190,10 @@ def _flagged_run(service: ServiceOptions) -> ModelRun | None:
 
 @dataclass(frozen=True)
 class RecordedRuns:
-    """``--measure``: the recorded predictor measured first (its measurement is the report's verification),
-    and the run of the model of each predictor to measure, by predictor."""
+    """``--measure``: the recorded predictor measured first (its measurement is the report's verification;
+    None where none can be), and the run of the model of each predictor to measure, by predictor."""
 
-    first: PredictorMeasured
+    first: PredictorMeasured | None
     runs: dict[int, ModelRun]
 
 
@@ -252,28 +247,38 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
     return replace(facts, service_record=replace(record, busy_cpus_while_measured=busy))
 
 
-def _recorded_measurements(record: ServiceRecord, budget_s: float, inputs: str | None, say: Say) -> RecordedRuns | None:
+def _recorded_runs(record: ServiceRecord, inputs: str | None) -> RecordedRuns | None:
     """``--measure``: what the service's record gives to measure of each predictor (in ``record.measured``,
     before the facts hold the record), the first that can be measured first (it becomes the report's
-    verification); None where none of them can be, each saying why; a MeasureError when it gives nothing."""
-    from .base.escape import terminal_line
-    from .service.record import measurements_of
+    verification); None where none of them can be; a MeasureError when it gives nothing."""
+    from .service.record import planned_measurements
 
-    planned = measurements_of(record, budget_s) if record.read else []
+    planned = planned_measurements(record) if record.read else []
     if all(plan.not_measured for plan in planned):
         why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
         raise MeasureError(f"--measure needs the service's record of a predictor and its model ({why}); "
                            "start the service with `paddle-doctor record -- CMD`, or give --model")
     runs = {plan.predictor: run for plan in planned
             if plan.not_measured is None and (run := _measurable_run(plan, inputs)) is not None}
-    first = next((plan for plan in planned if plan.predictor in runs), None)
+    record.measured = planned
+    return RecordedRuns(next((plan for plan in planned if plan.predictor in runs), None), runs)
+
+
+def _share_budget(record: ServiceRecord, recorded: RecordedRuns, budget_s: float, say: Say) -> None:
+    """The budget shared among the predictors that can be measured, and what will be measured, said."""
+    from .base.escape import terminal_line
+    from .service.record import share_budget
+
+    first = recorded.first
+    planned = share_budget(record.measured, budget_s) if first is not None else record.measured
+    measured = [plan for plan in planned if plan.not_measured is None]
     each = f", {first.budget_s:g} s each, the busiest first" if first is not None else ""
-    say(f"paddle-doctor: measuring {len(runs)} of the record's {len(planned)} predictors{each}")
+    say(f"paddle-doctor: measuring {len(measured)} of the record's {len(planned)} predictors{each}")
     for plan in planned:
         if plan.not_measured:
             say(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"))
-    record.measured = planned
-    return RecordedRuns(first, runs) if first is not None else None
+    if first is not None:
+        _say_measuring(first, say)
 
 
 def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
@@ -293,7 +298,7 @@ def _measure_other_predictors(facts: Facts, record: ServiceRecord, recorded: Rec
     from .verify.model import ModelError
 
     views = {predictor.id: view for predictor, view in judged_predictors(facts)}
-    waiting = [plan for plan in record.measured if plan.predictor in recorded.runs and plan is not recorded.first]
+    waiting = [plan for plan in record.measured if plan.predictor in recorded.runs and plan.not_measured is None and plan is not recorded.first]
     for number, plan in enumerate(waiting):
         _say_measuring(plan, reporter.say)
         try:

@@ -17,7 +17,7 @@ import pytest
 from conftest import report_json, run_doctor
 from paddle_doctor.base.vocabulary import RecordStatus
 from paddle_doctor.facts.service_record import ServiceRecord
-from paddle_doctor.pipeline import _recorded_measurements
+from paddle_doctor.pipeline import _recorded_runs, _share_budget
 from test_record_reading import OCR, recorded_service
 
 SERVICE = """
@@ -93,7 +93,9 @@ def test_a_record_none_of_whose_models_can_be_measured_says_why_of_each_and_meas
     """Its models are gone from the paths it names: nothing ends the doctor; the report says it of each."""
     record = ServiceRecord(RecordStatus.READ, None, "/tmp/r.json", "3.3.1", 1.0, OCR.predictors, 1, 10)
     said: list[str] = []
-    assert _recorded_measurements(record, 12, None, said.append) is None
+    recorded = _recorded_runs(record, None)
+    assert recorded.first is None and recorded.runs == {}
+    _share_budget(record, recorded, 12, said.append)
     assert said[0] == "paddle-doctor: measuring 0 of the record's 3 predictors"
     for plan, line, stage in zip(record.measured, said[1:], ("det", "cls", "rec")):
         why = (f"not measured: /models/{stage}/inference: no such file or directory, "

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..base.vocabulary import Device, Origin, Status
-from ..facts import Facts, ServiceConfig, SettingOrigin
+from ..base.vocabulary import Device, Status
+from ..facts import Facts, SettingOrigin
 from .findings import Finding, ForPredictors
 
 if TYPE_CHECKING:  # a record is read only where a service recorded one, never by the healthcheck
@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # a record is read only where a service recorded one, never b
 Judge = Callable[[Facts], list[Finding]]
 # a rule that holds for some predictors and does not apply to the others (no TensorRT, not measured) passes, naming those
 WORST_FIRST = (Status.FAIL, Status.WARN, Status.ERROR, Status.PASS, Status.SKIP)
-NOT_OVERRIDDEN = (Origin.RECORD, Origin.SOURCE)  # a flag or --config is judged as given, for every predictor
 
 
 def named(predictors: list[RecordedPredictor]) -> str:
@@ -36,54 +35,34 @@ def named(predictors: list[RecordedPredictor]) -> str:
 
 def judged_predictors(facts: Facts) -> list[tuple[RecordedPredictor, Facts]]:
     """Each recorded predictor whose configuration is known, busiest first, with the facts as it sees
-    them; empty when the service's record was not read."""
+    them (the one resolution's view of it, ``service.resolve.predictor_view``); empty when the service's
+    record was not read."""
     record = facts.service_record
     if record is None or not record.read:
         return []
     from ..service.record import predictor_settings
-    from ..service.resolve import with_settings
+    from ..service.resolve import predictor_view
 
-    winning = {origin.name: origin for origin in facts.service_origins}
-    defaults = ServiceConfig()
     views = []
     for predictor in sorted((p for p in record.predictors if p.config is not None), key=lambda p: -p.runs.runs):
-        own = {origin.name: origin for origin in predictor_settings(record, predictor)}
-        taken = {name: origin for name, origin in own.items() if winning.get(name) is None or winning[name].origin in NOT_OVERRIDDEN}
-        # a setting the busiest predictor's record decides and this one's leaves unsaid is Paddle's default for it
-        # (the model --measure measured first is no setting of the record: each predictor's own is its plan's)
-        unsaid = {name: _default(defaults, name) for name, origin in winning.items()
-                  if origin.origin == Origin.RECORD and name not in own and name != "model"}
-        origins = {**winning, **taken}
-        for name in unsaid:
-            origins.pop(name)
-        settings = {**unsaid, **{name: origin.value for name, origin in taken.items()}}
-        measured = _own_measurement(record, predictor, origins, settings)
-        service = with_settings(facts.service, settings)
-        views.append((predictor, replace(facts, service=service, service_origins=[origins[name] for name in sorted(origins)],
-                                         **measured)))
+        own, measured = _own_measurement(record, predictor)
+        service, origins = predictor_view(facts.service, facts.service_origins, predictor_settings(record, predictor) + own)
+        views.append((predictor, replace(facts, service=service, service_origins=origins, **measured)))
     return views
 
 
-def _own_measurement(record: ServiceRecord, predictor: RecordedPredictor, origins: dict[str, SettingOrigin],
-                     settings: dict[str, Any]) -> dict[str, Any]:
-    """With ``--measure``, the measurement and graph a predictor other than the one measured first is judged
-    by (None where it was not measured), its own model put into ``settings`` and ``origins``. Empty otherwise:
-    the facts already hold the first's, or --model's."""
+def _own_measurement(record: ServiceRecord, predictor: RecordedPredictor) -> tuple[list[SettingOrigin], dict[str, Any]]:
+    """With ``--measure``, a predictor's own model, as a recorded setting (the first's says it was measured first),
+    and, for one other than the one measured first, the measurement and graph it is judged by (None where it was
+    not measured). Nothing otherwise: the facts hold --model's."""
     first = record.measured_first()
     plan = next((plan for plan in record.measured if plan.predictor == predictor.id), None)
-    if first is None or plan is first:
-        return {}
-    if plan is not None and origins.get("model") is not None and origins["model"].origin == Origin.RECORD:
-        origins["model"] = SettingOrigin("model", plan.model, Origin.RECORD, f"{record.source}: predictor {predictor.id}")
-        settings["model"] = plan.model
-    return {"verification": plan.verification if plan else None, "graph": plan.graph if plan else None}
+    if first is None:
+        return [], {}
+    from ..service.record import model_origin
 
-
-def _default(defaults: ServiceConfig, name: str):
-    value = defaults
-    for part in name.split("."):
-        value = getattr(value, part)
-    return value
+    model = [model_origin(record, plan, plan is first)] if plan else []
+    return model, {} if plan is first else {"verification": plan.verification if plan else None, "graph": plan.graph if plan else None}
 
 
 def measurement_for(facts: Facts, finding: Finding) -> VerificationFacts | None:

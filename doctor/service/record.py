@@ -178,11 +178,20 @@ def measurement_of(predictor: RecordedPredictor) -> PredictorMeasured:
 
 def measurements_of(record: ServiceRecord, budget_s: float) -> list[PredictorMeasured]:
     """What ``--measure`` measures of each predictor whose configuration is known, the busiest first,
-    ``budget_s`` split evenly among them; when it cannot give each at least 4 s, the busiest it can are
-    measured and the others say so."""
+    ``budget_s`` shared among those that can be measured (``share_budget``)."""
+    return share_budget(planned_measurements(record), budget_s)
+
+
+def planned_measurements(record: ServiceRecord) -> list[PredictorMeasured]:
+    """What ``--measure`` would measure of each predictor whose configuration is known, the busiest first."""
     main = record.main_predictor()
     known = sorted((p for p in record.predictors if p.config is not None), key=lambda p: (p is not main, -p.runs.runs))
-    planned = [measurement_of(predictor) for predictor in known]
+    return [measurement_of(predictor) for predictor in known]
+
+
+def share_budget(planned: list[PredictorMeasured], budget_s: float) -> list[PredictorMeasured]:
+    """``planned`` with ``budget_s`` split evenly among those that can be measured; when it cannot give each at
+    least 4 s, the busiest it can are measured and the others say so."""
     measurable = [plan for plan in planned if plan.not_measured is None]
     count = max(1, min(len(measurable), int(budget_s // MEASURE_FLOOR_S)))
     for plan in measurable[:count]:
@@ -191,3 +200,9 @@ def measurements_of(record: ServiceRecord, budget_s: float) -> list[PredictorMea
         plan.not_measured = (f"not measured: --budget {budget_s:g} s gives {count} of the {len(measurable)} predictors "
                              f"{MEASURE_FLOOR_S:g} s or more each; --budget {MEASURE_FLOOR_S * len(measurable):g} measures them all")
     return planned
+
+
+def model_origin(record: ServiceRecord, plan: PredictorMeasured, first: bool) -> SettingOrigin:
+    """The model a recorded predictor is measured on, as a setting of the record (the first's says it was measured first)."""
+    return SettingOrigin("model", plan.model, Origin.RECORD,
+                         f"{record.source}: predictor {plan.predictor}" + (", measured first" if first else ""))

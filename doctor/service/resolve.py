@@ -21,6 +21,7 @@ from .config import KEYS_HINT, ServiceConfigError, ServiceOptions, service_from_
 from .sources import source_origins
 
 NO_OPTIONS = ServiceOptions()
+PRECEDENCE = (Origin.SOURCE, Origin.RECORD, Origin.CONFIG, Origin.FLAG)  # each over the ones before it
 D = TypeVar("D", ServiceConfig, TensorRTSettings)
 
 
@@ -65,6 +66,29 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
     what = " and ".join(files) or "the service"
     validate_service(service, f"{what} with {', '.join(flags_given)}" if flags_given else what)
     return service, [origins[name] for name in sorted(origins)]
+
+
+def predictor_view(service: ServiceConfig, origins: list[SettingOrigin],
+                   own: list[SettingOrigin]) -> tuple[ServiceConfig, list[SettingOrigin]]:
+    """The service as one recorded predictor runs it: ``service`` and its ``origins`` (as resolved, the busiest
+    predictor's record deciding where it does) with that predictor's own recorded settings ``own`` where nothing
+    above the record says otherwise; a setting another predictor's record decides and this one's leaves unsaid
+    is Paddle's default for it."""
+    winning = {origin.name: origin for origin in origins}
+    below = PRECEDENCE[:PRECEDENCE.index(Origin.RECORD) + 1]
+    mine = {origin.name: origin for origin in own}
+    taken = {name: origin for name, origin in mine.items() if winning.get(name) is None or winning[name].origin in below}
+    unsaid = {name for name, origin in winning.items() if origin.origin == Origin.RECORD and name not in mine}
+    values = {name: _default(name) for name in unsaid} | {name: origin.value for name, origin in taken.items()}
+    view = {name: origin for name, origin in {**winning, **taken}.items() if name not in unsaid}
+    return with_settings(service, values), [view[name] for name in sorted(view)]
+
+
+def _default(name: str) -> Any:
+    value: Any = ServiceConfig()
+    for part in name.split("."):
+        value = getattr(value, part)
+    return value
 
 
 def with_setting(settings: D, name: str, value: Any) -> D:
