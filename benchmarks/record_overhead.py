@@ -38,7 +38,7 @@ import venv
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PTH = REPO / "doctor" / "record" / "paddle_doctor_record.pth"
+PTH = REPO / "doctor" / "recorder" / "paddle_doctor_record.pth"
 
 RUN_SIDE_BY_SIDE = r'''
 import sys, time, json
@@ -50,8 +50,8 @@ from paddle_doctor.base.vocabulary import BuiltBy
 
 models = json.loads(sys.argv[1])
 calls = json.loads(sys.argv[2])
-native, python = Process(), Process(native=False)
-assert native.native is not None, "the recorder's C module is not built: pip install -e . builds it"
+native, python = Process(native=True), Process(native=False)
+assert native.errors == [], native.errors  # the C recorder demanded: built with the package where a compiler was at hand
 recorders = {"native": native, "python": python}
 original = inference.Predictor.run, inference.Tensor.copy_from_cpu
 built = []

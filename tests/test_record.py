@@ -21,9 +21,10 @@ from nonroot import NOBODY
 from paddle_doctor.base.serde import from_data
 from paddle_doctor.base.vocabulary import Recorder
 from paddle_doctor.facts.recorded import Record
-from paddle_doctor.recorder.live import Process, bucket, bucket_middle_ns, native_module, percentile_ns
+from paddle_doctor.recorder.live import Process, bucket, bucket_middle_ns, percentile_ns
 from paddle_doctor.recorder.location import FOLDER, NATIVE, own_start_ticks, record_name, start_ticks
 from paddle_doctor.recorder.writer import STALE_PARTIAL_S, Writer
+from recorders import needs_c_recorder
 
 SCHEMA = json.loads((REPO / "doctor" / "schemas" / "record.schema.json").read_text())
 
@@ -80,14 +81,14 @@ def service(folder: Path, body: str) -> Path:
 
 @pytest.fixture(params=[Recorder.NATIVE, Recorder.PYTHON], ids=str)
 def recorder(request) -> Recorder:
-    """Each recorder in turn: the C one (which must have been built with the package) and Python's."""
+    """Each recorder in turn: the C one (where it was built with the package: tests/recorders.py) and Python's."""
     if request.param is Recorder.NATIVE:
-        assert native_module() is not None, "the recorder's C module was not built (pip install -e . builds it)"
+        needs_c_recorder()
     return request.param
 
 
 def new_process(recorder: Recorder) -> Process:
-    return Process(native=None if recorder is Recorder.NATIVE else False)
+    return Process(native=recorder is Recorder.NATIVE)
 
 
 def service_env(records: Path | None, recorder: Recorder = Recorder.NATIVE, **more: str) -> dict[str, str]:

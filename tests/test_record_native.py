@@ -1,8 +1,9 @@
 """The recorder's C module against its Python fallback: the same calls noted by each fold into the
 same record (shapes and dtypes however they change, inputs by position and by name, errors raised
 through, predictors unseen, dropped and their address reused); its wrappers bind as Paddle's methods
-do; what a thread copied in goes with the thread; and the module builds, without a warning, and
-records on every Python from 3.10 on this machine."""
+do; what a thread copied in goes with the thread; both keep the limits Python gives them; the C one
+demanded where it is not built is said, and the service goes on; and the module builds, without a
+warning, and records on every Python from 3.10 on this machine."""
 
 from __future__ import annotations
 
@@ -22,11 +23,14 @@ import pytest
 from conftest import REPO
 from paddle_doctor.base.vocabulary import BuiltBy, Recorder
 from paddle_doctor.recorder.callers import build_site
-from paddle_doctor.recorder.live import FOLD_AT, MAX_EVENTS, MAX_PENDING, Process, native_module
+from paddle_doctor.recorder.live import FOLD_AT, MAX_EVENTS, MAX_PENDING, NO_INPUTS, Process, Runs, chosen_runs
+from paddle_doctor.recorder.location import NATIVE, REQUIRE, settings_problems
+from paddle_doctor.recorder.python_runs import PythonRuns
 from paddle_doctor.recorder.writer import snapshot
+from recorders import needs_c_recorder
 from test_record import new_process, recorder  # noqa: F401 (a fixture)
 
-SOURCE = REPO / "doctor" / "record" / "_native.c"
+SOURCE = REPO / "doctor" / "recorder" / "_native.c"
 
 
 class Handle:
@@ -134,8 +138,8 @@ def counted(process: Process) -> list[tuple]:
 
 
 def test_the_c_recorder_and_the_python_one_count_the_same_calls_the_same():
-    assert native_module() is not None, "the recorder's C module was not built (pip install -e . builds it)"
-    native, python = Process(), Process(native=False)
+    needs_c_recorder()
+    native, python = Process(native=True), Process(native=False)
     assert (native.recorder, python.recorder) == (Recorder.NATIVE, Recorder.PYTHON)
     kept = every_kind_of_call(native), every_kind_of_call(python)
     assert counted(native) == counted(python)
@@ -281,7 +285,8 @@ def test_a_run_with_nothing_copied_in_reads_the_input_handles_only_after_one_may
 def test_runs_ended_are_bounded_between_two_folds_in_c_as_in_python():
     """The C recorder keeps the runs that ended for the next fold in one growing array: past
     ``MAX_EVENTS`` a run is not counted, and a fold empties it."""
-    process = Process()
+    needs_c_recorder()
+    process = Process(native=True)
     run = process.recorded_run(Fake.run)
     predictor = watched(process, Fake())
     for _ in range(MAX_EVENTS + 5):
@@ -385,6 +390,7 @@ def test_runs_that_end_while_the_writer_takes_them_wait_for_the_next_take(record
 
 def test_a_python_class_named_numpy_ndarray_is_never_read_as_numpys(tmp_path):
     """Its head is not an array's: the recorder asks it for its shape and dtype, as it asks any other object."""
+    needs_c_recorder()
     script = textwrap.dedent('''
         import numpy as np
         from paddle_doctor.recorder.callers import build_site
@@ -400,8 +406,8 @@ def test_a_python_class_named_numpy_ndarray_is_never_read_as_numpys(tmp_path):
             def run(self): pass
             def get_input_names(self): return []
             def copy_from_cpu(self, data): pass
-        process = Process()
-        assert process.native is not None
+        process = Process(native=True)
+        assert process.recorder == "native", process.errors
         run, copy = process.recorded_run(Fake.run), process.recorded_copy(Fake.copy_from_cpu)
         predictor = Fake()
         process.add(predictor, BuiltBy.CREATE_PREDICTOR, None, None, build_site(None))
@@ -445,9 +451,9 @@ class Data:
 
 NO_INPUTS = object()
 woken = threading.Event()
-runs = native.Runs(Process(), woken.set, NO_INPUTS, 2, 4)
+runs = native.Runs(Process(), woken.set, NO_INPUTS, 2, 4, 8)
 run = runs.wrap_run(lambda predictor, inputs=None: inputs)
-copy = native.wrap_copy(lambda tensor, data: None)
+copy = runs.wrap_copy(lambda tensor, data: None)
 predictor, live = object(), Live()
 runs.remember(predictor, live)
 copy(predictor, Data())
@@ -487,5 +493,70 @@ def test_the_c_module_builds_without_a_warning_and_records_on_every_python_from_
     assert len(found) >= 1
 
 
-def test_the_c_module_keeps_as_many_inputs_between_two_runs_as_python():
-    assert native_module().MAX_PENDING == MAX_PENDING
+def test_both_recorders_offer_every_method_of_the_runs_protocol():
+    needs_c_recorder()
+    named = {name for name in vars(Runs) if not name.startswith("_")}
+    assert {"take", "wrap_run", "wrap_copy", "wrap_change", "not_counted"} <= named
+    for kind in (chosen_runs({NATIVE: REQUIRE}).kind, PythonRuns):
+        runs = kind(Process(native=False), lambda: None, NO_INPUTS, FOLD_AT, MAX_EVENTS, MAX_PENDING)
+        assert sorted(name for name in named if not hasattr(runs, name)) == [], kind
+
+
+def test_each_recorder_keeps_the_limits_python_gives_it(recorder):
+    """The limits are live.py's, given to the recorder as it is made (none is compiled into the C one):
+    the inputs a thread keeps between two runs, the runs waiting before the writer is woken, and
+    those past which a run is not counted."""
+    process = new_process(recorder)
+    process.runs = type(process.runs)(process, process.wake_writer, NO_INPUTS, 2, 3, 2)
+    run, copy = process.runs.wrap_run(Fake.run), process.runs.wrap_copy(Handle.copy_from_cpu)
+    predictor = watched(process, Fake())
+    for size in (1, 2, 3):
+        copy(predictor, np.zeros((size,), "float32"))
+    run(predictor)
+    assert not process.wake.is_set()
+    for _ in range(4):
+        run(predictor)
+    assert process.wake.is_set() and (process.runs.waiting, process.runs.not_counted) == (3, 2)
+    shapes = {str([t.shape for t in seen.inputs]): seen.runs for seen in snapshot(process).predictors[0].runs.shapes}
+    assert shapes == {str([[3]]): 1, str([[7, 7]]): 2}  # past two copied in, from the third on; then the handles, 2 runs of 4 kept
+
+
+DEMANDED_WHERE_NOT_BUILT = '''
+import sys
+sys.modules["paddle_doctor.recorder._native"] = None  # as where the install built no C module: its import fails
+from paddle_doctor.recorder.live import Process
+from paddle_doctor.recorder.writer import Writer
+
+class Nothing:
+    def run(self): pass
+    def get_input_names(self): return []
+
+process = Process()
+writer = Writer(process)
+run = process.recorded_run(Nothing.run)
+run(Nothing())
+writer.write()
+print(process.recorder.value, flush=True)
+'''
+
+
+def test_the_c_recorder_demanded_where_it_is_not_built_is_said_and_the_service_goes_on(tmp_path):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PADDLE_DOCTOR_RECORD")}
+    env.update(PADDLE_DOCTOR_RECORD_DIR=str(tmp_path), PADDLE_DOCTOR_RECORD_NATIVE=" Require ")
+    done = subprocess.run([sys.executable, "-c", DEMANDED_WHERE_NOT_BUILT], capture_output=True, text=True, timeout=120, env=env)
+    said = ("PADDLE_DOCTOR_RECORD_NATIVE=require and the recorder's C module is not built here (import of "
+            "paddle_doctor.recorder._native halted; None in sys.modules): the runs are noted in Python")
+    assert done.returncode == 0 and done.stdout == "python\n" and done.stderr == f"paddle-doctor record: {said}\n"
+    record = __import__("json").loads(next(tmp_path.glob("*.json")).read_text())
+    assert record["errors"] == [said] and record["recorder"] == "python"
+    assert record["predictors"][0]["runs"]["runs"] == 1  # the runs are still recorded, in Python
+
+
+def test_the_c_recorder_demanded_where_it_is_built_is_the_one_chosen_and_nothing_is_said():
+    needs_c_recorder()
+    for word in (REQUIRE, " Require "):
+        chosen = chosen_runs({NATIVE: word})
+        assert (chosen.recorder, chosen.unmet) == (Recorder.NATIVE, None) and settings_problems({NATIVE: word}) == []
+    assert settings_problems({NATIVE: "requires"}) == [
+        f"{NATIVE}='requires': expected 1, true, yes, on or 0, false, no, off or require; read as on"]
+    assert Process(native=True).errors == []

@@ -17,6 +17,10 @@
  * A numpy array's shape is compared with the last one copied at its place without asking numpy
  * for a new tuple: its dimensions are read from the array's head (numpy's public ABI: nd,
  * dimensions and descr, the dtype), which is checked once against the shape and dtype numpy says.
+ *
+ * The limits Python holds (live.py: how many inputs a thread keeps between two runs, how many runs
+ * wait before the writer is woken, and before one is not counted) are given to the Runs object as
+ * it is made; the wrappers of a Runs read them there.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -25,7 +29,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_PENDING 64 /* inputs copied in since a thread's last run(), as live.MAX_PENDING */
 #define MAX_REUSED 8   /* the places whose last key a thread keeps to reuse */
 #define MAX_DIMS 8     /* the most dimensions of a shape compared in place */
 
@@ -109,8 +112,9 @@ clear_exception(void)
 
 typedef struct {
     PyObject_HEAD
-    int count;                     /* keys copied in since the thread's last run() */
-    PyObject *keys[MAX_PENDING];   /* owned */
+    Py_ssize_t count;              /* keys copied in since the thread's last run() */
+    Py_ssize_t capacity;           /* of keys: the most max_pending of the Runs it copied for */
+    PyObject **keys;               /* owned, or NULL before the first copy */
     PyObject *last;                /* the tuple of keys handed to the last run(), owned, or NULL */
     struct {
         PyObject *key;             /* owned, or NULL */
@@ -124,7 +128,7 @@ static _Thread_local ThreadInputs *this_thread;
 static void
 thread_inputs_forget(ThreadInputs *self)
 {
-    for (int i = 0; i < self->count; i++) {
+    for (Py_ssize_t i = 0; i < self->count; i++) {
         Py_CLEAR(self->keys[i]);
     }
     self->count = 0;
@@ -137,6 +141,7 @@ thread_inputs_dealloc(ThreadInputs *self)
         this_thread = NULL;
     }
     thread_inputs_forget(self);
+    PyMem_Free(self->keys);
     Py_CLEAR(self->last);
     for (int i = 0; i < MAX_REUSED; i++) {
         Py_CLEAR(self->reused[i].key);
@@ -169,7 +174,8 @@ thread_inputs(void)
     if (made == NULL) {
         return NULL;
     }
-    made->count = 0;
+    made->count = made->capacity = 0;
+    made->keys = NULL;
     made->last = NULL;
     for (int i = 0; i < MAX_REUSED; i++) {
         made->reused[i].key = NULL;
@@ -193,10 +199,10 @@ take_inputs(void)
     if (inputs == NULL || inputs->count == 0) {
         return NULL;
     }
-    int count = inputs->count;
+    Py_ssize_t count = inputs->count;
     PyObject *last = inputs->last;
     int same = last != NULL && PyTuple_GET_SIZE(last) == count;
-    for (int i = 0; same && i < count; i++) {
+    for (Py_ssize_t i = 0; same && i < count; i++) {
         same = PyTuple_GET_ITEM(last, i) == inputs->keys[i];
     }
     if (same) {
@@ -213,7 +219,7 @@ take_inputs(void)
         Py_DECREF(made);
         return take_inputs(); /* what is pending now */
     }
-    for (int i = 0; i < count; i++) {
+    for (Py_ssize_t i = 0; i < count; i++) {
         PyTuple_SET_ITEM(made, i, inputs->keys[i]);
         inputs->keys[i] = NULL;
     }
@@ -279,7 +285,7 @@ may_be_ndarray(PyTypeObject *type)
 
 /* The key noted last at `place` when `data`, an ndarray, has its shape and dtype (a new reference), or NULL. */
 static PyObject *
-reused_key(ThreadInputs *inputs, int place, PyObject *data)
+reused_key(ThreadInputs *inputs, Py_ssize_t place, PyObject *data)
 {
     if (Py_TYPE(data) != ndarray || place >= MAX_REUSED || inputs->reused[place].key == NULL) {
         return NULL;
@@ -295,7 +301,7 @@ reused_key(ThreadInputs *inputs, int place, PyObject *data)
 
 /* Keeps `key`, numpy's word for the ndarray `data`, to be reused at `place`. */
 static void
-keep_for_reuse(ThreadInputs *inputs, int place, PyObject *data, PyObject *key)
+keep_for_reuse(ThreadInputs *inputs, Py_ssize_t place, PyObject *data, PyObject *key)
 {
     ArrayHead *head = (ArrayHead *)data;
     if (place >= MAX_REUSED || head->nd > MAX_DIMS) {
@@ -308,18 +314,37 @@ keep_for_reuse(ThreadInputs *inputs, int place, PyObject *data, PyObject *key)
     }
 }
 
-/* Notes (data.shape, data.dtype) for this thread's next run(); data without them is not noted: 0.
- * -1 when asking them raised a BaseException that is not an Exception (it stays raised). The key is
- * made first (asking numpy may run Python code, and that code may copy and run on this thread), then
- * put at the end of what is pending then. */
+/* Room in the thread's keys for `most` of them (a new thread's first copy, or a copy for a Runs
+ * that keeps more than those before): 0, or -1 with an error set. */
 static int
-note_copy(PyObject *data)
+make_room(ThreadInputs *inputs, Py_ssize_t most)
+{
+    if (inputs->capacity >= most) {
+        return 0;
+    }
+    PyObject **keys = PyMem_Realloc(inputs->keys, (size_t)most * sizeof(PyObject *));
+    if (keys == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    inputs->keys = keys;
+    inputs->capacity = most;
+    return 0;
+}
+
+/* Notes (data.shape, data.dtype) for this thread's next run(), keeping at most `most` of them
+ * between two runs (the last); data without them is not noted: 0. -1 when asking them raised a
+ * BaseException that is not an Exception (it stays raised). The key is made first (asking numpy may
+ * run Python code, and that code may copy and run on this thread), then put at the end of what is
+ * pending then. */
+static int
+note_copy(PyObject *data, Py_ssize_t most)
 {
     ThreadInputs *inputs = thread_inputs();
     if (inputs == NULL) {
         return clear_exception();
     }
-    int place = inputs->count < MAX_PENDING ? inputs->count : 0;
+    Py_ssize_t place = inputs->count < most ? inputs->count : 0;
     PyObject *key = reused_key(inputs, place, data);
     if (key == NULL) {
         key = asked_key(data);
@@ -336,8 +361,12 @@ note_copy(PyObject *data)
             keep_for_reuse(inputs, place, data, key);
         }
     }
-    if (inputs->count >= MAX_PENDING) {
+    if (inputs->count >= most) {
         thread_inputs_forget(inputs);
+    }
+    if (make_room(inputs, most) < 0) {
+        Py_DECREF(key);
+        return clear_exception();
     }
     inputs->keys[inputs->count++] = key;
     return 0;
@@ -375,7 +404,7 @@ typedef struct {
     Running *running;
     Ended *ended;
     Py_ssize_t ended_count, ended_capacity;
-    Py_ssize_t fold_at, max_ended, not_counted;
+    Py_ssize_t fold_at, max_ended, max_pending, not_counted;
     unsigned long forks; /* Runs.forked() calls: a run that began before one was the parent's */
 } Runs;
 
@@ -679,10 +708,15 @@ runs_dealloc(Runs *self)
 static PyObject *
 runs_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"process", "wake", "no_inputs", "fold_at", "max_ended", NULL};
+    static char *names[] = {"process", "wake", "no_inputs", "fold_at", "max_ended", "max_pending", NULL};
     PyObject *process, *wake, *no_inputs;
-    Py_ssize_t fold_at, max_ended;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOnn:Runs", names, &process, &wake, &no_inputs, &fold_at, &max_ended)) {
+    Py_ssize_t fold_at, max_ended, max_pending;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOnnn:Runs", names, &process, &wake, &no_inputs, &fold_at,
+                                     &max_ended, &max_pending)) {
+        return NULL;
+    }
+    if (fold_at < 1 || max_ended < 1 || max_pending < 1) {
+        PyErr_SetString(PyExc_ValueError, "Runs: fold_at, max_ended and max_pending are counts of at least 1");
         return NULL;
     }
     Runs *self = (Runs *)type->tp_alloc(type, 0);
@@ -694,6 +728,7 @@ runs_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->no_inputs = Py_NewRef(no_inputs);
     self->fold_at = fold_at;
     self->max_ended = max_ended;
+    self->max_pending = max_pending;
     return (PyObject *)self;
 }
 
@@ -702,7 +737,7 @@ runs_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 typedef struct {
     PyObject_HEAD
     PyObject *original;
-    Runs *runs; /* NULL for the copy's and the changes' wrappers */
+    Runs *runs; /* whose runs (run()) and limits (copy_from_cpu) it notes; NULL for the changes' wrappers */
     vectorcallfunc vectorcall;
 } Wrapper;
 
@@ -790,7 +825,7 @@ recorded_copy(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject
     handles_changed++;
     if (result != NULL) {
         PyObject *data = argument(args, PyVectorcall_NARGS(nargsf), kwnames, 1, str_data);
-        if (data != NULL && note_copy(data) < 0) {
+        if (data != NULL && note_copy(data, wrapper->runs->max_pending) < 0) {
             Py_CLEAR(result); /* a KeyboardInterrupt raised meanwhile goes on, as it would through Python's */
         }
     }
@@ -906,13 +941,13 @@ runs_wrap_run(Runs *self, PyObject *original)
 }
 
 static PyObject *
-wrap_copy(PyObject *module, PyObject *original)
+runs_wrap_copy(Runs *self, PyObject *original)
 {
-    return wrapper_new(original, NULL, recorded_copy);
+    return wrapper_new(original, self, recorded_copy);
 }
 
 static PyObject *
-wrap_change(PyObject *module, PyObject *original)
+runs_wrap_change(Runs *self, PyObject *original)
 {
     return wrapper_new(original, NULL, recorded_change);
 }
@@ -924,6 +959,10 @@ static PyMethodDef runs_methods[] = {
     {"take", (PyCFunction)runs_take, METH_NOARGS,
      "take() -> (until, [(live, start, end, inputs)] ended since the last take, [(live, start)] running)"},
     {"wrap_run", (PyCFunction)runs_wrap_run, METH_O, "wrap_run(Predictor.run): the run() that notes each call"},
+    {"wrap_copy", (PyCFunction)runs_wrap_copy, METH_O,
+     "wrap_copy(Tensor.copy_from_cpu): the copy that notes each array's shape and dtype for its thread's next run()"},
+    {"wrap_change", (PyCFunction)runs_wrap_change, METH_O,
+     "wrap_change(Tensor.reshape): the method, noting that an input handle may have changed (the next run() reads them)"},
     {"forked", (PyCFunction)runs_forked, METH_NOARGS, "forked(): in the child of a fork, the parent's runs forgotten"},
     {NULL},
 };
@@ -937,7 +976,7 @@ static PyGetSetDef runs_getset[] = {
 static PyTypeObject RunsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "paddle_doctor.record._native.Runs",
-    .tp_doc = "Runs(process, wake, no_inputs, fold_at, max_ended): the runs of a process's predictors.",
+    .tp_doc = "Runs(process, wake, no_inputs, fold_at, max_ended, max_pending): the runs of a process's predictors.",
     .tp_basicsize = sizeof(Runs),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = runs_new,
@@ -948,20 +987,11 @@ static PyTypeObject RunsType = {
     .tp_getset = runs_getset,
 };
 
-static PyMethodDef module_methods[] = {
-    {"wrap_copy", wrap_copy, METH_O,
-     "wrap_copy(Tensor.copy_from_cpu): the copy that notes each array's shape and dtype for its thread's next run()"},
-    {"wrap_change", wrap_change, METH_O,
-     "wrap_change(Tensor.reshape): the method, noting that an input handle may have changed (the next run() reads them)"},
-    {NULL},
-};
-
 static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT,
     .m_name = "paddle_doctor.record._native",
     .m_doc = "The recorder's runs kept in C (see python_runs.py for the same in Python).",
     .m_size = -1,
-    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC
@@ -989,10 +1019,6 @@ PyInit__native(void)
     Py_INCREF(&RunsType);
     if (PyModule_AddObject(module, "Runs", (PyObject *)&RunsType) < 0) {
         Py_DECREF(&RunsType);
-        Py_DECREF(module);
-        return NULL;
-    }
-    if (PyModule_AddIntConstant(module, "MAX_PENDING", MAX_PENDING) < 0) {
         Py_DECREF(module);
         return NULL;
     }

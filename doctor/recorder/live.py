@@ -3,7 +3,11 @@ of their ``run()``, noted by the wrappers of the process's :attr:`Process.runs` 
 
 The runs are noted in C (``_native.c``, built with the package where a compiler was at hand) or,
 where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE`` is off (``0``), in Python
-(:mod:`.python_runs`); both note the same things and hand them over the same way. A ``run()``
+(:mod:`.python_runs`); both note the same things and hand them over the same way, the :class:`Runs`
+protocol, made with the limits below, and :func:`chosen_runs` picks one.
+``PADDLE_DOCTOR_RECORD_NATIVE=require`` demands the C one: where it is not built, the runs are
+noted in Python and the record's errors say why (the writer says it on stderr too), as the recorder
+never raises into the service. A ``run()``
 notes the least: its predictor, the inputs its thread copied in since its last ``run()``
 (``Tensor.copy_from_cpu`` notes each array's shape and dtype on the thread), and its start and
 end. A ``run()`` with no inputs copied (the same inputs run again, or shared with
@@ -27,13 +31,14 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.vocabulary import BuiltBy, Recorder
-from . import python_runs
 from .callers import build_site
-from .location import NATIVE, switch
+from .location import NATIVE, REQUIRE, native_required, switch
+from .python_runs import PythonRuns
 
 if TYPE_CHECKING:
     from ..facts.recorded import BuildSite, ModelFiles, RecordedConfig
@@ -42,7 +47,7 @@ MAX_PREDICTORS = 64
 MAX_SHAPES = 32
 MAX_SEEN = 4 * MAX_SHAPES  # the inputs noted kept as counted: one shape seen with dtypes of each kind, and a few more
 MAX_ERRORS = 8
-MAX_PENDING = 64
+MAX_PENDING = 64  # inputs a thread copied in kept for its next run(): the last ones
 FOLD_AT = 4096  # runs waiting: the writer is woken to fold them
 MAX_EVENTS = 16384  # runs waiting past which a run is not counted (a writer stuck)
 BUCKETS = 64 << 3
@@ -80,15 +85,71 @@ def dtype_name(dtype: Any) -> str:
     return str(dtype).rpartition(".")[2].lower() if dtype is not None else "unknown"
 
 
-def native_module() -> Any:
-    """The C recorder's module, or None where it was not built or ``PADDLE_DOCTOR_RECORD_NATIVE`` is off."""
-    if not switch(os.environ, NATIVE):
-        return None
+class Runs(Protocol):
+    """The runs of a process's predictors, noted by the wrappers it makes, as both recorders keep
+    them: ``_native.Runs`` in C and :class:`~.python_runs.PythonRuns`, each made as
+    ``Runs(process, wake, no_inputs, fold_at, max_ended, max_pending)`` (:data:`FOLD_AT`,
+    :data:`MAX_EVENTS`, :data:`MAX_PENDING`)."""
+
+    @property
+    def not_counted(self) -> int:
+        """Runs not counted: past ``max_ended`` waiting."""
+
+    @property
+    def waiting(self) -> int:
+        """Runs ended and not yet taken."""
+
+    def remember(self, predictor: Any, live: LivePredictor) -> None:
+        """The runs of ``predictor`` are ``live``'s."""
+
+    def forget(self, key: int, live: LivePredictor) -> None:
+        """The predictor of ``id()`` ``key``, ``live``'s, is gone."""
+
+    def known(self, predictor: Any) -> LivePredictor | None:
+        """The predictor's :class:`LivePredictor`, where it was remembered."""
+
+    def take(self) -> tuple[int, list[tuple[Any, int, int, Any]], list[tuple[Any, int]]]:
+        """(until, [(live, start, end, inputs)] of the runs ended since the last take, [(live, start)] running then)."""
+
+    def wrap_run(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Predictor.run`` that notes each call."""
+
+    def wrap_copy(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Tensor.copy_from_cpu`` that notes each array's shape and dtype for its thread's next ``run()``."""
+
+    def wrap_change(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Tensor.reshape`` and the like, noting that an input handle may have changed."""
+
+    def forked(self) -> None:
+        """In the child of a fork: the parent's runs forgotten."""
+
+
+RunsKind = Callable[["Process", Callable[[], None], Any, int, int, int], Runs]
+
+
+@dataclass(frozen=True)
+class ChosenRuns:
+    """The recorder of runs the environment chose, and where the C one was demanded and is not
+    built, why (``unmet``)."""
+
+    kind: RunsKind
+    recorder: Recorder
+    unmet: str | None = None
+
+
+def chosen_runs(environ: Mapping[str, str]) -> ChosenRuns:
+    """The C recorder, unless ``PADDLE_DOCTOR_RECORD_NATIVE`` is off (:func:`~.location.switch`) or
+    its module was not built; then Python's, saying why where ``PADDLE_DOCTOR_RECORD_NATIVE=require``
+    demanded the C one."""
+    if not switch(environ, NATIVE):
+        return ChosenRuns(PythonRuns, Recorder.PYTHON)
     try:
         from . import _native
-    except ImportError:
-        return None
-    return _native
+    except ImportError as exc:
+        unmet = (f"{NATIVE}={REQUIRE} and the recorder's C module is not built here ({exc!s:.200}): "
+                 "the runs are noted in Python") if native_required(environ) else None
+        return ChosenRuns(PythonRuns, Recorder.PYTHON, unmet)
+    return ChosenRuns(_native.Runs, Recorder.NATIVE)
 
 
 class Process:
@@ -96,8 +157,9 @@ class Process:
     across predictors, the recorder's own failures. :meth:`fold` is called by one thread at a time
     (the writer's lock)."""
 
-    def __init__(self, native: Any = None) -> None:
-        """``native``: the C recorder's module (default: :func:`native_module`'s), or False for Python's."""
+    def __init__(self, native: bool | None = None) -> None:
+        """``native``: the recorder of runs the environment chooses (None, :func:`chosen_runs`), the C
+        one demanded (True: as ``PADDLE_DOCTOR_RECORD_NATIVE=require``), or Python's (False)."""
         self.lock = threading.Lock()
         self.predictors: list[LivePredictor] = []
         self.not_kept = 0
@@ -107,10 +169,13 @@ class Process:
         self.peak_threads = 0
         self.errors: list[str] = []
         self.on_first_predictor: Callable[[], None] | None = None
-        self.native = native_module() if native is None else native or None
-        kind = self.native.Runs if self.native is not None else python_runs.PythonRuns
-        self.recorder = Recorder.NATIVE if self.native is not None else Recorder.PYTHON
-        self.runs = kind(self, self.wake_writer, NO_INPUTS, FOLD_AT, MAX_EVENTS)
+        chosen = ChosenRuns(PythonRuns, Recorder.PYTHON) if native is False else \
+            chosen_runs(os.environ if native is None else {NATIVE: REQUIRE})
+        self.recorder = chosen.recorder
+        self.unmet = chosen.unmet  # the C recorder demanded and not built: said in the errors, and by the writer
+        if chosen.unmet is not None:
+            self.failed(chosen.unmet)
+        self.runs: Runs = chosen.kind(self, self.wake_writer, NO_INPUTS, FOLD_AT, MAX_EVENTS, MAX_PENDING)
 
     def wake_writer(self) -> None:
         self.wake.set()
@@ -134,15 +199,11 @@ class Process:
     def recorded_change(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """``Tensor.reshape``, ``share_external_data`` and the like: each may change an input handle,
         so the next ``run()`` with nothing copied in reads them again."""
-        if self.native is not None:
-            return self.native.wrap_change(original)
-        return python_runs.wrap_change(original)
+        return self.runs.wrap_change(original)
 
     def recorded_copy(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for its thread's next ``run()``."""
-        if self.native is not None:
-            return self.native.wrap_copy(original)
-        return python_runs.wrap_copy(original, MAX_PENDING)
+        return self.runs.wrap_copy(original)
 
     def failed(self, message: str) -> None:
         errors = self.errors

@@ -17,6 +17,7 @@ NATIVE = "PADDLE_DOCTOR_RECORD_NATIVE"  # off: the runs noted in Python even whe
 SWITCHES = {SWITCH: False, NATIVE: True}  # each switch, and what it is when unset
 ON_WORDS = ("1", "true", "yes", "on")
 OFF_WORDS = ("0", "false", "no", "off")
+REQUIRE = "require"  # PADDLE_DOCTOR_RECORD_NATIVE=require: on, and where the C recorder is not built, said loudly
 DEFAULT_INTERVAL_S = 5.0
 INTERVAL_RANGE_S = (0.1, 3600.0)  # an hour at most: what the doctor reads is never older (and Event.wait takes no inf)
 QUOTED = 40
@@ -27,6 +28,11 @@ def switch(environ: Mapping[str, str], name: str) -> bool:
     ``0``, ``false``, ``no``, ``off`` (in any case, spaces around) are off; anything else is on."""
     word = environ.get(name, "").strip().lower()
     return word not in OFF_WORDS if word else SWITCHES[name]
+
+
+def native_required(environ: Mapping[str, str]) -> bool:
+    """Whether ``PADDLE_DOCTOR_RECORD_NATIVE=require`` (in any case, spaces around) demands the C recorder."""
+    return environ.get(NATIVE, "").strip().lower() == REQUIRE
 
 
 def interval_s(environ: Mapping[str, str]) -> tuple[float, str | None]:
@@ -51,8 +57,9 @@ def settings_problems(environ: Mapping[str, str]) -> list[str]:
     problems = [problem for problem in [interval_s(environ)[1]] if problem]
     for name in SWITCHES:
         word = environ.get(name, "").strip()
-        if word and word.lower() not in ON_WORDS + OFF_WORDS:
-            problems.append(f"{name}={word[:QUOTED]!r}: expected {', '.join(ON_WORDS)} or {', '.join(OFF_WORDS)}; read as on")
+        demand = f" or {REQUIRE}" if name == NATIVE else ""
+        if word and word.lower() not in ON_WORDS + OFF_WORDS and not (demand and native_required(environ)):
+            problems.append(f"{name}={word[:QUOTED]!r}: expected {', '.join(ON_WORDS)} or {', '.join(OFF_WORDS)}{demand}; read as on")
     return problems
 
 

@@ -1,5 +1,5 @@
 """The recorder's runs noted in Python, where its C module (``_native.c``) was not built: the same
-methods as its ``Runs``, for :class:`~.live.Process` to fold.
+methods as its ``Runs`` (the :class:`~.live.Runs` protocol), for :class:`~.live.Process` to fold.
 
 ``run()`` does the least Python can: one dictionary get for its predictor, the inputs its thread
 copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each array's shape and dtype on
@@ -28,12 +28,14 @@ CHANGES = itertools.count(1)
 class PythonRuns:
     """The runs of a process's predictors, noted by the ``run()`` of :meth:`wrap_run`."""
 
-    def __init__(self, process: Any, wake: Callable[[], None], no_inputs: Any, fold_at: int, max_ended: int) -> None:
+    def __init__(self, process: Any, wake: Callable[[], None], no_inputs: Any, fold_at: int, max_ended: int,
+                 max_pending: int) -> None:
         self.process = process
         self.wake = wake
         self.no_inputs = no_inputs
         self.fold_at = fold_at
         self.max_ended = max_ended
+        self.max_pending = max_pending
         self.by_id: dict[int, Any] = {}
         self.events: list[list[Any]] = []  # [live, start, end, inputs] of each run, appended as it starts
         self.running: list[list[Any]] = []  # runs still running at the last take
@@ -140,42 +142,40 @@ class PythonRuns:
         run.__doc__ = getattr(original, "__doc__", None)
         return run
 
+    def wrap_copy(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``
+        (at most ``max_pending`` between two). Its arguments are Paddle's own (``data``, by position or by name)."""
+        pending, changed, changes, most = PENDING, CHANGED, CHANGES, self.max_pending
 
-def wrap_copy(original: Callable[..., Any], most: int) -> Callable[..., Any]:
-    """``Tensor.copy_from_cpu`` that notes the array's shape and dtype for this thread's next ``run()``
-    (at most ``most`` between two). Its arguments are Paddle's own (``data``, by position or by name)."""
-    pending, changed, changes = PENDING, CHANGED, CHANGES
+        def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
+            try:
+                result = original(tensor, data, *more) if more else original(tensor, data)
+            finally:
+                changed[0] = next(changes)
+            try:
+                seen = (data.shape, data.dtype)
+                copied = getattr(pending, "inputs", None)
+                if copied is None or len(copied) >= most:
+                    pending.inputs = [seen]
+                else:
+                    copied.append(seen)
+            except Exception:  # a list of strings has neither
+                pass
+            return result
 
-    def copy_from_cpu(tensor: Any, data: Any, *more: Any) -> Any:
-        try:
-            result = original(tensor, data, *more) if more else original(tensor, data)
-        finally:
-            changed[0] = next(changes)
-        try:
-            seen = (data.shape, data.dtype)
-            copied = getattr(pending, "inputs", None)
-            if copied is None or len(copied) >= most:
-                pending.inputs = [seen]
-            else:
-                copied.append(seen)
-        except Exception:  # a list of strings has neither
-            pass
-        return result
+        copy_from_cpu.__doc__ = getattr(original, "__doc__", None)
+        return copy_from_cpu
 
-    copy_from_cpu.__doc__ = getattr(original, "__doc__", None)
-    return copy_from_cpu
+    def wrap_change(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``Tensor.reshape``, ``share_external_data`` and the like, noting that an input handle may have changed."""
+        changed, changes = CHANGED, CHANGES
 
+        def changing(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(tensor, *args, **kwargs)
+            finally:
+                changed[0] = next(changes)
 
-def wrap_change(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``Tensor.reshape``, ``share_external_data`` and the like, noting that an input handle may have changed."""
-    changed, changes = CHANGED, CHANGES
-
-    def changing(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(tensor, *args, **kwargs)
-        finally:
-            changed[0] = next(changes)
-
-    changing.__name__ = changing.__qualname__ = getattr(original, "__name__", "changing")
-    changing.__doc__ = getattr(original, "__doc__", None)
-    return changing
+        changing.__name__ = changing.__qualname__ = getattr(original, "__name__", "changing")
+        changing.__doc__ = getattr(original, "__doc__", None)
+        return changing

@@ -144,8 +144,9 @@ def sweep(folder: Path, now: float) -> None:
 class Writer:
     """Writes ``process``'s record every ``interval`` seconds from a daemon thread, and at exit, once
     started; the folder is made absolute as it is made, against the service's working directory (it
-    may change it later), and what is wrong with the recorder's variables is said (kept in the
-    record, and on stderr). A child forked from the service writes its own (:meth:`forked`)."""
+    may change it later), and what is wrong with the recorder's variables, or the C recorder demanded
+    and not built, is said (kept in the record, and on stderr). A child forked from the service writes
+    its own (:meth:`forked`)."""
 
     def __init__(self, process: Process) -> None:
         self.process = process
@@ -154,6 +155,8 @@ class Writer:
         for problem in settings_problems(os.environ):
             process.failed(problem)
             say(problem)
+        if process.unmet is not None:  # the C recorder demanded and not built: in the record's errors already
+            say(process.unmet)
         self.said = False
         self.swept = False
         self.started = False
