@@ -9,12 +9,9 @@ guesses. ``branch_condition``: the condition under which a node runs in its func
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .module import FUNCTIONS, Module, text
-
-if TYPE_CHECKING:
-    from .evaluate import Evaluator
+from .values import Evaluates
 
 Values = list[ast.expr]
 
@@ -23,7 +20,7 @@ class _NotFollowed(Exception):
     """A statement binds the name in a way the reading does not follow."""
 
 
-def reaching(evaluator: Evaluator, name: str, use: ast.AST, body: list[ast.stmt], depth: int = 0) -> Values | None:
+def reaching(evaluator: Evaluates, name: str, use: ast.AST, body: list[ast.stmt], depth: int = 0) -> Values | None:
     """The values assigned to ``name`` in ``body`` (a function's) that may reach ``use``; None when
     they are not known, an empty list when none is assigned before it."""
     around = set(evaluator.module.ancestors(use))
@@ -34,7 +31,7 @@ def reaching(evaluator: Evaluator, name: str, use: ast.AST, body: list[ast.stmt]
     return values
 
 
-def _through(evaluator: Evaluator, name: str, use: ast.AST, around: set[ast.AST], body: list[ast.stmt],
+def _through(evaluator: Evaluates, name: str, use: ast.AST, around: set[ast.AST], body: list[ast.stmt],
              current: Values, depth: int) -> tuple[Values, bool]:
     """The values after ``body`` (or at ``use``, then True: the use was reached)."""
     for statement in body:
@@ -51,7 +48,7 @@ def _through(evaluator: Evaluator, name: str, use: ast.AST, around: set[ast.AST]
     return current, False
 
 
-def _after(evaluator: Evaluator, name: str, use: ast.AST, around: set[ast.AST], statement: ast.stmt, current: Values,
+def _after(evaluator: Evaluates, name: str, use: ast.AST, around: set[ast.AST], statement: ast.stmt, current: Values,
            depth: int) -> Values:
     if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -87,7 +84,7 @@ def _declares(statement: ast.stmt, name: str) -> bool:
         for node in ast.walk(statement))
 
 
-def branch_condition(module: Module, evaluator: Evaluator, node: ast.AST, depth: int = 0) -> tuple[str | None, bool | None]:
+def branch_condition(module: Module, evaluator: Evaluates, node: ast.AST, depth: int = 0) -> tuple[str | None, bool | None]:
     """The condition under which ``node`` runs inside its function (``args.use_gpu``, ``not
     args.use_gpu`` in the ``else``), and whether it holds: True (the condition is None then),
     False, or None when its inputs are not known."""

@@ -8,18 +8,14 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .module import Function
-from .values import NOT_KNOWN, UNKNOWN, Evaluation
-
-if TYPE_CHECKING:
-    from .evaluate import Evaluator
+from .values import NOT_KNOWN, UNKNOWN, Evaluates, Evaluation
 
 MUTATORS = ("update", "pop", "popitem", "setdefault", "clear", "append", "extend", "insert", "remove")
 
 
-def changed(evaluator: Evaluator, function: Function, result: Evaluation, depth: int) -> Evaluation:
+def changed(evaluator: Evaluates, function: Function, result: Evaluation, depth: int) -> Evaluation:
     """``result`` (a mapping or list ``function`` returns) with every item ``function`` assigns not known."""
     stores: list[ast.Subscript] = []
     for sub in ast.walk(function):

@@ -107,40 +107,52 @@ class Evaluator:
     def _evaluate(self, node: ast.expr, depth: int) -> Evaluation:
         if isinstance(node, ast.Constant):
             return Evaluation(literal(node.value), True)
-        if isinstance(node, ast.Name) and node.id == "__file__" and not self._assigned("__file__", None):
-            return Evaluation(ModulePath.of_module(self.module.file), True)
         if isinstance(node, ast.Name):
             return self._name(node, depth)
         if isinstance(node, ast.Call):
             return self._call(node, depth)
-        if isinstance(node, ast.Subscript) and self.module.canonical(node.value) == ENV_MAPPING:
-            return self._environment(self.evaluate(node.slice, depth + 1), None)
         if isinstance(node, ast.Subscript):
-            container, key = self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1)
-            if not container.known and key.known and _literal(key.value):
-                at_each_call = self._per_call(node.value, lambda passed: ast.Subscript(passed, ast.Constant(key.value), ast.Load()), depth)
-                if at_each_call is not None:
-                    return at_each_call
-            return self._item(container, key, None)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
-            inner = self.evaluate(node.operand, depth + 1)
-            if not inner.known:
-                return inner
-            return replace(inner, value=-inner.value if isinstance(node.op, ast.USub) else not inner.value)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-            left, right = self.evaluate(node.left, depth + 1), self.evaluate(node.right, depth + 1)
-            if left.known and isinstance(left.value, ModulePath) and left.value.as_path and right.known and isinstance(right.value, str):
-                return Evaluation(left.value / right.value, True)
-        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
-            return self._arithmetic(node, depth)
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-            return self._first_truthy(node, depth)
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-            return self._first_falsy(node, depth)
-        if isinstance(node, ast.Compare) and all(type(op) in COMPARISONS for op in node.ops):
+            return self._subscript(node, depth)
+        if isinstance(node, ast.UnaryOp):
+            return self._unary(node, depth)
+        if isinstance(node, ast.BinOp):
+            return self._binary(node, depth)
+        if isinstance(node, ast.BoolOp):
+            return self._first_truthy(node, depth) if isinstance(node.op, ast.Or) else self._first_falsy(node, depth)
+        if isinstance(node, ast.Compare):
             return self._compare(node, depth)
         if isinstance(node, ast.Attribute):
             return self._attribute(node, depth)
+        return self._unknown(node)
+
+    def _subscript(self, node: ast.Subscript, depth: int) -> Evaluation:
+        """``os.environ[NAME]``, ``mapping[key]``, or ``holder[key]`` of a parameter its callers pass mappings for."""
+        if self.module.canonical(node.value) == ENV_MAPPING:
+            return self._environment(self.evaluate(node.slice, depth + 1), None)
+        container, key = self.evaluate(node.value, depth + 1), self.evaluate(node.slice, depth + 1)
+        if not container.known and key.known and _literal(key.value):
+            at_each_call = self._per_call(node.value, lambda passed: ast.Subscript(passed, ast.Constant(key.value), ast.Load()), depth)
+            if at_each_call is not None:
+                return at_each_call
+        return self._item(container, key, None)
+
+    def _unary(self, node: ast.UnaryOp, depth: int) -> Evaluation:
+        """``-a`` and ``not a``."""
+        if not isinstance(node.op, (ast.USub, ast.Not)):
+            return self._unknown(node)
+        inner = self.evaluate(node.operand, depth + 1)
+        if not inner.known:
+            return inner
+        return replace(inner, value=-inner.value if isinstance(node.op, ast.USub) else not inner.value)
+
+    def _binary(self, node: ast.BinOp, depth: int) -> Evaluation:
+        """Arithmetic on numbers, and ``path / "name"`` of a known path."""
+        if isinstance(node.op, ast.Div):
+            left, right = self.evaluate(node.left, depth + 1), self.evaluate(node.right, depth + 1)
+            if left.known and isinstance(left.value, ModulePath) and left.value.as_path and right.known and isinstance(right.value, str):
+                return Evaluation(left.value / right.value, True)
+        if type(node.op) in OPERATORS:
+            return self._arithmetic(node, depth)
         return self._unknown(node)
 
     def _item(self, container: Evaluation, key: Evaluation, default: Evaluation | None) -> Evaluation:
@@ -212,6 +224,8 @@ class Evaluator:
         return None
 
     def _compare(self, node: ast.Compare, depth: int) -> Evaluation:
+        if not all(type(op) in COMPARISONS for op in node.ops):
+            return self._unknown(node)
         operands = [self.evaluate(operand, depth + 1) for operand in [node.left, *node.comparators]]
         if not all(operand.known for operand in operands):
             return unknown_of(operands)
@@ -238,15 +252,17 @@ class Evaluator:
         return Evaluation(host_cpu_count=counts_cpus)
 
     def _name(self, node: ast.Name, depth: int) -> Evaluation:
+        if node.id == "__file__" and not self.assigned("__file__", None):
+            return Evaluation(ModulePath.of_module(self.module.file), True)
         function = self.module.enclosing_function(node)
         if function is not None and node.id in {arg.arg for arg in function.args.args + function.args.kwonlyargs}:
             return self._parameter(function, node.id, depth)
         if function is not None and function.args.kwarg is not None and node.id == function.args.kwarg.arg:
             return self._keywords(function, depth)
-        values = self._assigned(node.id, function)
+        values = self.assigned(node.id, function)
         if values and function is not None:
             values = flow.reaching(self, node.id, node, function.body, depth) or values  # those that reach this use
-        values = values or (self._assigned(node.id, None) if function is not None else [])
+        values = values or (self.assigned(node.id, None) if function is not None else [])
         if not values:
             return UNKNOWN
         results = [self.evaluate(value, depth + 1) for value in values]
@@ -275,7 +291,7 @@ class Evaluator:
         function = self.module.enclosing_function(holder)
         if (not isinstance(holder, ast.Name) or function is None or depth > MAX_DEPTH
                 or holder.id not in {arg.arg for arg in function.args.args + function.args.kwonlyargs}
-                or self._assigned(holder.id, function)):
+                or self.assigned(holder.id, function)):
             return None
         results = []
         for evaluator, call, skipped in self.sites(function, depth):
@@ -287,7 +303,7 @@ class Evaluator:
             return None
         return results[0] if all(result == results[0] for result in results) else unknown_of(results)
 
-    def _assigned(self, name: str, function: ast.AST | None) -> list[ast.expr]:
+    def assigned(self, name: str, function: ast.AST | None) -> list[ast.expr]:
         """Every value assigned to ``name`` directly in the function (or the module's top level);
         none when the name is also bound another way there (``+=``, a loop, unpacking, ``global``
         in a function, an import...), which would make any of those values a guess."""
@@ -344,57 +360,95 @@ class Evaluator:
         return results[0] if all(result == results[0] for result in results) else UNKNOWN
 
     def _call(self, node: ast.Call, depth: int) -> Evaluation:
+        """A call the reading knows (each of :meth:`_call_rules`, in turn, until one says its value), else
+        what the function it calls returns (one of this module's by its name, or another module's)."""
         name = self.module.canonical(node.func)
-        if name in LOADERS and node.args:
-            path = self._opened(node.args[0], depth + 1)
-            document = load(path.value, LOADERS[name]) if path.known else None
-            return Evaluation(document, True) if document is not None else self._unknown(node)
-        if name in PATH_CLASSES + PATH_FUNCTIONS and node.args and not node.keywords:
-            values = [self.evaluate(arg, depth + 1) for arg in node.args]
-            if all(value.known for value in values):
-                built = (values[0].value.moved(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
-                         and isinstance(values[0].value, ModulePath) else path_function(name, [v.value for v in values]))
-                if built is not None:
-                    return Evaluation(built, True)
-        if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_METHODS and not node.args:
-            value = path_attribute(self.evaluate(node.func.value, depth + 1).value, node.func.attr)
-            if value is not None:
-                return Evaluation(value, True)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and 1 <= len(node.args) <= 2 and name != ENV_MAPPING + ".get":
-            container = self.evaluate(node.func.value, depth + 1)
-            default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
-            key = self.evaluate(node.args[0], depth + 1)
-            if container.known and isinstance(container.value, dict):
-                return self._item(container, key, default)
-            if not container.known and key.known and default.known and _literal(key.value) and _literal(default.value):
-                at_each_call = self._per_call(node.func.value, lambda passed: ast.Call(
-                    ast.Attribute(passed, "get", ast.Load()), [ast.Constant(key.value), ast.Constant(default.value)], []), depth)
-                if at_each_call is not None:
-                    return at_each_call
-        if name == "str" and len(node.args) == 1:
-            inner = self.evaluate(node.args[0], depth + 1)
-            if inner.known and isinstance(inner.value, ModulePath):
-                return Evaluation(inner.value.moved(inner.value.path, False), True)
-        if name in ENV_GETTERS and node.args:
-            fallback = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
-            return self._environment(self.evaluate(node.args[0], depth + 1),
-                                     self.evaluate(fallback, depth + 1) if fallback is not None else None)
-        if name in CONVERSIONS and len(node.args) == 1 and not node.keywords:
-            inner = self.evaluate(node.args[0], depth + 1)
-            if not inner.known:
-                return inner
-            try:
-                return replace(inner, value=_convert(CONVERSIONS[name], inner.value))
-            except (TypeError, ValueError):
-                return replace(inner, value=None, known=False)
-        if name == "hasattr" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-            has = namespaces.has_argument(self, node.args[0], node.args[1].value, depth)
-            if has is not None:
-                return Evaluation(has, True)
-        if isinstance(node.func, ast.Name) and node.func.id in self.module.functions and len(self.module.functions[node.func.id]) != 1:
-            return self._unknown(node)
+        for rule in self._call_rules():
+            result = rule(node, name, depth)
+            if result is not None:
+                return result
         called = self.function_called(node)
         return called[0]._returned(called[1], node, depth) if called is not None else self._unknown(node)
+
+    def _call_rules(self) -> tuple[Callable[[ast.Call, str | None, int], Evaluation | None], ...]:
+        """The calls the reading knows, each saying its value or None where it is not that call (or says nothing)."""
+        return (self._loaded, self._path_made, self._path_method, self._got, self._path_text, self._from_environment,
+                self._converted, self._has_argument)
+
+    def _loaded(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``yaml.safe_load(f)`` / ``json.load(f)`` of a file the module opens by a path it builds."""
+        if name not in LOADERS or not node.args:
+            return None
+        path = self._opened(node.args[0], depth + 1)
+        document = load(path.value, LOADERS[name]) if path.known else None
+        return Evaluation(document, True) if document is not None else self._unknown(node)
+
+    def _path_made(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``Path(...)``, ``os.path.join(...)`` and the like of known parts."""
+        if name not in PATH_CLASSES + PATH_FUNCTIONS or not node.args or node.keywords:
+            return None
+        values = [self.evaluate(arg, depth + 1) for arg in node.args]
+        if not all(value.known for value in values):
+            return None
+        built = (values[0].value.moved(values[0].value.path, True) if name in PATH_CLASSES and len(values) == 1
+                 and isinstance(values[0].value, ModulePath) else path_function(name, [v.value for v in values]))
+        return Evaluation(built, True) if built is not None else None
+
+    def _path_method(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``path.resolve()`` and the like of a known path."""
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in PATH_METHODS and not node.args):
+            return None
+        value = path_attribute(self.evaluate(node.func.value, depth + 1).value, node.func.attr)
+        return Evaluation(value, True) if value is not None else None
+
+    def _got(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``mapping.get(key, default)`` of a known mapping, or of a parameter its callers pass mappings for."""
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr == "get" and 1 <= len(node.args) <= 2
+                and name != ENV_MAPPING + ".get"):
+            return None
+        container = self.evaluate(node.func.value, depth + 1)
+        default = self.evaluate(node.args[1], depth + 1) if len(node.args) == 2 else Evaluation(None, True)
+        key = self.evaluate(node.args[0], depth + 1)
+        if container.known and isinstance(container.value, dict):
+            return self._item(container, key, default)
+        if container.known or not (key.known and default.known and _literal(key.value) and _literal(default.value)):
+            return None
+        return self._per_call(node.func.value, lambda passed: ast.Call(
+            ast.Attribute(passed, "get", ast.Load()), [ast.Constant(key.value), ast.Constant(default.value)], []), depth)
+
+    def _path_text(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``str(path)`` of a known path."""
+        if name != "str" or len(node.args) != 1:
+            return None
+        inner = self.evaluate(node.args[0], depth + 1)
+        return Evaluation(inner.value.moved(inner.value.path, False), True) if inner.known and isinstance(inner.value, ModulePath) else None
+
+    def _from_environment(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``os.environ.get(NAME, default)`` and ``os.getenv(NAME, default=...)``."""
+        if name not in ENV_GETTERS or not node.args:
+            return None
+        fallback = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+        return self._environment(self.evaluate(node.args[0], depth + 1),
+                                 self.evaluate(fallback, depth + 1) if fallback is not None else None)
+
+    def _converted(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``int(x)``, ``float(x)``, ``str(x)`` and ``bool(x)`` of a known value."""
+        if name not in CONVERSIONS or len(node.args) != 1 or node.keywords:
+            return None
+        inner = self.evaluate(node.args[0], depth + 1)
+        if not inner.known:
+            return inner
+        try:
+            return replace(inner, value=_convert(CONVERSIONS[name], inner.value))
+        except (TypeError, ValueError):
+            return replace(inner, value=None, known=False)
+
+    def _has_argument(self, node: ast.Call, name: str | None, depth: int) -> Evaluation | None:
+        """``hasattr(args, "name")`` of parsed arguments."""
+        if name != "hasattr" or len(node.args) != 2 or not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            return None
+        has = namespaces.has_argument(self, node.args[0], node.args[1].value, depth)
+        return Evaluation(has, True) if has is not None else None
 
     def _environment(self, variable: Evaluation, fallback: Evaluation | None) -> Evaluation:
         if not (variable.known and isinstance(variable.value, str)):

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .attributes import argparse_defaults, attribute_assigned
 from .module import Function, passed_for
-from .values import UNKNOWN, Evaluation, unknown_of
-
-if TYPE_CHECKING:
-    from .evaluate import Evaluator
+from .values import UNKNOWN, Evaluates, Evaluation, unknown_of
 
 MAKERS = ("parse_args", "parse_known_args")  # a parser's methods that make the namespace
 NAMESPACE_CLASSES = ("argparse.Namespace",)
@@ -30,12 +26,12 @@ class Made:
     """Where a namespace was made: the module's evaluator, the function (None: the module's top
     level) and the name it was bound to there ("" where it was made to be passed on at once)."""
 
-    evaluator: Evaluator
+    evaluator: Evaluates
     function: Function | None
     name: str
 
 
-def made_at(evaluator: Evaluator, node: ast.expr, depth: int = 0) -> list[Made] | None:
+def made_at(evaluator: Evaluates, node: ast.expr, depth: int = 0) -> list[Made] | None:
     """Where the namespace a name holds was made, one place per path of calls; None when it holds no
     namespace the doctor can follow (a parameter some caller passes something else). A path that
     ends at a parameter nothing read passes (a function none calls) leads nowhere: it adds no place.
@@ -47,7 +43,7 @@ def made_at(evaluator: Evaluator, node: ast.expr, depth: int = 0) -> list[Made] 
     return evaluator.memo[key]
 
 
-def _made_at(evaluator: Evaluator, node: ast.expr, depth: int) -> list[Made] | None:
+def _made_at(evaluator: Evaluates, node: ast.expr, depth: int) -> list[Made] | None:
     if isinstance(node, ast.Call) and evaluator.module.canonical(node.func) in COPIES and len(node.args) == 1:
         return made_at(evaluator, node.args[0], depth + 1)
     if isinstance(node, ast.Call) and makes_namespace(evaluator, node, depth):  # ``main(parse_args())``
@@ -63,14 +59,14 @@ def _made_at(evaluator: Evaluator, node: ast.expr, depth: int) -> list[Made] | N
                 return None
             found.extend(made)
         return found
-    scope = function if function is not None and evaluator._assigned(node.id, function) else None
-    values = evaluator._assigned(node.id, scope)
+    scope = function if function is not None and evaluator.assigned(node.id, function) else None
+    values = evaluator.assigned(node.id, scope)
     if values and all(makes_namespace(evaluator, value, depth) for value in values):
         return [Made(evaluator, scope, node.id)]
     return None
 
 
-def makes_namespace(evaluator: Evaluator, value: ast.expr, depth: int) -> bool:
+def makes_namespace(evaluator: Evaluates, value: ast.expr, depth: int) -> bool:
     """``parser.parse_args()``, ``argparse.Namespace(...)``, or a call of a function every ``return`` of which is one."""
     if not isinstance(value, ast.Call) or depth > MAX_DEPTH:
         return False
@@ -86,7 +82,7 @@ def makes_namespace(evaluator: Evaluator, value: ast.expr, depth: int) -> bool:
     return bool(returns) and all(makes_namespace(owner, returned, depth + 1) for returned in returns)
 
 
-def argument(evaluator: Evaluator, node: ast.Attribute, depth: int) -> Evaluation | None:
+def argument(evaluator: Evaluates, node: ast.Attribute, depth: int) -> Evaluation | None:
     """The value of ``args.name``; None when ``args`` holds no namespace."""
     made = made_at(evaluator, node.value, depth)
     if not made:
@@ -97,7 +93,7 @@ def argument(evaluator: Evaluator, node: ast.Attribute, depth: int) -> Evaluatio
     return results[0] if all(result == results[0] for result in results) else unknown_of(results)
 
 
-def has_argument(evaluator: Evaluator, holder: ast.expr, name: str, depth: int) -> bool | None:
+def has_argument(evaluator: Evaluates, holder: ast.expr, name: str, depth: int) -> bool | None:
     """``hasattr(args, "name")``: True where ``args`` holds a namespace some ``add_argument`` gives ``name``; None when not known."""
     if not made_at(evaluator, holder, depth):
         return None
@@ -118,7 +114,7 @@ def _value(place: Made, name: str, depth: int) -> Evaluation:
     return default(place.evaluator, name, depth)
 
 
-def default(evaluator: Evaluator, name: str, depth: int) -> Evaluation:
+def default(evaluator: Evaluates, name: str, depth: int) -> Evaluation:
     """The default the modules read give the argument ``name``, where they agree."""
     results = [evaluator.of(module).evaluate(value, depth + 1)
                for module in evaluator.modules() for value in argparse_defaults(module, name)]
@@ -142,7 +138,7 @@ def _updates(place: Made) -> list[ast.Call]:
     return found
 
 
-def _spread(caller: Evaluator, spread: ast.expr, name: str, depth: int) -> Evaluation:
+def _spread(caller: Evaluates, spread: ast.expr, name: str, depth: int) -> Evaluation:
     """``name`` of the namespace a call spreads (``**vars(args)``), worked out once per call and name."""
     key = ("spread", spread, name)
     if key not in caller.memo:
