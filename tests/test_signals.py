@@ -144,7 +144,7 @@ def test_a_stop_signal_while_measuring_prints_the_partial_report_and_leaves_no_p
     assert doctor.last_line == (f"paddle-doctor: stopped by {stop.name} while measuring onednn: what is printed is what "
                                 f"finished before it (probing the container, reading the graph coverage); exit 2; {ENDED}")
     verification = report["verification"]
-    assert verification["error"].startswith(f"interrupted by {stop.name}: measuring stopped during onednn; not run: threads")
+    assert verification["error"].startswith(f"interrupted by {stop.name}: measuring stopped during onednn; not run: bf16, threads")
     (interrupted,) = verification["experiments"]
     assert interrupted["name"] == "onednn" and interrupted["status"] == "error"
     # the service's configuration, or (the switches are measured within the CPU budget) the same at the budget's threads

@@ -195,8 +195,10 @@ def test_misconfigured_service_gets_measured_fixes_and_a_recommendation(misconfi
 def test_each_experiment_reports_measured_or_why_not(misconfigured_cnn):
     report = misconfigured_cnn[1]
     status = {e["name"]: e for e in report["verification"]["experiments"]}
-    assert {"threads", "onednn", "ir_optim", "feed_fetch", "warmup", "optim_cache"} <= {
-        name for name, e in status.items() if e["status"] == "measured"}
+    assert {"threads", "onednn", "warmup", "optim_cache"} <= {name for name, e in status.items() if e["status"] == "measured"}
+    for small in ("ir_optim", "feed_fetch"):  # measured, unless the machine was busy: their time went to the larger effects
+        assert status[small]["status"] == "measured" or (
+            status[small]["status"] == "skipped" and status[small]["reason"].startswith("not measured: the machine was busy (")), status[small]
     assert status["trt_cache"]["status"] == "skipped" and "GPU" in status["trt_cache"]["reason"]
     flags = set(json.loads(run_doctor("facts", "--no-paddle").stdout)["cpu"]["flags"])
     if {"avx512_bf16", "amx_bf16"} & flags:
