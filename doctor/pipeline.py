@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .base import children
 from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
@@ -101,21 +101,22 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
         service, origins = resolve_service(options.service, reading.source, environ_source=reading.process.environ_source,
                                            recorded=recorded_settings(reading.record) + measured)
         if recorded is not None:
-            _share_budget(reading.record, recorded, measuring_budget(options, service.concurrency), reporter.say)
+            recorded = _share_budget(recorded, measuring_budget(options, service.concurrency), reporter.say)
+            first = recorded.first
         if recorded is not None and first is not None:
             run = recorded.runs[first.predictor]
         probe_gpu = ctx.is_live if options.gpu is None else options.gpu
         probed = collect_facts(ctx, service, interpreter, options.paddle_timeout, environ=reading.environ,
                                gpu_python=sys.executable if probe_gpu else None, gpu_timeout=options.gpu_timeout,
                                not_probed=refused or NOT_PROBED)
-        reading.finish(reporter.say)
-        against_paddle(reading.record, probed.paddle.version)
+        reading = reading.finished(reporter.say)
+        reading = replace(reading, record=against_paddle(reading.record, probed.paddle.version))
         facts = replace(probed, service_process=reading.process, service_source=reading.source, service_origins=origins,
                         service_record=reading.kept_record(), process=judged_process(probed.process, reading.process))
         if reading.record.reason and reading.record.read:
             reporter.say(f"paddle-doctor: warning: {reading.record.reason}")
     if run is None:
-        return facts
+        return facts if recorded is None else _holding(facts, recorded.planned)
     if first is not None:
         options = replace(options, shapes=tuple(first.shapes), budget=first.budget_s)
     return _measured(facts, run, options, ctx, reading, recorded, reporter, interpreter)
@@ -190,41 +191,54 @@ def _flagged_run(service: ServiceOptions) -> ModelRun | None:
 
 @dataclass(frozen=True)
 class RecordedRuns:
-    """``--measure``: the recorded predictor measured first (its measurement is the report's verification;
-    None where none can be), and the run of the model of each predictor to measure, by predictor."""
+    """``--measure``: what the service's record gives to measure of each predictor (``planned``, the busiest first,
+    each saying why not where it is not measured), and the run of the model of each predictor to measure, by predictor."""
 
-    first: PredictorMeasured | None
+    planned: list[PredictorMeasured]
     runs: dict[int, ModelRun]
 
+    @property
+    def first(self) -> PredictorMeasured | None:
+        """The recorded predictor measured first (its measurement is the report's verification); None where none can be."""
+        return next((plan for plan in self.planned if plan.predictor in self.runs and plan.not_measured is None), None)
 
-def _measurable_run(plan: PredictorMeasured, inputs: str | None) -> ModelRun | None:
-    """The run of a recorded predictor's model, its program read and its recorded shapes (or --inputs)
-    checked against it; None where it cannot be measured (no such model, a program that cannot be read,
-    shapes its inputs do not take): ``plan.not_measured`` says why, and the other predictors are measured."""
+    def after_first(self) -> list[PredictorMeasured]:
+        """The recorded predictors measured after the first, in turn."""
+        first = self.first
+        return [plan for plan in self.planned if plan.predictor in self.runs and plan.not_measured is None and plan is not first]
+
+
+def _measurable_run(plan: PredictorMeasured, inputs: str | None) -> tuple[PredictorMeasured, ModelRun | None]:
+    """The plan and the run of a recorded predictor's model, its program read and its recorded shapes (or --inputs)
+    checked against it; no run where it cannot be measured (no such model, a program that cannot be read, shapes its
+    inputs do not take): the plan's ``not_measured`` says why, and the other predictors are measured."""
     from .verify.graph_probe import unreadable_program
     from .verify.model import ModelError, ModelRun
 
+    if plan.not_measured is not None:
+        return plan, None
     try:
         run = ModelRun(plan.model)
-        if run.program is None:
-            plan.graph = unreadable_program(run)
+    except ModelError as exc:
+        return replace(plan, not_measured=f"not measured: {exc}"), None
+    try:
         run.planned_inputs(plan.shapes, 1, inputs_path=inputs)  # a batch size fills in only what the record lacks, and fits
     except ModelError as exc:
-        plan.not_measured = f"not measured: {exc}"
-        return None
-    return run
+        return replace(plan, not_measured=f"not measured: {exc}", graph=unreadable_program(run) if run.program is None else None), None
+    return plan, run
 
 
 def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeContext, reading: ServiceReading,
               recorded: RecordedRuns | None, reporter: Reporter, interpreter: Interpreter | None) -> Facts:
     """The facts with the graph coverage and the measurements of the model (and, with --measure, of each
-    recorded predictor), in workers of ``interpreter``."""
+    recorded predictor, in the record the facts hold), in workers of ``interpreter``."""
     from .verify.graph_probe import probe_graph
 
-    record = reading.record
     graph: GraphFacts | None = None
     verification: VerificationFacts | None = None
     busy = None
+    finished: dict[int, PredictorMeasured] = {}  # with --measure, each predictor measured after the first, as it was
+    stopped: str | None = None
     try:
         with run:  # graph coverage first: it needs Paddle's log, which measuring turns off in the shared worker
             with children.phase(GRAPH):  # an unreadable program is a finding; the rest of the report still comes out
@@ -236,21 +250,31 @@ def _measured(facts: Facts, run: ModelRun, options: ProbeOptions, ctx: ProbeCont
                         verification = _verify(facts, run, options, reporter, interpreter)
                         facts = replace(facts, verification=verification)
                         if recorded is not None:
-                            _measure_other_predictors(facts, record, recorded, options, reporter, interpreter)
+                            for plan in _other_predictors_measured(facts, recorded, options, reporter, interpreter):
+                                finished[plan.predictor] = plan
                     busy = load.busy_cpus
                     if busy is not None:
                         reporter.say(f"paddle-doctor: the service used {busy:g} CPUs while it was measured beside it")
     except children.Interrupted as stop:  # the report shows the phases that finished, and says which did not
         facts = replace(facts, issues=facts.issues + _not_finished(graph, verification, stop.signal_name, run.path))
-    if busy is None:
-        return facts
-    return replace(facts, service_record=replace(record, busy_cpus_while_measured=busy))
+        stopped = stop.signal_name
+    if recorded is None:
+        return facts if busy is None else _holding(facts, [], busy_cpus_while_measured=busy)
+    waiting = {plan.predictor for plan in recorded.after_first()}
+    plans = [finished.get(plan.predictor) or (replace(plan, not_measured=f"not measured: the doctor was stopped by {stopped}")
+                                              if stopped and plan.predictor in waiting else plan) for plan in recorded.planned]
+    return _holding(facts, plans, busy_cpus_while_measured=busy)
 
 
-def _recorded_runs(record: ServiceRecord, inputs: str | None) -> RecordedRuns | None:
-    """``--measure``: what the service's record gives to measure of each predictor (in ``record.measured``,
-    before the facts hold the record), the first that can be measured first (it becomes the report's
-    verification); None where none of them can be; a MeasureError when it gives nothing."""
+def _holding(facts: Facts, plans: list[PredictorMeasured], **more: Any) -> Facts:
+    """The facts whose record holds what ``--measure`` made of each recorded predictor (``plans``), and ``more``."""
+    record = facts.service_record
+    return facts if record is None else replace(facts, service_record=replace(record, measured=plans, **more))
+
+
+def _recorded_runs(record: ServiceRecord, inputs: str | None) -> RecordedRuns:
+    """``--measure``: what the service's record gives to measure of each predictor, the first that can be measured
+    first (it becomes the report's verification); a MeasureError when it gives nothing."""
     from .service.record import planned_measurements
 
     planned = planned_measurements(record) if record.read else []
@@ -258,19 +282,17 @@ def _recorded_runs(record: ServiceRecord, inputs: str | None) -> RecordedRuns | 
         why = record.reason or "it names no model in a file" if not record.read else "no predictor of it names a model in a file"
         raise MeasureError(f"--measure needs the service's record of a predictor and its model ({why}); "
                            "start the service with `paddle-doctor record -- CMD`, or give --model")
-    runs = {plan.predictor: run for plan in planned
-            if plan.not_measured is None and (run := _measurable_run(plan, inputs)) is not None}
-    record.measured = planned
-    return RecordedRuns(next((plan for plan in planned if plan.predictor in runs), None), runs)
+    checked = [_measurable_run(plan, inputs) for plan in planned]
+    return RecordedRuns([plan for plan, _ in checked], {plan.predictor: run for plan, run in checked if run is not None})
 
 
-def _share_budget(record: ServiceRecord, recorded: RecordedRuns, budget_s: float, say: Say) -> None:
+def _share_budget(recorded: RecordedRuns, budget_s: float, say: Say) -> RecordedRuns:
     """The budget shared among the predictors that can be measured, and what will be measured, said."""
     from .base.escape import terminal_line
     from .service.record import share_budget
 
-    first = recorded.first
-    planned = share_budget(record.measured, budget_s) if first is not None else record.measured
+    shared = replace(recorded, planned=share_budget(recorded.planned, budget_s)) if recorded.first is not None else recorded
+    first, planned = shared.first, shared.planned
     measured = [plan for plan in planned if plan.not_measured is None]
     each = f", {first.budget_s:g} s each, the busiest first" if first is not None else ""
     say(f"paddle-doctor: measuring {len(measured)} of the record's {len(planned)} predictors{each}")
@@ -279,6 +301,7 @@ def _share_budget(record: ServiceRecord, recorded: RecordedRuns, budget_s: float
             say(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"))
     if first is not None:
         _say_measuring(first, say)
+    return shared
 
 
 def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
@@ -288,32 +311,34 @@ def _say_measuring(plan: PredictorMeasured, say: Say) -> None:
     say(terminal_line(f"paddle-doctor: measuring predictor {plan.predictor}: {plan.model} at {shape_options(plan.shapes)}"))
 
 
-def _measure_other_predictors(facts: Facts, record: ServiceRecord, recorded: RecordedRuns, options: ProbeOptions,
-                              reporter: Reporter, interpreter: Interpreter | None) -> None:
-    """``--measure``: each recorded predictor after the first, its model's graph coverage, then its model at
-    its recorded shapes, its recorded configuration the baseline, within its share of the budget (into its
-    plan in ``record.measured``)."""
+NOT_ON_THE_CPU = "not measured: it runs on the GPU; the doctor measures predictors on the CPU"
+
+
+def _other_predictors_measured(facts: Facts, recorded: RecordedRuns, options: ProbeOptions, reporter: Reporter,
+                               interpreter: Interpreter | None) -> Iterator[PredictorMeasured]:
+    """``--measure``: each recorded predictor after the first, finished in turn: its model's graph coverage, then its
+    model at its recorded shapes, its recorded configuration the baseline, within its share of the budget. A stop
+    signal ends them after the one it cut short, which says so."""
     from .judge.per_predictor import judged_predictors
     from .verify.graph_probe import probe_graph
     from .verify.model import ModelError
 
-    views = {predictor.id: view for predictor, view in judged_predictors(facts)}
-    waiting = [plan for plan in record.measured if plan.predictor in recorded.runs and plan.not_measured is None and plan is not recorded.first]
-    for number, plan in enumerate(waiting):
+    views = {predictor.id: view for predictor, view in judged_predictors(_holding(facts, recorded.planned))}
+    for plan in recorded.after_first():
         _say_measuring(plan, reporter.say)
+        graph = None
         try:
             with recorded.runs[plan.predictor] as run:
-                plan.graph = probe_graph(views[plan.predictor], run, interpreter)  # its program was read (_measurable_run)
-                plan.verification = _verify(views[plan.predictor], run, replace(options, shapes=tuple(plan.shapes),
-                                                                                   budget=plan.budget_s), reporter, interpreter)
-                if plan.verification is None:
-                    plan.not_measured = "not measured: it runs on the GPU; the doctor measures predictors on the CPU"
+                graph = probe_graph(views[plan.predictor], run, interpreter)  # its program was read (_measurable_run)
+                verification = _verify(views[plan.predictor], run, replace(options, shapes=tuple(plan.shapes), budget=plan.budget_s),
+                                       reporter, interpreter)
         except ModelError as exc:
-            plan.not_measured = f"not measured: {exc}"
+            yield replace(plan, graph=graph, not_measured=f"not measured: {exc}")
+            continue
         except children.Interrupted as stop:
-            for left in waiting[number:]:
-                left.not_measured = f"not measured: the doctor was stopped by {stop.signal_name}"
+            yield replace(plan, graph=graph, not_measured=f"not measured: the doctor was stopped by {stop.signal_name}")
             raise
+        yield replace(plan, graph=graph, verification=verification, not_measured=None if verification is not None else NOT_ON_THE_CPU)
 
 
 @dataclass

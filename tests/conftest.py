@@ -61,9 +61,7 @@ def probe_process(ctx: ProbeContext, pid: int | None, sample_s: float = 1.0):
     from paddle_doctor.probes.process import open_service_process
 
     facts, sample = open_service_process(ctx, pid, sample_s)
-    if sample is not None:
-        sample.finish(facts)
-    return facts
+    return sample.finish(facts) if sample is not None else facts
 
 
 def fixture_root(name: str) -> Path:

@@ -36,13 +36,14 @@ def make_facts(
     **service,
 ) -> Facts:
     """quota: CPUs as a float (period 100 ms); throttled: (nr_periods, nr_throttled)."""
-    cgroup = CgroupFacts(version=2, cpu_dir="/sys/fs/cgroup")
+    limits: dict = {}
     if quota is not None:
-        cgroup.quota_us, cgroup.period_us, cgroup.quota_file = int(quota * 100000), 100000, "/sys/fs/cgroup/cpu.max"
+        limits.update(quota_us=int(quota * 100000), period_us=100000, quota_file="/sys/fs/cgroup/cpu.max")
     if cpuset is not None:
-        cgroup.cpuset, cgroup.cpuset_file = list(cpuset), "/sys/fs/cgroup/cpuset.cpus.effective"
+        limits.update(cpuset=list(cpuset), cpuset_file="/sys/fs/cgroup/cpuset.cpus.effective")
     if throttled is not None:
-        cgroup.nr_periods, cgroup.nr_throttled, cgroup.throttled_usec = throttled[0], throttled[1], throttled[1] * 20000
+        limits.update(nr_periods=throttled[0], nr_throttled=throttled[1], throttled_usec=throttled[1] * 20000)
+    cgroup = CgroupFacts(version=2, cpu_dir="/sys/fs/cgroup", **limits)
     return Facts(
         cpu=CpuFacts(source="/proc/cpuinfo", arch=arch, model_name=model, logical_cpus=online,
                      online_cpus=list(range(online)), flags=sorted(flags)),
@@ -77,11 +78,10 @@ def graph_facts(*instances, dropout=0, dropout_left=None, optimised_status="read
                             variables=["a", "b"], breakers=list(i[2]) if len(i) > 2 else [])
              for n, i in enumerate(instances)]
     optimised = OptimisedProgram(status=optimised_status, reason=reason, pipeline="PIR program, CPU with oneDNN", tensorrt=tensorrt)
-    graph = GraphFacts(program="/models/m/inference.json", format="pir", version=4, ops=40, error=error, optimised=optimised,
-                       instances=found, dropout=[f"dropout #{n}" for n in range(dropout)], dropout_left=dropout_left)
-    graph.coverage = [count(p, [i for i in found if i.pattern == p]) for p in TITLES if any(i.pattern == p for i in found)]
-    graph.total = count("total", found)
-    return graph
+    return GraphFacts(program="/models/m/inference.json", format="pir", version=4, ops=40, error=error, optimised=optimised,
+                      instances=found, dropout=[f"dropout #{n}" for n in range(dropout)], dropout_left=dropout_left,
+                      coverage=[count(p, [i for i in found if i.pattern == p]) for p in TITLES if any(i.pattern == p for i in found)],
+                      total=count("total", found))
 
 
 METADATA = "/venv/lib/python3.11/site-packages/paddlepaddle-3.3.1.dist-info/METADATA"

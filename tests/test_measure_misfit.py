@@ -95,9 +95,9 @@ def test_a_record_none_of_whose_models_can_be_measured_says_why_of_each_and_meas
     said: list[str] = []
     recorded = _recorded_runs(record, None)
     assert recorded.first is None and recorded.runs == {}
-    _share_budget(record, recorded, 12, said.append)
+    recorded = _share_budget(recorded, 12, said.append)
     assert said[0] == "paddle-doctor: measuring 0 of the record's 3 predictors"
-    for plan, line, stage in zip(record.measured, said[1:], ("det", "cls", "rec")):
+    for plan, line, stage in zip(recorded.planned, said[1:], ("det", "cls", "rec")):
         why = (f"not measured: /models/{stage}/inference: no such file or directory, "
                "and no inference.json or inference.pdmodel beside it")
         assert (plan.not_measured, line) == (why, f"paddle-doctor: predictor {plan.predictor} (/models/{stage}/inference) {why}")

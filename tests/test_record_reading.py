@@ -93,7 +93,7 @@ def test_the_folder_the_process_names_is_where_its_record_is(tmp_path):
     (tmp_path / "records").mkdir()
     (tmp_path / "records" / f"{PID}-{TICKS}.json").write_text(json.dumps(to_data(OCR)))
     owned_by(1000, tmp_path / "records")
-    process.environ = {"PADDLE_DOCTOR_RECORD_DIR": "/records"}
+    process = replace(process, environ={"PADDLE_DOCTOR_RECORD_DIR": "/records"})
     assert read_record(ctx, process).source == "/records/4242-777.json"
 
 
@@ -104,7 +104,7 @@ def test_a_relative_record_folder_is_found_from_the_services_working_directory_u
     records.mkdir(parents=True)
     (records / f"{PID}-{TICKS}.json").write_text(record_text({}))
     owned_by(1000, records)
-    process.environ = {"PADDLE_DOCTOR_RECORD_DIR": "records"}
+    process = replace(process, environ={"PADDLE_DOCTOR_RECORD_DIR": "records"})
     assert read_record(ctx, process).source == "/srv/app/records/4242-777.json"
     (tmp_path / "proc" / str(PID) / "cwd").unlink()
     assert read_record(ctx, process).reason == ("no record read: the process's PADDLE_DOCTOR_RECORD_DIR=records is relative, and "
@@ -211,7 +211,7 @@ def test_a_record_of_more_predictors_than_a_recorder_keeps_is_cut_and_says_so(tm
 @pytest.mark.parametrize("interval, stale", [(None, True), ("300", False), ("junk", True)])
 def test_a_record_says_its_age_and_one_not_written_for_three_intervals_may_be_stale(tmp_path, interval, stale):
     ctx, process = patient(tmp_path, record_text({("written_at",): str(time.time() - 600)}))
-    process.environ = {"PADDLE_DOCTOR_RECORD_INTERVAL": interval} if interval else {}  # the service's: 5 s unless it says
+    process = replace(process, environ={"PADDLE_DOCTOR_RECORD_INTERVAL": interval} if interval else {})  # the service's: 5 s unless it says
     read = read_record(ctx, process)
     assert read.read and read.written() == "written 10 min ago" and read.stale is stale
     path = f"/tmp/paddle-doctor-record-1000/{PID}-{TICKS}.json"
@@ -238,7 +238,7 @@ def test_the_report_and_its_warnings_say_how_old_the_record_is(tmp_path):
 
 def test_a_record_from_another_paddle_says_so_and_stays_read(tmp_path):
     read = read_record(*patient(tmp_path, json.dumps(to_data(record(*OCR.predictors, paddle="2.6.2")))))
-    against_paddle(read, "3.3.1")
+    read = against_paddle(read, "3.3.1")
     assert read.read and "recorded under Paddle 2.6.2, the doctor probes 3.3.1" in read.reason
 
 

@@ -55,7 +55,7 @@ class FactsError(ValueError):
 CANNOT_READ = "cannot read: "
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProbeIssue:
     """Something a probe could not read; recorded instead of raised."""
 
@@ -74,7 +74,7 @@ class ProbeIssue:
         return f"{self.path}: {self.reason}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class HostFacts:
     """The machine as uname and the interpreter describe it; ``boot_id`` changes at every boot of the host."""
 
@@ -85,7 +85,7 @@ class HostFacts:
     boot_id: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ContainerFacts:
     """Whether the doctor runs in a container, which runtime, and the files that say so."""
 
@@ -94,7 +94,7 @@ class ContainerFacts:
     evidence: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CpuFacts:
     """The CPU as /proc/cpuinfo and /sys describe it: model, online CPUs, instruction-set flags."""
 
@@ -107,7 +107,7 @@ class CpuFacts:
     flags: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CgroupFacts:
     """The cgroup that limits this process's CPU: quota, period, cpuset and throttling counters, each with its file."""
 
@@ -123,7 +123,7 @@ class CgroupFacts:
     throttled_usec: int | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryFacts:
     """The cgroup memory limit and usage, and the size of /dev/shm."""
 
@@ -133,7 +133,7 @@ class MemoryFacts:
     shm_bytes: int | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Mount:
     """One line of /proc/self/mountinfo."""
 
@@ -145,7 +145,7 @@ class Mount:
     super_options: list[str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProcessFacts:
     """The CPU affinity the checks judge, the service's where its process was read (``affinity_source``
     names /proc/PID/status), else the doctor's own; and the doctor's effective user and groups."""
@@ -156,7 +156,7 @@ class ProcessFacts:
     groups: list[int] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PaddleFacts:
     """What the Paddle probe child saw. ``status``: ok, missing, crashed, failed, timeout, not_probed.
     ``ran_as_uid``/``ran_as_gid``: the service's user the child ran as (the doctor as root, the service
@@ -189,7 +189,7 @@ class PaddleFacts:
     stderr_tail: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuProcess:
     """A process NVML sees on a GPU, with the GPU memory it holds."""
 
@@ -197,7 +197,7 @@ class GpuProcess:
     used_memory_bytes: int | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuDevice:
     """One GPU as NVML reports it; ``None`` where NVML could not tell (listed in ``unsupported``)."""
 
@@ -214,7 +214,7 @@ class GpuDevice:
     unsupported: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuFacts:
     """What NVML said, plus the kernel driver's traces under the root.
 
@@ -233,7 +233,7 @@ class GpuFacts:
     seconds: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SharedLibrary:
     """A copy of a CUDA, cuDNN or TensorRT library the loader would find, with the version its file name gives."""
 
@@ -241,7 +241,7 @@ class SharedLibrary:
     version: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class LibraryFacts:
     """CUDA libraries in the loader's view: per name, every copy in search order (the first one loads)."""
 
@@ -252,7 +252,7 @@ class LibraryFacts:
 STAMP_FILE = "paddle-doctor-cache.json"  # beside the TensorRT engines: what built them (paddle-doctor stamp-cache)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrtCacheFacts:
     """The optimisation cache folder, where Paddle saves the optimised model (``save_optim_model``)
     and serialized TensorRT engines (``use_static``), and what is there. ``status``: probed,
@@ -277,7 +277,7 @@ class TrtCacheFacts:
     shape_file_exists: bool | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceLocation:
     """A line of the service's source: ``app.py:42``."""
 
@@ -288,7 +288,7 @@ class SourceLocation:
         return f"{self.file}:{self.line}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceSetting:
     """One Config setting the service's source makes. ``name`` is the ServiceConfig field it sets
     (``threads``, ``tensorrt.use_static``); ``value`` is None when ``evaluated`` is False: the
@@ -316,7 +316,7 @@ class SourceSetting:
         return self.condition is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourcePredictor:
     """One Config the source builds, a predictor of its own: ``id`` (from 1, in reading order, what
     each SourceSetting's ``predictors`` names), where the Config is built, in which function, and
@@ -335,7 +335,7 @@ class SourcePredictor:
     path: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourcePattern:
     """How the source serves its predictor, where the source lint checks look. """
 
@@ -344,7 +344,7 @@ class SourcePattern:
     detail: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceError:
     """A file the source reader could not parse or read, at the line where it failed."""
 
@@ -352,7 +352,7 @@ class SourceError:
     message: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceFacts:
     """The service's Python source read with ``ast`` (never imported or run). ``status``: read,
     not_read (no --source and no script from --pid; ``reason`` says why). ``left_out``: Python
@@ -382,7 +382,7 @@ class SourceFacts:
         return [error for error in self.errors if error.message.startswith(CANNOT_READ)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class MappedLibrary:
     """A shared library the service process has mapped; ``kind``: paddle, onednn, mkl, cuda, cudnn, tensorrt."""
 
@@ -391,7 +391,7 @@ class MappedLibrary:
     version: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServiceProcessFacts:
     """The running service process, read from /proc/PID under the root; each fact with the file it came from.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineCpu:
     """The CPU budget at baseline, against the threads the service runs."""
 
@@ -22,7 +22,7 @@ class BaselineCpu:
         return self.threads * self.instances
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineMemory:
     """The memory limit at baseline."""
 
@@ -30,7 +30,7 @@ class BaselineMemory:
     limit_file: str | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineThrottling:
     """The cgroup's throttling counters at baseline; the healthcheck judges the periods since."""
 
@@ -38,7 +38,7 @@ class BaselineThrottling:
     nr_throttled: int | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselinePaddle:
     """The Paddle build at baseline, and the METADATA file the healthcheck reads it from again."""
 
@@ -52,7 +52,7 @@ class BaselinePaddle:
     installed: str | None  # "name version" as the METADATA file says
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineCache:
     """The optimisation / engine cache at baseline: where it is, what it holds, the mount it sits on."""
 
@@ -71,7 +71,7 @@ class BaselineCache:
         return self.fstype is not None and self.lost_on_restart is None
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineGpu:
     """The GPUs of a GPU service as the cheap probes see them (the healthcheck does not ask NVML):
     the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record.
@@ -85,7 +85,7 @@ class BaselineGpu:
     boot_id: str | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineFacts:
     """The recorded state the live facts are compared with. ``file``: the baseline it was read from;
     ``paddle_now``: the Paddle build read again from the recorded METADATA file (``name version``),

@@ -9,7 +9,7 @@ from ..base.schema import Count, NonNegative
 from ..base.vocabulary import BreakerKind, FusionStatus, ModelFormat, ProgramStatus
 
 
-@dataclass
+@dataclass(frozen=True)
 class ChainBreaker:
     """What stops a fusion between two matched ops: ``op``, an op no pass accepts there (a custom
     or unknown op), or ``consumer``, a second use of the intermediate value outside the pattern."""
@@ -23,7 +23,7 @@ class ChainBreaker:
     custom: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class FusionInstance:
     """One fusible pattern in the original program. ``status``: fused (one op in the optimised
     program), partial, unfused, or unknown (not found in the optimised program); ``ops`` name
@@ -39,7 +39,7 @@ class FusionInstance:
     breakers: list[ChainBreaker] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class PatternCoverage:
     """``coverage`` = fused / (fusible - unknown); None when nothing could be counted."""
 
@@ -53,7 +53,7 @@ class PatternCoverage:
     coverage: NonNegative | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class PassRejection:
     """A pass that looked at an op and refused it: ``check`` is what failed, e.g. ``Attr(axis)``."""
 
@@ -62,7 +62,7 @@ class PassRejection:
     check: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class TensorRTShare:
     engines: Count
     ops_inside: Count
@@ -71,7 +71,7 @@ class TensorRTShare:
     outside: dict[str, Count] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class OptimisedProgram:
     """The program the predictor runs for the service's config. ``status``: read, skipped (cannot
     be produced here; reason says why) or error (Paddle failed; reason says how)."""
@@ -91,7 +91,7 @@ class OptimisedProgram:
     tensorrt: TensorRTShare | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class GraphFacts:
     """The model's program read without running it, and its fusion coverage. ``error``: the program
     cannot be read (names the file, and the version when known); nothing else is filled then."""
@@ -104,6 +104,7 @@ class GraphFacts:
     histogram: dict[str, Count] = field(default_factory=dict)
     feed_fetch: dict[str, Count] = field(default_factory=dict)
     optimised: OptimisedProgram | None = None
+    attribute_types: dict[str, list[str]] = field(default_factory=dict)  # per op type, the types of its attributes (known_issues.yaml asks)
     instances: list[FusionInstance] = field(default_factory=list)
     coverage: list[PatternCoverage] = field(default_factory=list)
     total: PatternCoverage | None = None

@@ -20,7 +20,7 @@ def math_threads(service: ServiceConfig) -> int:
     return service.threads if service.threads is not None else PADDLE_DEFAULT_THREADS
 
 
-@dataclass
+@dataclass(frozen=True)
 class SettingOrigin:
     """Where the service's value of one setting came from. ``origin``: flag, config or source;
     ``value`` is None when the source sets it in a way the doctor cannot evaluate (``detail`` says

@@ -4,7 +4,7 @@ at once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..base.schema import Count
 from ..base.vocabulary import Recorder, RecordStatus
@@ -15,7 +15,7 @@ from .verification import VerificationFacts
 STALE_INTERVALS = 3  # a record not written for this many of its intervals may be stale
 
 
-@dataclass
+@dataclass(frozen=True)
 class PredictorMeasured:
     """What ``--measure`` made of one recorded predictor: its model (a path, or the predictor's name when
     not in a file) at its recorded input shapes (``--shape`` options), its recorded configuration the
@@ -32,7 +32,7 @@ class PredictorMeasured:
     graph: GraphFacts | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServiceRecord:
     """``status`` says whether the record was read; ``reason`` why not, or what is off about it (it
     comes from another Paddle version, it is stale, it holds more predictors than a recorder keeps) in one line; ``source`` the file; ``recorder`` what noted its
@@ -79,9 +79,9 @@ class ServiceRecord:
                 return f"written {age / seconds:.0f} {unit} ago"
         return f"written {age:.0f} s ago"
 
-    def note(self, text: str) -> None:
-        """What is off about a record read, said in its one line (``reason``) after what was said before."""
-        self.reason = f"{self.reason}; {text}" if self.reason else f"{self.source}: {text}"
+    def noted(self, text: str) -> ServiceRecord:
+        """The record with what is off about it said in its one line (``reason``), after what was said before."""
+        return replace(self, reason=f"{self.reason}; {text}" if self.reason else f"{self.source}: {text}")
 
     def measured_first(self) -> PredictorMeasured | None:
         """The plan measured first: its measurement and graph are the report's own ``verification`` and ``graph``."""

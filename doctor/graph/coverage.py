@@ -9,6 +9,8 @@ configuration; or a pass ran and did not fuse it, for reasons the graph does not
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..base.vocabulary import BreakerKind, FusionStatus, ProgramStatus
 from ..facts.graph import ChainBreaker, FusionInstance, GraphFacts, OptimisedProgram, PatternCoverage, TensorRTShare
 from .align import Aligner, became, status_of
@@ -25,31 +27,32 @@ def analyse(original: Program, optimised: OptimisedProgram, optimised_program: P
     flow = Flow(original)
     matches = find_patterns(flow)
     histogram = original.histogram()
-    graph = GraphFacts(program=original.path, format=original.format, version=original.version, ops=len(original.ops),
-                       histogram=histogram, optimised=optimised,
-                       feed_fetch={t: histogram[t] for t in ("feed", "data", "fetch") if t in histogram},
-                       dropout=[label(op) for op in original.ops if op.type == "dropout"])
-    aligner = None
+    dropout = [label(op) for op in original.ops if op.type == "dropout"]
+    aligner, dropout_left = None, None
     if optimised_program is not None:
         optimised_flow = Flow(optimised_program)
-        describe_optimised(optimised, flow, optimised_flow, tensorrt)
+        optimised = described(optimised, flow, optimised_flow, tensorrt)
         aligner = Aligner(flow, optimised_flow, [m for m in matches if m.pattern == "attention"])
-        graph.dropout_left = optimised.histogram.get("dropout", 0)
+        dropout_left = optimised.histogram.get("dropout", 0)
     elif not ir_optim:
-        graph.dropout_left = len(graph.dropout)
+        dropout_left = len(dropout)
     why = Reasons(optimised, ir_optim, deleted_passes)
+    instances = []
     for match in matches:
         placed = aligner.locate(match) if aligner else None
         status = status_of(placed) if aligner else (FusionStatus.UNFUSED if not ir_optim else FusionStatus.UNKNOWN)
-        graph.instances.append(FusionInstance(
+        instances.append(FusionInstance(
             pattern=match.pattern, status=status, ops=[label(op) for op in match.ops],
             variables=[(flow.data_outputs(op) or op.output_names() or ["?"])[0] for op in match.ops],
             params=flow.parameters(match.ops[match.anchor]), became=became(placed),
             reason=why.explain(match, status, placed), breakers=[chain_breaker(b) for b in match.breakers]))
-    graph.coverage = [count(pattern, [i for i in graph.instances if i.pattern == pattern])
-                      for pattern in TITLES if any(i.pattern == pattern for i in graph.instances)]
-    graph.total = count("total", graph.instances)
-    return graph
+    return GraphFacts(program=original.path, format=original.format, version=original.version, ops=len(original.ops),
+                      histogram=histogram, optimised=optimised, attribute_types=original.attribute_types(),
+                      feed_fetch={t: histogram[t] for t in ("feed", "data", "fetch") if t in histogram},
+                      instances=instances, dropout=dropout, dropout_left=dropout_left,
+                      coverage=[count(pattern, [i for i in instances if i.pattern == pattern])
+                                for pattern in TITLES if any(i.pattern == pattern for i in instances)],
+                      total=count("total", instances))
 
 
 def label(op: Op) -> str:
@@ -69,15 +72,13 @@ def count(pattern: str, instances: list[FusionInstance]) -> PatternCoverage:
                            coverage=round(tally["fused"] / counted, 4) if counted else None, **tally)
 
 
-def describe_optimised(optimised: OptimisedProgram, original: Flow, flow: Flow, tensorrt: bool) -> None:
-    """Op counts, and which data ops (not weight or shape arithmetic) were fused away and into what."""
-    optimised.format = flow.program.format
-    optimised.ops = len(flow.program.ops)
-    optimised.histogram = flow.program.histogram()
+def described(optimised: OptimisedProgram, original: Flow, flow: Flow, tensorrt: bool) -> OptimisedProgram:
+    """``optimised`` with its op counts, and which data ops (not weight or shape arithmetic) were fused away and into what."""
     before, after = data_histogram(original), data_histogram(flow)
-    optimised.removed = {t: n - after.get(t, 0) for t, n in before.items() if after.get(t, 0) < n}
-    optimised.added = {t: n - before.get(t, 0) for t, n in after.items() if before.get(t, 0) < n}
-    optimised.tensorrt = tensorrt_share(flow, tensorrt)
+    return replace(optimised, format=flow.program.format, ops=len(flow.program.ops), histogram=flow.program.histogram(),
+                   removed={t: n - after.get(t, 0) for t, n in before.items() if after.get(t, 0) < n},
+                   added={t: n - before.get(t, 0) for t, n in after.items() if before.get(t, 0) < n},
+                   tensorrt=tensorrt_share(flow, tensorrt))
 
 
 def data_histogram(flow: Flow) -> dict[str, int]:

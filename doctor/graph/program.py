@@ -55,6 +55,7 @@ class Op:
     block: int = 0
     dialect: str | None = None
     sub_blocks: list[int] = field(default_factory=list)
+    attr_types: dict[str, str] = field(default_factory=dict)  # each attribute's type: i32, f64, array<f64>, str, ...
 
     def input_names(self) -> list[str]:
         return [name for names in self.inputs.values() for name in names]
@@ -87,6 +88,13 @@ class Program:
 
     def consumers(self, name: str) -> list[Op]:
         return self._index()[1].get(name, [])
+
+    def attribute_types(self) -> dict[str, list[str]]:
+        """Per op type, the types its attributes have anywhere in the program (``nearest_interp``: ``array<f64>``, ``i32``, ...)."""
+        types: dict[str, set[str]] = {}
+        for op in self.ops:
+            types.setdefault(op.type, set()).update(op.attr_types.values())
+        return {name: sorted(kinds) for name, kinds in sorted(types.items())}
 
     def histogram(self) -> dict[str, int]:
         """Op types and how often each occurs, most frequent first."""
@@ -176,7 +184,9 @@ class _PirReader:
 
     def op(self, raw: dict, block: int) -> None:
         op_name = raw.get("#", "")
-        attrs = {a["N"]: _pir_attr(a.get("AT")) for a in raw.get("A", []) if isinstance(a, dict) and "N" in a}
+        named = [a for a in raw.get("A", []) if isinstance(a, dict) and "N" in a]
+        attrs = {a["N"]: _pir_attr(a.get("AT")) for a in named}
+        attr_types = {a["N"]: _pir_type(a.get("AT")) for a in named}
         outputs = raw.get("O", [])
         outputs = [outputs] if isinstance(outputs, dict) else outputs
         if op_name == "p":  # a parameter: A = [..., name]
@@ -189,7 +199,8 @@ class _PirReader:
             given = attrs.get("name") if kind == "data" and index == 0 else None
             out_names.append(_define(self.names, self.variables, value, given or f"%{value.get('%')}"))
         in_names = [self.names.get(v.get("%"), f"%{v.get('%')}") for v in raw.get("I", []) if isinstance(v, dict) and v.get("%")]
-        op = Op(kind, {"X": in_names}, {"Out": out_names}, attrs, index=len(self.ops), block=block, dialect=dialect or None)
+        op = Op(kind, {"X": in_names}, {"Out": out_names}, attrs, index=len(self.ops), block=block, dialect=dialect or None,
+                attr_types=attr_types)
         self.ops.append(op)
         for region in raw.get("regions", []) or []:
             op.sub_blocks.extend(self.blocks(region.get("blocks", [])))
@@ -204,6 +215,17 @@ def _define(names: dict[int | None, str], variables: dict[str, Var], value: dict
         shape = list(tensor[1]) if isinstance(tensor[1], list) else None
     variables[name] = Var(name, shape, dtype, persistable)
     return name
+
+
+def _pir_type(attr: Any) -> str:
+    """An attribute's type as the PIR file names it, without its dialect: ``f64``, ``array<f64>`` (by its first item)."""
+    if not isinstance(attr, dict):
+        return "unknown"
+    name = str(attr.get("#", "")).rpartition(".")[2].removeprefix("a_") or "unknown"
+    if name != "array":
+        return name
+    items = attr.get("D")
+    return f"array<{_pir_type(items[0])}>" if isinstance(items, list) and items else "array<>"
 
 
 def _pir_attr(attr: Any) -> Any:
@@ -339,19 +361,28 @@ def _op(data: bytes) -> Op:
                     arguments.append(inner_value.decode())
             (op.inputs if number == 1 else op.outputs)[slot] = arguments
         elif number == 4:
-            name, attr_value, is_block = _attr(value)
+            name, attr_value, is_block, kind = _attr(value)
             op.attrs[name] = attr_value
+            op.attr_types[name] = kind
             if is_block:
                 op.sub_blocks.extend(attr_value if isinstance(attr_value, list) else [attr_value])
     return op
 
 
-def _attr(data: bytes) -> tuple[str, Any, bool]:
-    """(name, value, whether the value names blocks: a control-flow op's or an engine's sub-block)."""
-    name, value, many, is_block = "", None, [], False
+# framework.proto's AttrType, named as PIR names the same types
+PROTO_ATTR_TYPES = {0: "i32", 1: "f32", 2: "str", 3: "array<i32>", 4: "array<f32>", 5: "array<str>", 6: "bool", 7: "array<bool>",
+                    8: "block", 9: "i64", 10: "array<block>", 11: "array<i64>", 12: "array<f64>", 13: "var", 14: "array<var>",
+                    15: "f64", 16: "scalar", 17: "array<scalar>"}
+
+
+def _attr(data: bytes) -> tuple[str, Any, bool, str]:
+    """(name, value, whether the value names blocks: a control-flow op's or an engine's sub-block, its type)."""
+    name, value, many, is_block, kind = "", None, [], False, "unknown"
     for number, raw in _fields(data):
         if number == 1:
             name = raw.decode()
+        elif number == 2 and isinstance(raw, int):
+            kind = PROTO_ATTR_TYPES.get(raw, "unknown")
         elif number in (3, 13, 12):
             value = _signed(raw)
             is_block = is_block or number == 12
@@ -366,4 +397,4 @@ def _attr(data: bytes) -> tuple[str, Any, bool]:
             is_block = is_block or number == 14
         elif number in (8, 18):
             many.append(raw.decode(errors="replace"))
-    return name, many if many else value, is_block
+    return name, many if many else value, is_block, kind

@@ -9,6 +9,7 @@ limit set on a parent (a Kubernetes pod) binds the container as well.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 
 from ..base.cpus import parse_cpu_list
 from ..facts import CgroupFacts, MemoryFacts, Mount
@@ -23,16 +24,16 @@ V1_UNLIMITED = 1 << 62
 def probe_cgroup(reader: Reader, mounts: list[Mount]) -> tuple[CgroupFacts, MemoryFacts]:
     memberships = _memberships(reader.text("cgroup", SELF_CGROUP, required=False) or "")
     version = _version(reader, mounts, memberships)
-    cgroup, memory = CgroupFacts(version=version), MemoryFacts()
     if version == 2:
-        _read_v2(reader, mounts, memberships, cgroup, memory)
+        cgroup, memory = _read_v2(reader, mounts, memberships)
     elif version == 1:
-        _read_v1(reader, mounts, memberships, cgroup, memory)
+        cgroup, memory = _read_v1(reader, mounts, memberships)
     else:
         reader.note("cgroup", DEFAULT_MOUNT, "no cgroup filesystem found")
+        cgroup, memory = CgroupFacts(version=version), MemoryFacts()
     shm = mount_for(mounts, "/dev/shm")
     if shm is not None and shm.mountpoint == "/dev/shm":
-        memory.shm_bytes = option_size_bytes(shm.super_options) or option_size_bytes(shm.options)
+        memory = replace(memory, shm_bytes=option_size_bytes(shm.super_options) or option_size_bytes(shm.options))
     return cgroup, memory
 
 
@@ -93,10 +94,15 @@ def _ancestors(directory: str, top: str) -> list[str]:
     return chain
 
 
-def _read_v2(reader: Reader, mounts, memberships, cgroup: CgroupFacts, memory: MemoryFacts) -> None:
+Quota = tuple[int, int, str]  # (quota_us, period_us, the file that sets it)
+Limit = tuple[int, str]  # (bytes, the file that sets it)
+
+
+def _read_v2(reader: Reader, mounts, memberships) -> tuple[CgroupFacts, MemoryFacts]:
     mount = next((m for m in mounts if m.fstype == "cgroup2"), None)
     directory, top = _locate(reader, mount, memberships.get(""), DEFAULT_MOUNT)
-    cgroup.cpu_dir = directory
+    quota: Quota | None = None
+    period: int | None = None  # of the first level that sets none, where no level sets a quota
     for level in _ancestors(directory, top):
         path = f"{level}/cpu.max"
         text = reader.text("cgroup", path, required=False)
@@ -107,78 +113,100 @@ def _read_v2(reader: Reader, mounts, memberships, cgroup: CgroupFacts, memory: M
             reader.note("cgroup", path, f"expected '<quota|max> <period>', found {text.strip()[:40]!r}")
             continue
         if fields[0] != "max":
-            _keep_tighter_quota(cgroup, int(fields[0]), int(fields[1]), path)
-        elif cgroup.period_us is None:
-            cgroup.period_us = int(fields[1])
-    _read_cpuset(reader, cgroup, [f"{directory}/cpuset.cpus.effective"])
-    _read_cpu_stat(reader, cgroup, f"{_quota_dir(cgroup, directory)}/cpu.stat", throttled_key="throttled_usec", scale=1)
+            quota = _tighter_quota(quota, int(fields[0]), int(fields[1]), path)
+        elif period is None:
+            period = int(fields[1])
+    cpuset = _read_cpuset(reader, [f"{directory}/cpuset.cpus.effective"])
+    throttling = _read_cpu_stat(reader, f"{_quota_dir(quota, directory)}/cpu.stat", throttled_key="throttled_usec", scale=1)
+    limit: Limit | None = None
     for level in _ancestors(directory, top):
         path = f"{level}/memory.max"
         text = reader.text("cgroup", path, required=False)
         if text is None or text.strip() == "max":
             continue
         try:
-            _keep_tighter_memory(memory, int(text.strip()), path)
+            limit = _tighter_limit(limit, int(text.strip()), path)
         except ValueError:
             reader.note("cgroup", path, f"expected a byte count or 'max', found {text.strip()[:40]!r}")
-    memory.usage_bytes = reader.integer("cgroup", f"{directory}/memory.current", required=False)
+    usage = reader.integer("cgroup", f"{directory}/memory.current", required=False)
+    return _cgroup(2, directory, quota, period, cpuset, throttling), _memory(limit, usage)
 
 
-def _read_v1(reader: Reader, mounts, memberships, cgroup: CgroupFacts, memory: MemoryFacts) -> None:
+def _read_v1(reader: Reader, mounts, memberships) -> tuple[CgroupFacts, MemoryFacts]:
     directory, top = _locate(reader, _v1_mount(mounts, "cpu"), memberships.get("cpu"), f"{DEFAULT_MOUNT}/cpu")
-    cgroup.cpu_dir = directory
+    quota: Quota | None = None
+    first_period: int | None = None
     for level in _ancestors(directory, top):
-        quota = reader.integer("cgroup", f"{level}/cpu.cfs_quota_us", required=False)
+        level_quota = reader.integer("cgroup", f"{level}/cpu.cfs_quota_us", required=False)
         period = reader.integer("cgroup", f"{level}/cpu.cfs_period_us", required=False)
-        if period and cgroup.period_us is None:
-            cgroup.period_us = period
-        if quota is not None and quota > 0 and period:
-            _keep_tighter_quota(cgroup, quota, period, f"{level}/cpu.cfs_quota_us")
+        if period and first_period is None:
+            first_period = period
+        if level_quota is not None and level_quota > 0 and period:
+            quota = _tighter_quota(quota, level_quota, period, f"{level}/cpu.cfs_quota_us")
     cpuset_dir, _ = _locate(reader, _v1_mount(mounts, "cpuset"), memberships.get("cpuset"), f"{DEFAULT_MOUNT}/cpuset")
-    _read_cpuset(reader, cgroup, [f"{cpuset_dir}/cpuset.effective_cpus", f"{cpuset_dir}/cpuset.cpus"])
-    _read_cpu_stat(reader, cgroup, f"{_quota_dir(cgroup, directory)}/cpu.stat", throttled_key="throttled_time", scale=1000)
+    cpuset = _read_cpuset(reader, [f"{cpuset_dir}/cpuset.effective_cpus", f"{cpuset_dir}/cpuset.cpus"])
+    throttling = _read_cpu_stat(reader, f"{_quota_dir(quota, directory)}/cpu.stat", throttled_key="throttled_time", scale=1000)
     mem_dir, mem_top = _locate(reader, _v1_mount(mounts, "memory"), memberships.get("memory"), f"{DEFAULT_MOUNT}/memory")
+    limit: Limit | None = None
     for level in _ancestors(mem_dir, mem_top):
         path = f"{level}/memory.limit_in_bytes"
-        limit = reader.integer("cgroup", path, required=False)
-        if limit is not None and limit < V1_UNLIMITED:
-            _keep_tighter_memory(memory, limit, path)
-    memory.usage_bytes = reader.integer("cgroup", f"{mem_dir}/memory.usage_in_bytes", required=False)
+        bytes_ = reader.integer("cgroup", path, required=False)
+        if bytes_ is not None and bytes_ < V1_UNLIMITED:
+            limit = _tighter_limit(limit, bytes_, path)
+    usage = reader.integer("cgroup", f"{mem_dir}/memory.usage_in_bytes", required=False)
+    return _cgroup(1, directory, quota, first_period, cpuset, throttling), _memory(limit, usage)
 
 
-def _quota_dir(cgroup: CgroupFacts, directory: str) -> str:
+def _cgroup(version: int, directory: str, quota: Quota | None, period: int | None,
+            cpuset: tuple[list[int], str] | None, throttling: tuple[int, int, int | None] | None) -> CgroupFacts:
+    """The CPU facts read: the tightest quota (with its period, else the ``period`` found), the cpuset and the counters."""
+    nr_periods, nr_throttled, throttled_usec = throttling or (None, None, None)
+    return CgroupFacts(version=version, cpu_dir=directory, quota_us=quota[0] if quota else None,
+                       period_us=quota[1] if quota else period, quota_file=quota[2] if quota else None,
+                       cpuset=cpuset[0] if cpuset else None, cpuset_file=cpuset[1] if cpuset else None,
+                       nr_periods=nr_periods, nr_throttled=nr_throttled, throttled_usec=throttled_usec)
+
+
+def _memory(limit: Limit | None, usage: int | None) -> MemoryFacts:
+    return MemoryFacts(limit_bytes=limit[0] if limit else None, limit_file=limit[1] if limit else None, usage_bytes=usage)
+
+
+def _quota_dir(quota: Quota | None, directory: str) -> str:
     """Throttling is counted where the binding quota is set (a pod's quota throttles the pod)."""
-    return posixpath.dirname(cgroup.quota_file) if cgroup.quota_file else directory
+    return posixpath.dirname(quota[2]) if quota else directory
 
 
-def _keep_tighter_quota(cgroup: CgroupFacts, quota: int, period: int, path: str) -> None:
+def _tighter_quota(best: Quota | None, quota: int, period: int, path: str) -> Quota | None:
     if period <= 0:
-        return
-    if cgroup.quota_us is None or quota / period < cgroup.quota_us / (cgroup.period_us or period):
-        cgroup.quota_us, cgroup.period_us, cgroup.quota_file = quota, period, path
+        return best
+    if best is None or quota / period < best[0] / best[1]:
+        return quota, period, path
+    return best
 
 
-def _keep_tighter_memory(memory: MemoryFacts, limit: int, path: str) -> None:
-    if memory.limit_bytes is None or limit < memory.limit_bytes:
-        memory.limit_bytes, memory.limit_file = limit, path
+def _tighter_limit(best: Limit | None, limit: int, path: str) -> Limit:
+    return (limit, path) if best is None or limit < best[0] else best
 
 
-def _read_cpuset(reader: Reader, cgroup: CgroupFacts, candidates: list[str]) -> None:
+def _read_cpuset(reader: Reader, candidates: list[str]) -> tuple[list[int], str] | None:
+    """The CPUs of the first candidate file that lists any, and that file."""
     for path in candidates:
         text = reader.text("cgroup", path, required=False)
         if text is None or not text.strip():
             continue
         try:
-            cgroup.cpuset, cgroup.cpuset_file = parse_cpu_list(text), path
+            return parse_cpu_list(text), path
         except ValueError:
             reader.note("cgroup", path, f"not a CPU list: {text.strip()[:40]!r}")
-        return
+        return None
+    return None
 
 
-def _read_cpu_stat(reader: Reader, cgroup: CgroupFacts, path: str, throttled_key: str, scale: int) -> None:
+def _read_cpu_stat(reader: Reader, path: str, throttled_key: str, scale: int) -> tuple[int, int, int | None] | None:
+    """(nr_periods, nr_throttled, the time throttled in microseconds) from a cpu.stat file; None where it has no counters."""
     text = reader.text("cgroup", path, required=False)
     if text is None:
-        return
+        return None
     values = {}
     for line in text.splitlines():
         parts = line.split()
@@ -186,7 +214,6 @@ def _read_cpu_stat(reader: Reader, cgroup: CgroupFacts, path: str, throttled_key
             values[parts[0]] = int(parts[1])
     if "nr_periods" not in values or "nr_throttled" not in values:
         reader.note("cgroup", path, "no nr_periods / nr_throttled counters in it")
-        return
-    cgroup.nr_periods, cgroup.nr_throttled = values["nr_periods"], values["nr_throttled"]
-    if throttled_key in values:
-        cgroup.throttled_usec = values[throttled_key] // scale
+        return None
+    throttled = values[throttled_key] // scale if throttled_key in values else None
+    return values["nr_periods"], values["nr_throttled"], throttled

@@ -9,6 +9,7 @@ driver even when the container cannot reach it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ..base.serde import DecodeError, from_data
@@ -28,9 +29,7 @@ def probe_gpu(reader: Reader, python: str | None, timeout: float) -> GpuFacts:
         facts = GpuFacts(status=GpuStatus.NOT_PROBED, reason="NVML was not probed (--no-gpu, or --root without --gpu)")
     else:
         facts = probe_nvml(reader.ctx, python, timeout)
-    facts.kernel_driver = kernel_driver(reader)
-    facts.device_nodes = device_nodes(reader.ctx)
-    return facts
+    return replace(facts, kernel_driver=kernel_driver(reader), device_nodes=device_nodes(reader.ctx))
 
 
 def probe_nvml(ctx: ProbeContext, python: str, timeout: float) -> GpuFacts:
@@ -47,8 +46,7 @@ def probe_nvml(ctx: ProbeContext, python: str, timeout: float) -> GpuFacts:
         facts = from_data(GpuFacts, payload, "NVML probe")
     except DecodeError as exc:
         return GpuFacts(status=GpuStatus.FAILED, seconds=seconds, reason=f"the NVML probe printed unexpected data: {exc}")
-    facts.seconds = facts.seconds if facts.seconds is not None else seconds
-    return facts
+    return facts if facts.seconds is not None else replace(facts, seconds=seconds)
 
 
 def kernel_driver(reader: Reader) -> str | None:

@@ -15,6 +15,8 @@ import os
 import posixpath
 import sys
 import time
+from dataclasses import replace
+from typing import Any
 
 from ..base.cpus import parse_cpu_list
 from ..base.interpreter import Interpreter, RunAs
@@ -81,7 +83,7 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
         chosen = "named with --pid"
     facts = ServiceProcessFacts(status=ProcessStatus.PROBED, pid=pid, chosen_because=chosen)
     try:
-        _read_process(ctx, facts)
+        facts = _read_process(ctx, facts)
         if facts.status not in (ProcessStatus.PROBED, ProcessStatus.NO_PERMISSION):
             return facts, None
         sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
@@ -90,7 +92,7 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
         hint = (f"; /proc is mounted with {hidepid}, which hides other users' processes: run the doctor "
                 "as the service's user, or as root with CAP_SYS_PTRACE") if hidepid else ""
         return _vanished(facts, gone, hint), None
-    facts.threads, facts.threads_source = len(sample.first), f"/proc/{pid}/task/*/stat"
+    facts = replace(facts, threads=len(sample.first), threads_source=f"/proc/{pid}/task/*/stat")
     return facts, (sample if ctx.is_live else None)
 
 
@@ -102,8 +104,8 @@ class ThreadSample:
         self.started = time.monotonic()
         self.first = _cpu_ticks(ctx, proc)
 
-    def finish(self, facts: ServiceProcessFacts) -> None:
-        """Waits out the rest of the sample and records the busy threads; a process that exited meanwhile is vanished."""
+    def finish(self, facts: ServiceProcessFacts) -> ServiceProcessFacts:
+        """The facts with the busy threads, the rest of the sample waited out; a process that exited meanwhile is vanished."""
         time.sleep(max(0.0, self.seconds - (time.monotonic() - self.started)))
         try:
             second = _cpu_ticks(self.ctx, self.proc)
@@ -111,13 +113,11 @@ class ThreadSample:
                 raise ProcessGone(f"{self.proc}/stat: it became a zombie")
         except ProcessGone as gone:
             vanished = _vanished(facts, gone)
-            facts.status, facts.reason = vanished.status, vanished.reason
-            return
+            return replace(facts, status=vanished.status, reason=vanished.reason)
         elapsed = time.monotonic() - self.started
         threshold = BUSY_SHARE * os.sysconf("SC_CLK_TCK") * elapsed
-        facts.threads = len(second)
-        facts.busy_threads = sum(1 for tid, ticks in second.items() if ticks - self.first.get(tid, ticks) >= threshold)
-        facts.sample_s = round(elapsed, 1)
+        busy = sum(1 for tid, ticks in second.items() if ticks - self.first.get(tid, ticks) >= threshold)
+        return replace(facts, threads=len(second), busy_threads=busy, sample_s=round(elapsed, 1))
 
 
 def _vanished(facts: ServiceProcessFacts, gone: ProcessGone, hint: str = "") -> ServiceProcessFacts:
@@ -158,12 +158,12 @@ def _run_as(ctx: ProbeContext, process: ServiceProcessFacts) -> RunAs:
     """The process's user and its environment, unredacted, read again now; OSError when it is no
     longer the user the facts say (its pid taken by another process meanwhile)."""
     proc = f"/proc/{process.pid}"
-    now = ServiceProcessFacts()
-    _read_status(ctx, now, f"{proc}/status")
+    now = _read_status(ctx, f"{proc}/status")
+    uid, gid = now.get("uid"), now.get("gid")
     environ = _environment(_read(ctx, f"{proc}/environ"))
-    if (now.uid, now.gid) != (process.uid, process.gid) or now.uid is None or now.gid is None:
-        raise OSError(f"it runs as uid {now.uid}, gid {now.gid} now, not as it did when it was read")
-    return RunAs(now.uid, now.gid, environ)
+    if (uid, gid) != (process.uid, process.gid) or uid is None or gid is None:
+        raise OSError(f"it runs as uid {uid}, gid {gid} now, not as it did when it was read")
+    return RunAs(uid, gid, environ)
 
 
 def _environment(text: str) -> dict[str, str]:
@@ -171,17 +171,16 @@ def _environment(text: str) -> dict[str, str]:
     return {name: value for name, _, value in (entry.partition("=") for entry in text.split("\0") if "=" in entry)}
 
 
-def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
+def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> ServiceProcessFacts:
+    """The process's facts, read from /proc/PID (``facts`` names it)."""
     pid = facts.pid
     proc = f"/proc/{pid}"
     stat = _process_stat(ctx, proc)
     if stat[0] == "Z":
-        facts.status, facts.reason = ProcessStatus.ZOMBIE, f"process {pid} is a zombie: it has exited and its parent has not reaped it"
-        return
+        return replace(facts, status=ProcessStatus.ZOMBIE, reason=f"process {pid} is a zombie: it has exited and its parent has not reaped it")
     if int(stat[6]) & PF_KTHREAD:
-        facts.status, facts.reason = ProcessStatus.KERNEL_THREAD, f"process {pid} is a kernel thread, not a service"
-        return
-    _read_status(ctx, facts, f"{proc}/status")
+        return replace(facts, status=ProcessStatus.KERNEL_THREAD, reason=f"process {pid} is a kernel thread, not a service")
+    read = _read_status(ctx, f"{proc}/status")
     denied: list[tuple[str, OSError]] = []
     argv = redact_arguments(_read(ctx, f"{proc}/cmdline").split("\0"))  # --password=..., --password X, URLs with credentials
     exe = _readable(denied, lambda: os.readlink(ctx.path(f"{proc}/exe")), f"{proc}/exe")
@@ -189,21 +188,21 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> None:
     variables = {}
     if environ is not None:
         variables = _environment(environ)
-        facts.environ, facts.environ_source = redact_environment(variables), f"{proc}/environ"
+        read.update(environ=redact_environment(variables), environ_source=f"{proc}/environ")
     if exe is not None:
-        facts.interpreter, facts.interpreter_source = _interpreter(ctx, proc, exe, argv[0], variables.get("PATH"))
+        read["interpreter"], read["interpreter_source"] = _interpreter(ctx, proc, exe, argv[0], variables.get("PATH"))
     maps = _readable(denied, lambda: _read(ctx, f"{proc}/maps"), f"{proc}/maps")
     if maps is not None:
-        facts.libraries, facts.libraries_source = mapped_libraries(maps), f"{proc}/maps"
-        if not any(library.kind == "paddle" for library in facts.libraries):
-            facts.reason = f"process {pid} has no Paddle library mapped (no libpaddle in {proc}/maps); is it the service?"
-    facts.script = _script(ctx, proc, argv)
-    facts.script_source = f"{proc}/cmdline" if facts.script else None
-    facts.cgroup = _read(ctx, f"{proc}/cgroup").strip() or None
-    facts.cgroup_source = f"{proc}/cgroup"
+        read.update(libraries=mapped_libraries(maps), libraries_source=f"{proc}/maps")
+        if not any(library.kind == "paddle" for library in read["libraries"]):
+            read["reason"] = f"process {pid} has no Paddle library mapped (no libpaddle in {proc}/maps); is it the service?"
+    script = _script(ctx, proc, argv)
+    read.update(script=script, script_source=f"{proc}/cmdline" if script else None,
+                cgroup=_read(ctx, f"{proc}/cgroup").strip() or None, cgroup_source=f"{proc}/cgroup")
+    facts = replace(facts, **read)
     if denied:
-        facts.status = ProcessStatus.NO_PERMISSION
-        facts.reason = _refused(ctx, facts, denied)
+        return replace(facts, status=ProcessStatus.NO_PERMISSION, reason=_refused(ctx, facts, denied))
+    return facts
 
 
 def _refused(ctx: ProbeContext, facts: ServiceProcessFacts, denied: list[tuple[str, OSError]]) -> str:
@@ -316,21 +315,24 @@ def _stat_fields(text: str) -> list[str]:
     return text[end + 2:].split() if end >= 0 else []
 
 
-def _read_status(ctx: ProbeContext, facts: ServiceProcessFacts, path: str) -> None:
+def _read_status(ctx: ProbeContext, path: str) -> dict[str, Any]:
+    """What /proc/PID/status says of the process, as the fields of ServiceProcessFacts it fills."""
+    read: dict[str, Any] = {}
     for line in _read(ctx, path).splitlines():
         key, _, value = line.partition(":")
         value = value.strip()
         if key == "Uid":  # the real ids (the first of four): the user the service was started as
-            facts.uid = int(value.split()[0])
+            read["uid"] = int(value.split()[0])
         elif key == "Gid":
-            facts.gid = int(value.split()[0])
+            read["gid"] = int(value.split()[0])
         elif key == "VmRSS":
-            facts.rss_bytes, facts.rss_source = int(value.split()[0]) * 1024, path
+            read.update(rss_bytes=int(value.split()[0]) * 1024, rss_source=path)
         elif key == "Cpus_allowed_list":
             try:
-                facts.affinity, facts.affinity_source = parse_cpu_list(value), path
+                read.update(affinity=parse_cpu_list(value), affinity_source=path)
             except ValueError:
                 pass
+    return read
 
 
 def mapped_libraries(maps: str) -> list[MappedLibrary]:

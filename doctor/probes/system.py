@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 from ..base.cpus import parse_cpu_list
 from ..base.redact import redact_environment
@@ -15,15 +16,15 @@ BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
 def probe_host(reader: Reader) -> HostFacts:
-    facts = HostFacts(python=sys.version.split()[0])
+    hostname: str | None
     if reader.ctx.is_live:
         uname = os.uname()
-        facts.hostname, facts.kernel, facts.machine = uname.nodename, uname.release, uname.machine
+        hostname, kernel, machine = uname.nodename, uname.release, uname.machine
     else:
-        hostname = reader.text("host", "/etc/hostname", required=False)
-        facts.hostname = hostname.strip() if hostname else None
-    facts.boot_id = (reader.text("host", BOOT_ID, required=False) or "").strip() or None
-    return facts
+        written = reader.text("host", "/etc/hostname", required=False)
+        hostname, kernel, machine = written.strip() if written else None, None, None
+    boot_id = (reader.text("host", BOOT_ID, required=False) or "").strip() or None
+    return HostFacts(hostname=hostname, kernel=kernel, machine=machine, python=sys.version.split()[0], boot_id=boot_id)
 
 
 def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) -> ContainerFacts:
@@ -54,8 +55,7 @@ def probe_container(reader: Reader, mounts: list[Mount], env: dict[str, str]) ->
 def probe_process(reader: Reader) -> ProcessFacts:
     facts = _affinity(reader)
     if reader.ctx.is_live:
-        facts.euid = os.geteuid()
-        facts.groups = sorted({os.getegid(), *os.getgroups()})
+        return replace(facts, euid=os.geteuid(), groups=sorted({os.getegid(), *os.getgroups()}))
     return facts
 
 

@@ -15,6 +15,7 @@ import json
 import os
 import posixpath
 import stat
+from typing import Any
 
 from ..base.inputs import Refused, parse_json
 from ..base.serde import json_error_text
@@ -30,43 +31,44 @@ def probe_trt_cache(reader: Reader, service: ServiceConfig) -> TrtCacheFacts:
     trt = service.tensorrt
     if not (trt.enabled or service.save_optim_model or service.optim_cache_dir):
         return TrtCacheFacts(reason="the service uses no cache: neither TensorRT, save_optim_model nor optim_cache_dir")
-    facts = TrtCacheFacts(reason="the service config names neither the model nor optim_cache_dir")
+    shape_file: dict[str, Any] = {}
     if trt.enabled and trt.dynamic_shape_file:
-        facts.shape_file = absolute(reader.ctx, trt.dynamic_shape_file)
-        facts.shape_file_exists = reader.path_test("trt_cache", facts.shape_file, "is_file")
+        path = absolute(reader.ctx, trt.dynamic_shape_file)
+        shape_file = {"shape_file": path, "shape_file_exists": reader.path_test("trt_cache", path, "is_file")}
     if service.optim_cache_dir:
-        directory, facts.source = absolute(reader.ctx, service.optim_cache_dir), "optim_cache_dir"
+        directory, source = absolute(reader.ctx, service.optim_cache_dir), "optim_cache_dir"
     elif service.model:
         model = absolute(reader.ctx, service.model)
         model_dir = model if reader.path_test("trt_cache", model, "is_dir") else posixpath.dirname(model)
-        directory, facts.source = posixpath.join(model_dir, "_opt_cache"), "model"
+        directory, source = posixpath.join(model_dir, "_opt_cache"), "model"
     else:
-        return facts
-    facts.directory, facts.status, facts.reason = directory, CacheStatus.PROBED, None
-    look_inside(reader, facts, directory)
-    return facts
+        return TrtCacheFacts(reason="the service config names neither the model nor optim_cache_dir", **shape_file)
+    return TrtCacheFacts(status=CacheStatus.PROBED, directory=directory, source=source, **shape_file,
+                         **look_inside(reader, directory))
 
 
-def look_inside(reader: Reader, facts: TrtCacheFacts, directory: str) -> None:
+def look_inside(reader: Reader, directory: str) -> dict[str, Any]:
+    """What the cache folder holds and who owns it (or the nearest folder above it), as the fields of TrtCacheFacts they fill."""
     ctx = reader.ctx
+    seen: dict[str, Any] = {}
+    exists, names = False, []
     try:
-        facts.exists = ctx.path(directory).is_dir()
-        names = ctx.listdir(directory) if facts.exists else []
+        exists = ctx.path(directory).is_dir()
+        names = ctx.listdir(directory) if exists else []
     except OSError as exc:  # a folder on the way that this user may not enter
-        facts.list_error = f"cannot list {directory}: {exc.strerror or exc}"
+        seen["list_error"] = f"cannot list {directory}: {exc.strerror or exc}"
         reader.unreadable("trt_cache", directory, exc)
-        names = []
-    if facts.exists:
-        facts.files = len(names)
-        facts.engines = [name for name in names if name.startswith(ENGINE_PREFIX)]
+    if exists:
+        seen.update(files=len(names), engines=[name for name in names if name.startswith(ENGINE_PREFIX)])
         if STAMP_FILE in names:
-            facts.stamp, facts.stamp_error = read_stamp(reader, posixpath.join(directory, STAMP_FILE))
-    facts.checked_path = checked = nearest_existing(reader, directory)
+            seen["stamp"], seen["stamp_error"] = read_stamp(reader, posixpath.join(directory, STAMP_FILE))
+    seen["checked_path"] = checked = nearest_existing(reader, directory)
     try:
         info = ctx.path(checked).stat()
-        facts.mode, facts.uid, facts.gid = stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid
+        seen.update(mode=stat.S_IMODE(info.st_mode), uid=info.st_uid, gid=info.st_gid)
     except OSError as exc:
         reader.unreadable("trt_cache", checked, exc)
+    return {"exists": exists, **seen}
 
 
 def absolute(ctx: ProbeContext, path: str) -> str:

@@ -57,7 +57,7 @@ class VerificationSummary:
     noise: MachineNoise | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class GraphSummary(GraphFacts):
     """The fusion coverage, with the ir_optim experiment that measures what the fusions are worth."""
 

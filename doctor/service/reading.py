@@ -34,10 +34,10 @@ def pid_choice(text: str) -> PidChoice:
     raise ValueError(f"{text!r} is not a process id; expected a number, auto or none")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServiceReading:
     """The process, the source and the record, read before the other probes; the busy-thread
-    ``sample`` of the process is waited out after them (:meth:`finish`)."""
+    ``sample`` of the process is waited out after them (:meth:`finished`)."""
 
     process: ServiceProcessFacts
     source: SourceFacts
@@ -49,12 +49,12 @@ class ServiceReading:
         """The process's environment, where it was read."""
         return self.process.environ if self.process.environ_source else None
 
-    def finish(self, say: Say) -> None:
-        """The busy-thread sample, waited out; then what went wrong with the process, in one line."""
-        if self.sample is not None:
-            self.sample.finish(self.process)
-        if self.process.reason and self.process.status != "not_probed":
-            say(terminal_line(f"paddle-doctor: {self.process.reason}"))
+    def finished(self, say: Say) -> ServiceReading:
+        """The reading with the busy-thread sample waited out; what went wrong with the process said in one line."""
+        process = self.sample.finish(self.process) if self.sample is not None else self.process
+        if process.reason and process.status != "not_probed":
+            say(terminal_line(f"paddle-doctor: {process.reason}"))
+        return replace(self, process=process, sample=None)
 
     def kept_record(self) -> ServiceRecord | None:
         """The record as the facts hold it: None where none was asked for."""

@@ -11,6 +11,7 @@ import json
 import os
 import posixpath
 import time
+from dataclasses import replace
 
 from ..base.inputs import SYSTEM_BYTES, NotPrivate, Refused, parse_json, read_private
 from ..base.redact import redact_recorded
@@ -57,10 +58,10 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
                          record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder,
                          age_s=round(max(0.0, time.time() - record.written_at), 1), interval_s=interval_s(process.environ)[0])
     if read.stale:
-        read.note(f"{read.written()}, past {STALE_INTERVALS} of the {read.interval_s:g} s it is written every: it may be stale "
+        read = read.noted(f"{read.written()}, past {STALE_INTERVALS} of the {read.interval_s:g} s it is written every: it may be stale "
                   "(the service stuck, or its recorder's writer gone)")
     if predictors > MAX_PREDICTORS:
-        read.note(f"it holds {predictors} predictors, more than the {MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
+        read = read.noted(f"it holds {predictors} predictors, more than the {MAX_PREDICTORS} a recorder keeps: the first {MAX_PREDICTORS} are read")
     return read
 
 
@@ -127,11 +128,12 @@ def _under_root(ctx: ProbeContext, folder: str) -> str:
     return str(ctx.path(posixpath.join(ctx.resolve(parent), name)))
 
 
-def against_paddle(record: ServiceRecord, paddle_version: str | None) -> None:
-    """A record made under another Paddle than the one probed says so, in its one line."""
+def against_paddle(record: ServiceRecord, paddle_version: str | None) -> ServiceRecord:
+    """The record; one made under another Paddle than the one probed says so, in its one line."""
     if record.read and paddle_version and record.paddle_version and record.paddle_version != paddle_version:
-        record.note(f"recorded under Paddle {record.paddle_version}, the doctor probes {paddle_version}: "
-                    "the settings are what the service ran, the probes this Paddle's")
+        return record.noted(f"recorded under Paddle {record.paddle_version}, the doctor probes {paddle_version}: "
+                            "the settings are what the service ran, the probes this Paddle's")
+    return record
 
 
 def recorded_settings(record: ServiceRecord) -> list[SettingOrigin]:
@@ -192,14 +194,13 @@ def planned_measurements(record: ServiceRecord) -> list[PredictorMeasured]:
 def share_budget(planned: list[PredictorMeasured], budget_s: float) -> list[PredictorMeasured]:
     """``planned`` with ``budget_s`` split evenly among those that can be measured; when it cannot give each at
     least 4 s, the busiest it can are measured and the others say so."""
-    measurable = [plan for plan in planned if plan.not_measured is None]
+    measurable = [plan.predictor for plan in planned if plan.not_measured is None]
     count = max(1, min(len(measurable), int(budget_s // MEASURE_FLOOR_S)))
-    for plan in measurable[:count]:
-        plan.budget_s = round(budget_s / count, 3)
-    for plan in measurable[count:]:
-        plan.not_measured = (f"not measured: --budget {budget_s:g} s gives {count} of the {len(measurable)} predictors "
-                             f"{MEASURE_FLOOR_S:g} s or more each; --budget {MEASURE_FLOOR_S * len(measurable):g} measures them all")
-    return planned
+    measured, share = measurable[:count], round(budget_s / count, 3)
+    left_out = (f"not measured: --budget {budget_s:g} s gives {count} of the {len(measurable)} predictors "
+                f"{MEASURE_FLOOR_S:g} s or more each; --budget {MEASURE_FLOOR_S * len(measurable):g} measures them all")
+    return [plan if plan.not_measured is not None else replace(plan, budget_s=share) if plan.predictor in measured
+            else replace(plan, not_measured=left_out) for plan in planned]
 
 
 def model_origin(record: ServiceRecord, plan: PredictorMeasured, first: bool) -> SettingOrigin:

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from ..base.inputs import SOURCE_BYTES, read_text, what_it_is
 from ..base.vocabulary import SourceStatus, SourceStop
-from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePredictor
+from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePattern, SourcePredictor, SourceSetting
 from .configs import read_configs
 from .evaluate import Evaluator
 from .folders import Search, Unreadable, ignored
@@ -46,30 +46,38 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
     are read too, within the bounds of ``imports.follow``, and the files read are one program.
     ``seconds``: the whole read's time; past it the read stops, and ``stopped`` says so."""
     deadline = time.monotonic() + seconds
-    facts = SourceFacts(status=SourceStatus.READ, paths=list(paths))
+    files: list[str] = []
+    errors: list[SourceError] = []
+    configs_built: list[SourceLocation] = []
+    predictors: list[SourcePredictor] = []
+    settings: list[SourceSetting] = []
+    patterns: list[SourcePattern] = []
+    stopped: SourceStop | None = None
+    imported: list[ImportedFile] = []
+    imports_left_out = 0
     modules: dict[str, Module] = {}
     read: dict[str, str] = {}  # the real path of each file read, and the name it was read by (the first met)
 
     def out_of_time(file: str) -> OutOfTime:
-        facts.errors.append(SourceError(SourceLocation(file, 0),
+        errors.append(SourceError(SourceLocation(file, 0),
                                         f"{CANNOT_READ}the {seconds:g} s the doctor gives the source ran out in this file"))
         return OutOfTime()
 
     def unreadable(path: str, exc: OSError) -> None:
-        facts.errors.append(SourceError(SourceLocation(path, 0), f"{CANNOT_READ}{exc.strerror or exc}"))
+        errors.append(SourceError(SourceLocation(path, 0), f"{CANNOT_READ}{exc.strerror or exc}"))
 
     def parse(file: str) -> Module | None:
         real = os.path.realpath(file)  # a file linked under another name (``here -> .``) is one module
         if real in read:
             return modules.get(read[real])
         read[real] = file
-        facts.files.append(file)
+        files.append(file)
         try:
             modules[file] = Module.parse(file, read_text(file, SOURCE_BYTES), deadline)
         except SyntaxError as exc:
-            facts.errors.append(SourceError(SourceLocation(file, exc.lineno or 0), f"syntax error: {exc.msg}"))
+            errors.append(SourceError(SourceLocation(file, exc.lineno or 0), f"syntax error: {exc.msg}"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            facts.errors.append(SourceError(SourceLocation(file, getattr(exc, "lineno", None) or 0), f"{CANNOT_READ}{exc}"))
+            errors.append(SourceError(SourceLocation(file, getattr(exc, "lineno", None) or 0), f"{CANNOT_READ}{exc}"))
         except OutOfTime:
             raise out_of_time(file) from None
         return modules.get(file)
@@ -80,15 +88,13 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
             if os.path.realpath(file) in read:
                 continue
             if len(given) == MAX_FILES:
-                facts.stopped = SourceStop.FILES
+                stopped = SourceStop.FILES
                 break
             given.append(ImportedFile(file, _root(file, paths)))
             parse(file)
-        imported: list[ImportedFile] = []
         if search:
             imports = follow(given, search, lambda file: getattr(parse(file), "tree", None))
-            imported, facts.imports_left_out = imports.found, imports.left_out
-            facts.imported = [item.file for item in imported]
+            imported, imports_left_out = imports.found, imports.left_out
         program = Program()
         for item in given + imported:
             if item.file in modules:
@@ -100,16 +106,18 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
                 continue
             try:
                 evaluator = shared.get(module.file) or Evaluator(module, environ, program, shared)
-                configs = read_configs(module, evaluator, len(facts.predictors) + 1)
+                configs = read_configs(module, evaluator, len(predictors) + 1)
             except OutOfTime:
                 raise out_of_time(module.file) from None
-            facts.configs.extend(configs.built)
-            facts.predictors.extend(installed(predictor) for predictor in configs.predictors)
-            facts.settings.extend(configs.settings)
-            facts.patterns.extend(serving_patterns(module))
+            configs_built.extend(configs.built)
+            predictors.extend(installed(predictor) for predictor in configs.predictors)
+            settings.extend(configs.settings)
+            patterns.extend(serving_patterns(module))
     except OutOfTime:
-        facts.stopped = SourceStop.TIME
-    return facts
+        stopped = SourceStop.TIME
+    return SourceFacts(status=SourceStatus.READ, paths=list(paths), files=files, configs=configs_built, predictors=predictors,
+                       settings=settings, patterns=patterns, errors=errors, imported=[item.file for item in imported],
+                       imports_left_out=imports_left_out, stopped=stopped)
 
 
 def installed(predictor: SourcePredictor) -> SourcePredictor:

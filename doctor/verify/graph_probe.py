@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..base.interpreter import Interpreter
@@ -49,8 +50,7 @@ def probe_graph(facts: Facts, run: ModelRun, interpreter: Interpreter | None = N
     optimised, program = optimised_program(facts, run, original, interpreter)
     graph = analyse(original, optimised, program, ir_optim=service.ir_optim is not False,
                     deleted_passes=tuple(service.delete_passes), tensorrt=tensorrt)
-    graph.seconds = round(time.monotonic() - started, 3)
-    return graph
+    return replace(graph, seconds=round(time.monotonic() - started, 3))
 
 
 def device_label(service: ServiceConfig, onednn: bool) -> str:
@@ -70,15 +70,13 @@ def optimised_program(facts: Facts, run: ModelRun, original: Program,
                               config=[python_call(method, args) for method, args in calls])
     paddle = facts.paddle
     if service.ir_optim is False:
-        result.reason = f"{IR_OFF}: the predictor runs the program as saved"
-        return result, None
+        return replace(result, reason=f"{IR_OFF}: the predictor runs the program as saved"), None
     if paddle.status != PaddleStatus.OK or not paddle.python:
-        result.reason = f"Paddle cannot be imported ({paddle.status}), so the optimised program cannot be built"
-        return result, None
+        return replace(result, reason=f"Paddle cannot be imported ({paddle.status}), so the optimised program cannot be built"), None
     if service.device == Device.GPU and not paddle.with_cuda:
-        result.reason = (f"the service runs on {device}, and {paddle.distribution or 'Paddle'} "
-                         f"{paddle.version or ''} here has no CUDA, so the program the GPU predictor runs cannot be built here")
-        return result, None
+        return replace(result, reason=f"the service runs on {device}, and {paddle.distribution or 'Paddle'} "
+                                      f"{paddle.version or ''} here has no CUDA, so the program the GPU predictor runs "
+                                      "cannot be built here"), None
     worker = interpreter or Interpreter(paddle.python)
     directory = worker.scratch_folder("paddle-doctor-optim-")  # the worker writes the optimised program there
     version = f"{original.format} version {original.version}" if original.version is not None else original.format
@@ -88,21 +86,17 @@ def optimised_program(facts: Facts, run: ModelRun, original: Program,
         paddle_version = session.paddle_version
         written = next((Path(directory) / name for name in OPTIMISED_FILES if (Path(directory) / name).is_file()), None)
         if written is None:
-            result.status, result.reason = ProgramStatus.ERROR, f"Paddle {paddle_version} wrote no optimised program (expected {' or '.join(OPTIMISED_FILES)})"
-            return result, None
+            return replace(result, status=ProgramStatus.ERROR,
+                           reason=f"Paddle {paddle_version} wrote no optimised program (expected {' or '.join(OPTIMISED_FILES)})"), None
         # a worker of the service's user wrote it in a folder of that user's: never a link it made, whatever it names
         program = read_program(written, worker.run_as.uid if worker.run_as is not None else None)
     except (WorkerError, WorkerDied) as exc:
-        result.status = ProgramStatus.ERROR
-        result.reason = f"Paddle cannot build the optimised program of {files.program} ({version}): {exc}"
-        return result, None
+        return replace(result, status=ProgramStatus.ERROR,
+                       reason=f"Paddle cannot build the optimised program of {files.program} ({version}): {exc}"), None
     except ProgramError as exc:
-        result.status, result.reason = ProgramStatus.ERROR, f"the optimised program Paddle wrote cannot be read: {exc}"
-        return result, None
+        return replace(result, status=ProgramStatus.ERROR, reason=f"the optimised program Paddle wrote cannot be read: {exc}"), None
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    result.status = ProgramStatus.READ
-    result.passes = list(dict.fromkeys(reply.passes))
-    result.rejections = [PassRejection(r.pass_name, r.op, r.check) for r in reply.rejections]
-    result.create_ms = round(reply.create_ms, 3)
-    return result, program
+    return replace(result, status=ProgramStatus.READ, passes=list(dict.fromkeys(reply.passes)),
+                   rejections=[PassRejection(r.pass_name, r.op, r.check) for r in reply.rejections],
+                   create_ms=round(reply.create_ms, 3)), program
