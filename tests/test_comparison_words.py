@@ -33,6 +33,8 @@ from paddle_doctor.facts.verification import (
 from paddle_doctor.judge.verdict_words import describe
 from paddle_doctor.verify import stats
 
+pytestmark = pytest.mark.timing  # judges live timings: .ci/run runs these again on the machine as it is
+
 BASE = PredictorConfig(threads=8, onednn=False)
 NUMBER = r"(\d+\.\d+)"
 # "1.45x slower (95% CI 1.39-1.52x slower; p50 ...)" when decided, "undecided (1.01x slower, 95% CI ...)" otherwise

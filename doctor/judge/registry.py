@@ -1,7 +1,7 @@
 """Checks and how they are found.
 
 A check is a pure function of Facts returning Findings for the rules it declares: an object of
-type :class:`Check`. The built-in checks are listed in ``paddle_doctor.checks.BUILT_IN``; a third
+type :class:`Check`. The built-in checks are the tuple ``paddle_doctor.checks.BUILT_IN``; a third
 party publishes its own under the entry-point group ``paddle_doctor.checks``.
 """
 
@@ -173,8 +173,8 @@ class LoadFailure:
 
 
 def discover_checks(rulebook: Rulebook | None = None) -> tuple[list[Check], list[LoadFailure]]:
-    """Every check: the built-in ones listed in ``paddle_doctor.checks.BUILT_IN``, then those third
-    parties publish under the entry-point group, sorted by name.
+    """Every check: the built-in ones, ``paddle_doctor.checks.BUILT_IN``, then those third parties
+    publish under the entry-point group, sorted by name.
 
     A check that fails to import or is not a Check is reported, not fatal; so is, given the
     ``rulebook``, one whose rule's fix names a ``{placeholder}`` its evidence type has no field for.
@@ -187,49 +187,75 @@ def discover_registered(rulebook: Rulebook | None = None) -> tuple[list[tuple[st
     """Like :func:`discover_checks`, each check with its reference (``module:attribute``)."""
     from importlib import metadata  # here: scanning entry points is the slow part, and load_check avoids it
 
-    from ..checks import BUILT_IN
-
-    built_in = [metadata.EntryPoint(name, BUILT_IN_MODULE.format(name=name), ENTRY_POINT_GROUP) for name in BUILT_IN]
-    references = {entry.value for entry in built_in}
-    # an older install's metadata may still publish the built-in checks: they are loaded once, from the list
+    built_in, failures = _built_in()
+    references = {BUILT_IN_MODULE.format(name=check.name) for check in built_in}
+    # an older install's metadata may still publish the built-in checks: they are loaded once, from the tuple
     third_party = [entry for entry in metadata.entry_points(group=ENTRY_POINT_GROUP) if entry.value not in references]
     checks: dict[str, tuple[str, Check]] = {}
-    failures: list[LoadFailure] = []
-    for entry in [*built_in, *third_party]:
-        label = f"{entry.name} = {entry.value}"
+    for check in built_in:
+        _register(checks, failures, check.name, BUILT_IN_MODULE.format(name=check.name), check, rulebook)
+    for entry in third_party:
         try:
-            check = entry.load()
+            loaded = entry.load()
         except Exception as exc:
-            failures.append(LoadFailure(label, f"cannot import: {type(exc).__name__}: {exc}"))
+            failures.append(LoadFailure(f"{entry.name} = {entry.value}", f"cannot import: {type(exc).__name__}: {exc}"))
             continue
-        if not isinstance(check, Check):
-            failures.append(LoadFailure(label, f"is a {type(check).__name__}, not a paddle_doctor Check"))
-            continue
-        if check.name in checks:
-            failures.append(LoadFailure(label, f"a check named {check.name!r} is already registered"))
-            continue
-        unfilled = check.unfilled(rulebook) if rulebook is not None else []
-        if unfilled:
-            failures.append(LoadFailure(label, f"its evidence does not fill its rules' fixes: {'; '.join(unfilled)}"))
-            continue
-        checks[check.name] = (entry.value, check)
+        _register(checks, failures, entry.name, entry.value, loaded, rulebook)
     return [checks[name] for name in sorted(checks)], failures
 
 
-BUILT_IN_MODULE = "paddle_doctor.checks.{name}:CHECK"
+def _built_in() -> tuple[tuple[Check, ...], list[LoadFailure]]:
+    """The built-in checks, or none and why, where one of them cannot be imported (they are imported together)."""
+    try:
+        from ..checks import BUILT_IN
+    except Exception as exc:
+        return (), [LoadFailure(f"{BUILT_IN_PACKAGE}.BUILT_IN", f"cannot import: {type(exc).__name__}: {exc}")]
+    return BUILT_IN, []
+
+
+def _register(checks: dict[str, tuple[str, Check]], failures: list[LoadFailure], name: str, reference: str,
+              check: object, rulebook: Rulebook | None) -> None:
+    """Adds ``check`` to ``checks`` by its name, or to ``failures`` why it is refused."""
+    label = f"{name} = {reference}"
+    if not isinstance(check, Check):
+        failures.append(LoadFailure(label, f"is a {type(check).__name__}, not a paddle_doctor Check"))
+        return
+    if check.name in checks:
+        failures.append(LoadFailure(label, f"a check named {check.name!r} is already registered"))
+        return
+    unfilled = check.unfilled(rulebook) if rulebook is not None else []
+    if unfilled:
+        failures.append(LoadFailure(label, f"its evidence does not fill its rules' fixes: {'; '.join(unfilled)}"))
+        return
+    checks[check.name] = (reference, check)
+
+
+BUILT_IN_PACKAGE = "paddle_doctor.checks"
+BUILT_IN_MODULE = BUILT_IN_PACKAGE + ".{name}:CHECK"  # a built-in check's module is named as the check
+
+
+def names_built_in(reference: str) -> bool:
+    """Whether ``reference`` names a built-in check: ``paddle_doctor.checks.NAME:CHECK``, NAME a module
+    of that package (each is one of ``BUILT_IN``'s: tests/test_layout.py), found without importing any check."""
+    module, _, attribute = reference.partition(":")
+    package, _, name = module.rpartition(".")
+    if attribute != "CHECK" or package != BUILT_IN_PACKAGE or not name.isidentifier() or name.startswith("_"):
+        return False
+    from importlib.util import find_spec
+
+    return find_spec(module) is not None
 
 
 def load_pinned(name: str, reference: str) -> Check:
     """The check a baseline pins by ``name``, found among the installed checks: a baseline names
     checks, never code, so its ``reference`` is only a claim to verify. A built-in check is its
-    module listed in ``paddle_doctor.checks.BUILT_IN`` (no entry-point scan: the healthcheck's
-    start-up); any other must be the entry point an installed distribution registers with that value.
+    module of ``paddle_doctor.checks`` (:func:`names_built_in`), imported alone: no entry-point scan,
+    and no other check (the healthcheck's start-up); any other must be the entry point an installed
+    distribution registers with that value.
 
     Raises RegistryError naming the check and why it is not loaded; nothing else is imported.
     """
-    from ..checks import BUILT_IN
-
-    if reference in {BUILT_IN_MODULE.format(name=listed) for listed in BUILT_IN}:
+    if names_built_in(reference):
         check = load_check(reference)
     else:
         from importlib import metadata
