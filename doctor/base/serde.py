@@ -65,59 +65,102 @@ def decode_as(tp: Any, data: Any, where: str) -> Any:
 
 
 def _decode(tp: Any, data: Any, where: str, echo: bool) -> Any:
-    origin = typing.get_origin(tp)
+    """``data`` decoded as ``tp``: handed to the decoder of the type's kind (generic, dataclass, enum, scalar)."""
     if tp is Any:
         return data
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if data is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _decode(arg, data, where, echo)
-            except DecodeError as exc:
-                errors.append(str(exc))
-        raise DecodeError(errors[0] if len(errors) == 1 else f"{where}: {_found(data, echo, '{} ')}fits none of {tp}")
-    if origin is typing.Literal:
-        if data in typing.get_args(tp) and type(data) in {type(arg) for arg in typing.get_args(tp)}:
-            return data
-        raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected {' or '.join(map(repr, typing.get_args(tp)))}")
-    if origin is typing.Annotated:
-        base, *extras = typing.get_args(tp)
-        value = _decode(base, data, where, echo)
-        for extra in extras:
-            within_constraint(getattr(extra, "keywords", {}), value, where, echo)
-        return value
-    if origin is list:
-        (item,) = typing.get_args(tp)
-        if not isinstance(data, list):
-            raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
-        return [_decode(item, v, f"{where}[{i}]", echo) for i, v in enumerate(data)]
-    if origin is tuple:
-        args = typing.get_args(tp)
-        if not isinstance(data, list):
-            raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            args = (args[0],) * len(data)
-        elif len(args) != len(data):
-            raise DecodeError(f"{where}: expected {len(args)} items, got {len(data)}")
-        return tuple(_decode(item, v, f"{where}[{i}]", echo) for i, (item, v) in enumerate(zip(args, data)))
-    if origin is dict:
-        _, value = typing.get_args(tp)
-        if not isinstance(data, dict):
-            raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
-        return {str(k): _decode(value, v, f"{where}.{_key(k, echo)}", echo) for k, v in data.items()}
+    generic = _GENERIC_DECODERS.get(typing.get_origin(tp))
+    if generic is not None:
+        return generic(tp, data, where, echo)
     if dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, where, echo)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _decode_enum(tp, data, where, echo)
+    return _decode_scalar(tp, data, where, echo)
+
+
+def _decode_union(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    """The first of the union's types ``data`` fits (null where it admits null), else the one error or all failing."""
+    args = typing.get_args(tp)
+    if data is None and type(None) in args:
+        return None
+    errors = []
+    for arg in args:
+        if arg is type(None):
+            continue
         try:
-            return tp(data)
-        except ValueError:
-            expected = ", ".join(repr(member.value) for member in tp)
-            raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected one of {expected}") from None
+            return _decode(arg, data, where, echo)
+        except DecodeError as exc:
+            errors.append(str(exc))
+    raise DecodeError(errors[0] if len(errors) == 1 else f"{where}: {_found(data, echo, '{} ')}fits none of {tp}")
+
+
+def _decode_literal(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    """``data`` where it is one of the literal's values, of the same type."""
+    values = typing.get_args(tp)
+    if data in values and type(data) in {type(value) for value in values}:
+        return data
+    raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected {' or '.join(map(repr, values))}")
+
+
+def _decode_annotated(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    """``data`` decoded as the base type, then held to the constraints the annotation carries."""
+    base, *extras = typing.get_args(tp)
+    value = _decode(base, data, where, echo)
+    for extra in extras:
+        within_constraint(getattr(extra, "keywords", {}), value, where, echo)
+    return value
+
+
+def _expect_list(data: Any, where: str) -> None:
+    if not isinstance(data, list):
+        raise DecodeError(f"{where}: expected a list, got {type(data).__name__}")
+
+
+def _decode_list(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    (item,) = typing.get_args(tp)
+    _expect_list(data, where)
+    return [_decode(item, v, f"{where}[{i}]", echo) for i, v in enumerate(data)]
+
+
+def _decode_tuple(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    """A JSON list as a tuple: of any length for ``tuple[X, ...]``, else of exactly the tuple's items."""
+    args = typing.get_args(tp)
+    _expect_list(data, where)
+    if len(args) == 2 and args[1] is Ellipsis:
+        args = (args[0],) * len(data)
+    elif len(args) != len(data):
+        raise DecodeError(f"{where}: expected {len(args)} items, got {len(data)}")
+    return tuple(_decode(item, v, f"{where}[{i}]", echo) for i, (item, v) in enumerate(zip(args, data)))
+
+
+def _decode_dict(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    _, value = typing.get_args(tp)
+    if not isinstance(data, dict):
+        raise DecodeError(f"{where}: expected an object, got {type(data).__name__}")
+    return {str(k): _decode(value, v, f"{where}.{_key(k, echo)}", echo) for k, v in data.items()}
+
+
+_GENERIC_DECODERS = {
+    typing.Union: _decode_union,
+    types.UnionType: _decode_union,
+    typing.Literal: _decode_literal,
+    typing.Annotated: _decode_annotated,
+    list: _decode_list,
+    tuple: _decode_tuple,
+    dict: _decode_dict,
+}
+
+
+def _decode_enum(tp: type[enum.Enum], data: Any, where: str, echo: bool) -> Any:
+    try:
+        return tp(data)
+    except ValueError:
+        expected = ", ".join(repr(member.value) for member in tp)
+        raise DecodeError(f"{where}: {_found(data, echo, 'is {}; ')}expected one of {expected}") from None
+
+
+def _decode_scalar(tp: Any, data: Any, where: str, echo: bool) -> Any:
+    """A finite float (an int read as one), or a str, int or bool of exactly that type."""
     if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
         try:
             number = float(data)
