@@ -14,6 +14,7 @@ import json
 import re
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -55,32 +56,57 @@ class _Builder:
         self.names: dict[type, str] = {}
 
     def of(self, tp: Any) -> dict[str, Any]:
-        origin = typing.get_origin(tp)
-        if origin is Annotated:
-            base, *extras = typing.get_args(tp)
-            schema = dict(self.of(base))
-            for extra in extras:
-                if isinstance(extra, Constraint):
-                    schema.update(extra.keywords)
-            return schema
+        """The schema of a field's type: a generic one (``Annotated``, a union, ``Literal``, a list, tuple
+        or mapping) by its origin, a class (enum, dataclass, scalar) by what it is."""
         if tp is Any:
             return {}
-        if origin in (typing.Union, types.UnionType):
-            args = typing.get_args(tp)
-            options = [self.of(arg) for arg in args if arg is not type(None)]
-            if type(None) in args:
-                options.append({"type": "null"})
-            return options[0] if len(options) == 1 else {"anyOf": options}
-        if origin is typing.Literal:
-            values = list(typing.get_args(tp))
-            return {"const": values[0]} if len(values) == 1 else {"enum": values}
-        if origin in (list, tuple):
-            args = typing.get_args(tp)
-            if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-                return {"type": "array", "prefixItems": [self.of(arg) for arg in args], "items": False}
-            return {"type": "array", "items": self.of(args[0])}
-        if origin is dict:
-            return {"type": "object", "additionalProperties": self.of(typing.get_args(tp)[1])}
+        generic = self._GENERIC.get(typing.get_origin(tp))
+        if generic is not None:
+            return generic(self, tp)
+        return self._of_class(tp)
+
+    def _annotated(self, tp: Any) -> dict[str, Any]:
+        """The base type's schema with the keywords of the constraints the annotation carries."""
+        base, *extras = typing.get_args(tp)
+        schema = dict(self.of(base))
+        for extra in extras:
+            if isinstance(extra, Constraint):
+                schema.update(extra.keywords)
+        return schema
+
+    def _union(self, tp: Any) -> dict[str, Any]:
+        args = typing.get_args(tp)
+        options = [self.of(arg) for arg in args if arg is not type(None)]
+        if type(None) in args:
+            options.append({"type": "null"})
+        return options[0] if len(options) == 1 else {"anyOf": options}
+
+    def _literal(self, tp: Any) -> dict[str, Any]:
+        values = list(typing.get_args(tp))
+        return {"const": values[0]} if len(values) == 1 else {"enum": values}
+
+    def _array(self, tp: Any) -> dict[str, Any]:
+        """A list or ``tuple[X, ...]`` as items of one schema; a fixed tuple as its items in order."""
+        args = typing.get_args(tp)
+        if typing.get_origin(tp) is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return {"type": "array", "prefixItems": [self.of(arg) for arg in args], "items": False}
+        return {"type": "array", "items": self.of(args[0])}
+
+    def _object(self, tp: Any) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": self.of(typing.get_args(tp)[1])}
+
+    _GENERIC: dict[Any, Callable[[_Builder, Any], dict[str, Any]]] = {
+        Annotated: _annotated,
+        typing.Union: _union,
+        types.UnionType: _union,
+        typing.Literal: _literal,
+        list: _array,
+        tuple: _array,
+        dict: _object,
+    }
+
+    def _of_class(self, tp: Any) -> dict[str, Any]:
+        """An enum's values, a dataclass's reference under ``$defs``, or a scalar's JSON type."""
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return {"enum": [member.value for member in tp]}
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
