@@ -8,6 +8,7 @@ experiment that confirms the fix on the real predictor.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -140,47 +141,21 @@ def parse_rules(data: Any, source: str) -> Rulebook:
     return Rulebook(source, rules)
 
 
+Fail = Callable[[str, str], RulesError]  # a field's name and what is wrong with it: the error naming the rule
+
+
 def _parse_rule(entry: Any, source: str, index: int) -> Rule:
+    """One entry of rules.yaml as a Rule, or RulesError naming the rule, the field and what is wrong."""
     label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else f"#{index + 1}"
 
     def fail(field: str, message: str) -> RulesError:
         return RulesError(f"{source}: rule {label}: field '{field}': {message}")
 
-    if not isinstance(entry, dict):
-        raise fail("-", "expected a mapping")
-    for field in sorted(RULE_FIELDS - set(entry)):
-        raise fail(field, "missing")
-    for field in sorted(set(entry) - RULE_FIELDS):
-        raise fail(field, "unknown field")
-    match = RULE_ID.match(str(entry["id"]))
-    if not match:
-        raise fail("id", "expected PD-<AREA>-NNN, e.g. PD-CPU-001")
-    if match.group("area") not in AREAS:
-        raise fail("id", f"unknown area {match.group('area')!r}; expected one of {', '.join(AREAS)}")
-    for field in ("slug", "title", "symptom", "cause"):
-        if not isinstance(entry[field], str) or not entry[field].strip():
-            raise fail(field, "expected non-empty text")
-    if not SLUG.match(entry["slug"]):
-        raise fail("slug", "expected lowercase words joined by '-'")
-    if entry["severity"] not in Severity.values():
-        raise fail("severity", f"expected one of {Severity.listing()}")
-    if entry["status"] not in Lifecycle.values():
-        raise fail("status", f"expected one of {Lifecycle.listing()}")
+    _check_fields(entry, fail)
+    _check_id(entry["id"], fail)
+    _check_words(entry, fail)
     fix = entry["fix"]
-    if not isinstance(fix, dict) or set(fix) - {"text", "changes"} or not isinstance(fix.get("text"), str):
-        raise fail("fix", "expected a mapping with 'text' and 'changes'")
-    changes = fix.get("changes")
-    if not isinstance(changes, list) or not changes:
-        raise fail("fix", "'changes' must be a non-empty list")
-    parsed_changes = []
-    for change in changes:
-        if not isinstance(change, dict) or set(change) != {"kind", "code"}:
-            raise fail("fix", "each change needs exactly 'kind' and 'code'")
-        if change["kind"] not in CHANGE_KINDS:
-            raise fail("fix", f"change kind {change['kind']!r}; expected one of {', '.join(CHANGE_KINDS)}")
-        if not isinstance(change["code"], str) or not change["code"].strip():
-            raise fail("fix", "change code must be non-empty text")
-        parsed_changes.append(Change(change["kind"], change["code"].rstrip("\n")))
+    changes = _parse_fix(fix, fail)
     docs = entry["docs"]
     if not isinstance(docs, list) or not all(isinstance(d, str) and d.startswith("https://") for d in docs):
         raise fail("docs", "expected a list of https:// URLs")
@@ -196,7 +171,60 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
         symptom=" ".join(entry["symptom"].split()),
         cause=" ".join(entry["cause"].split()),
         fix_text=" ".join(fix["text"].split()),
-        fix_changes=tuple(parsed_changes),
+        fix_changes=changes,
         docs=tuple(docs),
         experiment=Experiment(experiment) if experiment is not None else None,
     )
+
+
+def _check_fields(entry: Any, fail: Fail) -> None:
+    """The entry is a mapping of exactly the rule's fields."""
+    if not isinstance(entry, dict):
+        raise fail("-", "expected a mapping")
+    for field in sorted(RULE_FIELDS - set(entry)):
+        raise fail(field, "missing")
+    for field in sorted(set(entry) - RULE_FIELDS):
+        raise fail(field, "unknown field")
+
+
+def _check_id(rule_id: Any, fail: Fail) -> None:
+    """The id is ``PD-<AREA>-NNN`` of a known area."""
+    match = RULE_ID.match(str(rule_id))
+    if not match:
+        raise fail("id", "expected PD-<AREA>-NNN, e.g. PD-CPU-001")
+    if match.group("area") not in AREAS:
+        raise fail("id", f"unknown area {match.group('area')!r}; expected one of {', '.join(AREAS)}")
+
+
+def _check_words(entry: dict[str, Any], fail: Fail) -> None:
+    """The texts are non-empty, the slug is a slug, the severity and status are known words."""
+    for field in ("slug", "title", "symptom", "cause"):
+        if not isinstance(entry[field], str) or not entry[field].strip():
+            raise fail(field, "expected non-empty text")
+    if not SLUG.match(entry["slug"]):
+        raise fail("slug", "expected lowercase words joined by '-'")
+    if entry["severity"] not in Severity.values():
+        raise fail("severity", f"expected one of {Severity.listing()}")
+    if entry["status"] not in Lifecycle.values():
+        raise fail("status", f"expected one of {Lifecycle.listing()}")
+
+
+def _parse_fix(fix: Any, fail: Fail) -> tuple[Change, ...]:
+    """The fix's changes, from a mapping of its text and a non-empty list of changes."""
+    if not isinstance(fix, dict) or set(fix) - {"text", "changes"} or not isinstance(fix.get("text"), str):
+        raise fail("fix", "expected a mapping with 'text' and 'changes'")
+    changes = fix.get("changes")
+    if not isinstance(changes, list) or not changes:
+        raise fail("fix", "'changes' must be a non-empty list")
+    return tuple(_parse_change(change, fail) for change in changes)
+
+
+def _parse_change(change: Any, fail: Fail) -> Change:
+    """One change of a fix: exactly a known kind and non-empty code."""
+    if not isinstance(change, dict) or set(change) != {"kind", "code"}:
+        raise fail("fix", "each change needs exactly 'kind' and 'code'")
+    if change["kind"] not in CHANGE_KINDS:
+        raise fail("fix", f"change kind {change['kind']!r}; expected one of {', '.join(CHANGE_KINDS)}")
+    if not isinstance(change["code"], str) or not change["code"].strip():
+        raise fail("fix", "change code must be non-empty text")
+    return Change(change["kind"], change["code"].rstrip("\n"))
