@@ -1,6 +1,6 @@
 """Everything is declared in pyproject.toml; this file only says what pyproject cannot: the recording
 hook's ``.pth`` goes at the top of site-packages, in a wheel and in an editable install; the data
-files kept at the top of the source tree (``rules.yaml``, ``wrappers.yaml``) go into the package in a
+files kept at the top of the source tree (``rules.yaml``, ``wrappers.yaml``, ``known_issues.yaml``) go into the package in a
 wheel (an editable install reads them where they are: ``paddle_doctor.judge.rules.packaged_file``); and the
 recorder's C module is built where a compiler is at hand, the install going on without it where none
 is (the recorder then notes runs in Python). ``PADDLE_DOCTOR_NO_EXTENSIONS=1`` leaves it out: a wheel
@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PTH = "paddle_doctor_record.pth"
 SOURCE = os.path.join(HERE, "doctor", "recorder", PTH)
 # these and the .pth are listed in MANIFEST.in too, so that the sdist carries them
-TOP_LEVEL_DATA = ("rules.yaml", "wrappers.yaml")
+TOP_LEVEL_DATA = ("rules.yaml", "wrappers.yaml", "known_issues.yaml")
 
 
 class BuildWithRecordHook(build_py):

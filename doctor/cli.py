@@ -30,6 +30,7 @@ from .fleet.gathering import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIME
 from .fleet.reports import FleetError
 from .health.baselines import BaselineError
 from .health.cache_stamp import StampError
+from .judge.known_issues import KnownIssuesError, known_issues_from
 from .judge.policy import PolicyError
 from .judge.rule_docs import DocsUrlError
 from .judge.rules import RulesError
@@ -61,7 +62,8 @@ if TYPE_CHECKING:
 
 WRITING = "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, PolicyError, ServiceConfigError, ModelError, BaselineError, LoadError,
-               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError, FleetError)
+               StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError, FleetError,
+               KnownIssuesError)
 
 
 class DefaultCommandGroup(click.Group):
@@ -145,6 +147,21 @@ def probe_options(function):
     return function
 
 
+
+
+def known_issues_option(function):
+    """``--known-issues FILE``: a team's own known problems beside the built-in ones, validated before the command
+    runs (a bad file is one line and exit 2); the command's checks and experiments read both."""
+    import functools
+
+    @functools.wraps(function)
+    def run(*args: Any, known_issues_file: str | None = None, **params: Any) -> Any:
+        with known_issues_from(known_issues_file):
+            return function(*args, **params)
+
+    return click.option("--known-issues", "known_issues_file", type=click.Path(dir_okay=False), default=None,
+                        help="YAML file of known problems in the form of known_issues.yaml (see docs/known_issues.md), "
+                             "matched beside the built-in ones.")(run)
 
 
 def _probe_options(params: dict[str, Any]) -> ProbeOptions:
@@ -239,6 +256,7 @@ def cli() -> None:
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--quiet", "-q", is_flag=True, help="Text report: only the summary (verdict, problems by measured gain, recommendation).")
 @click.option("--verbose", "-v", is_flag=True, help="Text report: every finding in full, passes and skips too; and each phase named on stderr as it begins.")
+@known_issues_option
 def check(**params: Any) -> None:
     """Probe this container, run every check and print the report."""
     from dataclasses import replace
@@ -284,6 +302,7 @@ def check(**params: Any) -> None:
 @probe_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the facts to this file instead of stdout (missing folders are created).")
+@known_issues_option
 def facts(**params: Any) -> None:
     """Probe this container and print the facts as JSON (secrets redacted), for `check --facts`."""
     check_output(params["output"], "facts")
@@ -296,14 +315,21 @@ def facts(**params: Any) -> None:
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README), with each rule's experiment.")
 @click.option("--debug", is_flag=True, hidden=True)
+@known_issues_option
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
-    """List every rule by area: id, severity, title (and the experiment, on a terminal of 120 columns or more)."""
-    from .judge.rule_docs import rules_listing, rules_table_markdown
+    """List every rule by area: id, severity, title (and the experiment, on a terminal of 120 columns or more);
+    then the known problems, under the rule each is reported under."""
+    from .judge.known_issues import active_book
+    from .judge.rule_docs import known_issues_listing, rules_listing, rules_table_markdown
     from .judge.rules import load_rules
     from .render.terminal import terminal_width
 
     rulebook = load_rules(rules_file)
-    click.echo(rules_table_markdown(rulebook) if markdown else rules_listing(rulebook, terminal_width()), nl=False)
+    if markdown:
+        click.echo(rules_table_markdown(rulebook), nl=False)
+        return
+    width = terminal_width()
+    click.echo(rules_listing(rulebook, width) + known_issues_listing(active_book(), width), nl=False)
 
 
 @cli.command()
@@ -312,17 +338,24 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
               help="Predictor processes in this container, for the threads each may run.")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
 @click.option("--debug", is_flag=True, hidden=True)
+@known_issues_option
 def explain(rule_id: str, instances: int, rules_file: str | None, debug: bool) -> None:
-    """Print one rule in full: symptom, cause, fix (filled in for this machine where it can be), docs."""
+    """Print one rule in full: symptom, cause, fix (filled in for this machine where it can be), docs; or one
+    known problem (KI-001): what it affects and when, its symptom, fix, workaround and threads."""
+    from .judge.known_issues import active_book
     from .judge.rule_docs import docs_link, docs_page
     from .judge.rules import load_rules
-    from .render.explain import machine_values, needs_machine, render_explain
+    from .render.explain import machine_values, needs_machine, render_explain, render_known_issue
     from .render.terminal import terminal_console
 
     rulebook = load_rules(rules_file)
     rule = rulebook.rules.get(rule_id.upper())
+    entry = active_book().get(rule_id) if rule is None else None
+    if entry is not None:
+        render_known_issue(entry, rulebook.rules.get(entry.rule), terminal_console())
+        return
     if rule is None:
-        raise click.UsageError(f"unknown rule id {rule_id!r}; `paddle-doctor rules` lists them")
+        raise click.UsageError(f"unknown rule or known problem id {rule_id!r}; `paddle-doctor rules` lists them")
     known = machine_values(instances) if needs_machine(rule) else None
     render_explain(rule, known, [docs_link(rule.id, docs_page()), *rule.docs], terminal_console())
 

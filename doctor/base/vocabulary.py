@@ -263,6 +263,20 @@ class BreakerKind(Word):
     CONSUMER = "consumer"
 
 
+class ProblemKind(Word):
+    """What a known problem (known_issues.yaml) does: kills or fails the predictor, gives wrong outputs,
+    slows it, grows its memory, ignores a setting, or names an API that goes away; ``notice`` for a
+    change of behaviour worth knowing. The kind decides the rule a matching entry is a finding of."""
+
+    CRASH = "crash"
+    WRONG_RESULT = "wrong_result"
+    SLOW = "slow"
+    MEMORY = "memory"
+    IGNORED_SETTING = "ignored_setting"
+    DEPRECATED = "deprecated"
+    NOTICE = "notice"
+
+
 class RaceEnd(Word):
     """Why a race of serving layouts stopped: every comparison decided, the budget spent, or the most rounds run."""
 

@@ -174,6 +174,7 @@ class ExperimentResult:
     optim_cache: ColdStartResult | None = None
     onednn_cache: ShapeCacheResult | None = None
     layouts: LayoutsResult | None = None
+    known_issue: str | None = None  # skipped: the configuration it measures would hit this known problem (known_issues.yaml)
 
     def __post_init__(self) -> None:
         for name in RESULT_FIELDS:
@@ -264,6 +265,26 @@ class ModelLoadFailure:
 
 
 @dataclass
+class KnownIssueTrial:
+    """A known problem (known_issues.yaml) the service's configuration was predicted to hit on this model,
+    tried in the predictor worker: ``reproduced`` where its load failed with the entry's message (or was
+    killed, for an entry that names none), what the worker said, and the entry's workaround measured in a
+    worker of its own (``workaround`` its configuration; null where it has none to measure): whether it
+    ran the model, its first and its warm run, or why it did not."""
+
+    known_issue: str
+    configuration: str
+    reproduced: bool
+    message: str | None = None
+    signal: str | None = None
+    workaround: str | None = None
+    workaround_ran: bool | None = None
+    workaround_first_ms: NonNegative | None = None
+    workaround_warm_ms: NonNegative | None = None
+    workaround_error: str | None = None
+
+
+@dataclass
 class MachineNoise:
     """How busy the machine was while the races ran: the shares of the CPU time (of the CPUs the
     worker may use) that went to other processes and to the hypervisor (steal), the seconds the
@@ -294,6 +315,7 @@ class VerificationFacts:
     load_failure: ModelLoadFailure | None = None
     over_budget: str | None = None
     noise: MachineNoise | None = None
+    known_issues: list[KnownIssueTrial] = field(default_factory=list)
 
     def experiment(self, name: str) -> ExperimentResult | None:
         return next((e for e in self.experiments if e.name == name), None)

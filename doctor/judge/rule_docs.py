@@ -1,16 +1,24 @@
-"""Documentation generated from rules.yaml: the README rules table and docs/rules.md (kept fresh by
-tests), the listing of `paddle-doctor rules`, and the link from a finding to its rule's section there."""
+"""Documentation generated from rules.yaml and known_issues.yaml: the README tables, docs/rules.md and
+docs/known_issues.md (kept fresh by tests), the listing of `paddle-doctor rules`, and the link from a
+finding to its rule's section there."""
 
 from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from .known_issues import KNOWN_ISSUES_DOC
 from .rules import AREAS, Rule, Rulebook
+
+if TYPE_CHECKING:
+    from .known_issues import KnownIssue, KnownIssueBook
 
 README_START = "<!-- rules-table:start (generated from rules.yaml by `paddle-doctor rules --markdown`) -->"
 README_END = "<!-- rules-table:end -->"
+KNOWN_ISSUES_START = "<!-- known-issues-table:start (generated from known_issues.yaml by scripts/update-readme-rules) -->"
+KNOWN_ISSUES_END = "<!-- known-issues-table:end -->"
 CHECKED = {"stable": "yes", "planned": "not yet", "removed": "removed"}
 WIDE_LISTING = 120  # columns from which `paddle-doctor rules` shows each rule's experiment
 LISTED_STATUS = {"planned": "not yet checked", "removed": "removed"}
@@ -63,8 +71,9 @@ def rules_listing(rulebook: Rulebook, width: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_readme_table(readme: str, table: str) -> str:
-    start, end = readme.index(README_START) + len(README_START), readme.index(README_END)
+def replace_readme_table(readme: str, table: str, markers: tuple[str, str] = (README_START, README_END)) -> str:
+    """``readme`` with ``table`` between the two markers (the rules table's by default)."""
+    start, end = readme.index(markers[0]) + len(markers[0]), readme.index(markers[1])
     return readme[:start] + "\n" + table + readme[end:]
 
 
@@ -162,4 +171,133 @@ def _rule_section(rule: Rule) -> list[str]:
     lines.extend(["", "### References", ""])
     lines.extend(f"- <{url}>" for url in rule.docs)
     lines.append(f"- `{rule.explain_command}`")
+    return lines
+
+
+# ---------------------------------------------------------------------------- known problems
+
+
+def known_issues_table_markdown(book: KnownIssueBook) -> str:
+    """The README's list of the known problems: id, kind, the rule it is reported under, what it affects, title."""
+    from .known_issues import affected
+
+    lines = ["| id | kind | rule | affects | fixed in | title |", "|---|---|---|---|---|---|"]
+    for entry in book.entries:
+        lines.append(f"| [{entry.id}]({KNOWN_ISSUES_DOC}#{entry.id.lower()}) | {entry.kind} | {entry.rule} | "
+                     f"{'; '.join(affected(entry))} | {entry.fixed_in or '-'} | {entry.title} |")
+    return "\n".join(lines) + "\n"
+
+
+def known_issues_listing(book: KnownIssueBook, width: int) -> str:
+    """`paddle-doctor rules`, after the rules: the known problems by the rule each is a finding of; on a terminal of
+    WIDE_LISTING columns or more one line each with its kind and title, else their ids (``explain`` shows one)."""
+    import textwrap
+
+    entries = book.entries
+    if not entries:
+        return ""
+    lines = ["", *textwrap.wrap(f"Known problems ({', '.join(book.named_sources())}) by rule; explain KI-NNN shows one:", width,
+                                break_on_hyphens=False)]
+    rules = list(dict.fromkeys(entry.rule for entry in entries))
+    rule_width = max(len(rule) for rule in rules)
+    if width < WIDE_LISTING:
+        for rule in rules:
+            ids = " ".join(entry.id for entry in entries if entry.rule == rule)
+            wrapped = textwrap.wrap(ids, max(20, width - rule_width - 2))
+            lines.append(f"{rule:<{rule_width}}  {wrapped[0]}")  # unindented, as the rule heads its entries on a wide terminal
+            lines.extend(" " * (rule_width + 2) + rest for rest in wrapped[1:])
+        return "\n".join(lines) + "\n"
+    id_width = max(len(entry.id) for entry in entries)
+    kind_width = max(len(entry.kind) for entry in entries)
+    indent = 2 + id_width + 2 + kind_width + 2
+    for rule in rules:
+        lines.append(rule)
+        for entry in (entry for entry in entries if entry.rule == rule):
+            wrapped = textwrap.wrap(entry.title, width - indent)
+            lines.append(f"  {entry.id:<{id_width}}  {entry.kind:<{kind_width}}  {wrapped[0]}")
+            lines.extend(" " * indent + rest for rest in wrapped[1:])
+    return "\n".join(lines) + "\n"
+
+
+ADDING_AN_ENTRY = """\
+## Adding an entry
+
+An entry is data: add it to `known_issues.yaml` (a new id, never reused), or keep a team's own in a file
+of the same form and pass it with `--known-issues FILE` (to `check`, `facts`, `rules` and `explain`; its ids
+need a prefix of their own, such as `ACME-001`). The file is validated when it is read: a wrong field is one
+line naming the file, the entry and the field, and the doctor exits 2. The fields:
+
+- `id`: `KI-NNN` (a team's file: `PREFIX-NNN`); `title`: what goes wrong, in one line; `kind`: `crash`,
+  `wrong_result` (reported under PD-PADDLE-004), `slow`, `memory`, `ignored_setting` (PD-PADDLE-005),
+  `deprecated` or `notice` (PD-PADDLE-006).
+- `affects`: each package and its version range (`">=3.3.0,<=3.3.1"`, `"==2.5.0"`, `"==3.3.*"`, `"*"` for any):
+  `paddle` (either wheel), `paddlepaddle`, `paddlepaddle-gpu`, `onednn`, `cuda`, `cudnn` (the wheel's builds),
+  `tensorrt`, or the distribution of a wrapper that builds the predictor (`paddleocr`, `paddlex`,
+  `paddlenlp`, `rapidocr-paddle`). Every package must be at a version in its range.
+- `when` (every part given must hold): `device` (`cpu`, `gpu`); `onednn`, `memory_optim`,
+  `use_optimized_model`, `tensorrt` (`true`, `false`: the predictor's configuration, Paddle's defaults filled
+  in); `passes` (passes that must run: the service deletes not every one); `calls` (Config methods the
+  service's source calls, each mapped to the one that replaces it, or `null`); `env_unset` (variables the
+  service starts without); `compute_capability` (a range, such as `">=12.0"`); `wheel_has_gpu_arch`;
+  `model`: `formats` (`pir`, `pdmodel`, `legacy`), and either a program with one of `ops` (with an
+  `attribute` of a type such as `array<f64>`: the types as the PIR file names them) or a predictor
+  `built_by` one of the wrappers given with their ranges.
+- `symptom`: what the user sees; `error`: the text of Paddle's message by which the predictor worker
+  recognises a crash (with `--model`, the service's configuration is loaded there anyway).
+- `fixed_in`: the first release with the fix, or `null`; `fixed_by`: what fixed it (a pull request).
+- `workaround`: `text`, `changes` (each a `kind`, as in rules.yaml, and its `code`: a pin, a Config call, a
+  wrapper's keyword), and `measure`: the settings the worker changes to measure it (`onednn`, `ir_optim`,
+  `memory_optim`, `use_optimized_model`).
+- `links`: the public threads (https); `checked`: where the entry was verified (reproduced, and with which
+  Paddle, or read in the threads only).
+
+Quote a value that holds ` #` (YAML reads the rest as a comment). Regenerate this page and the README's
+list with `scripts/update-readme-rules`; `tests/test_known_issues.py` fails while either is stale.
+"""
+
+
+def known_issues_doc_markdown(book: KnownIssueBook) -> str:
+    """docs/known_issues.md: how an entry is matched and added, then one section per entry."""
+    parts = [
+        "# Known problems paddle-doctor knows",
+        "",
+        "<!-- generated from known_issues.yaml by scripts/update-readme-rules; edit known_issues.yaml, not this file -->",
+        "",
+        ("The problems Paddle users hit, by version, each named before it is hit. An entry holds where every package "
+         "it affects is installed at a version in its range and every part of its condition holds, for the service "
+         "or one of the predictors its record names (each judged with its own configuration and, with `--measure`, "
+         "its own model); where the facts cannot tell (no model read, no source, no record), the finding says what "
+         "is missing. With `--model` or `--measure`, a crash an entry predicts for the service's configuration is "
+         "tried in the predictor worker, and its workaround is measured there: the finding says confirmed, or not "
+         "reproduced. An experiment or the recommended configuration never measures nor offers a setting such an "
+         "entry predicts to fail. `paddle-doctor explain KI-NNN` prints an entry in a terminal."),
+        "",
+        *(f"- [{entry.id}](#{entry.id.lower()}) ({entry.kind}): {entry.title}" for entry in book.entries),
+        "",
+        ADDING_AN_ENTRY.rstrip("\n"),
+    ]
+    for entry in book.entries:
+        parts.extend(["", *_known_issue_section(entry)])
+    return "\n".join(parts) + "\n"
+
+
+def _known_issue_section(entry: KnownIssue) -> list[str]:
+    from .known_issues import affected, condition_words, short_link
+
+    when = condition_words(entry.when)
+    lines = [f"## {entry.id}", "", f"**{entry.title}.**", "",
+             f"`{entry.kind}` · reported under [{entry.rule}](rules.md#{entry.rule.lower()}) · {entry.fixed()}", "",
+             f"Affects: {'; '.join(affected(entry))}" + (f"; when {'; '.join(when)}." if when else "."), "",
+             f"Symptom: {entry.symptom}"]
+    if entry.error:
+        lines.extend(["", f"Recognised in the predictor worker by Paddle's message: `{entry.error}`"])
+    lines.extend(["", "### Workaround", "", entry.workaround.text])
+    for change in entry.workaround.changes:
+        lines.extend(["", f"```{FENCE_LANGUAGE[change.kind]}", change.code, "```"])
+    if entry.workaround.measure:
+        settings = ", ".join(f"{name} {'on' if on else 'off'}" for name, on in entry.workaround.measure.items())
+        lines.extend(["", f"Measured in the predictor worker as: {settings}."])
+    lines.extend(["", "### Threads", ""])
+    lines.extend(f"- [{short_link(url)}]({url})" if short_link(url) != url else f"- <{url}>" for url in entry.links)
+    lines.extend(["", f"Checked: {entry.checked}", "", f"`{entry.explain_command}`"])
     return lines

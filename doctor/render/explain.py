@@ -11,6 +11,7 @@ command before it runs).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -18,6 +19,9 @@ from rich.text import Text
 from ..facts.budget import cpu_budget
 from ..judge.rules import Rule
 from ..report.report import PLACEHOLDER, fill_placeholders
+
+if TYPE_CHECKING:
+    from ..judge.known_issues import KnownIssue
 
 MACHINE_PLACEHOLDERS = ("budget", "threads_per_instance")  # what the CPU budget of this machine fills in
 
@@ -98,3 +102,32 @@ def render_explain(rule: Rule, known: MachineValues | None, docs: list[str], con
     console.print(Text("Docs", style="bold"))
     for link in docs:
         console.print(Text(terminal_line(link)), soft_wrap=True, highlight=False)
+
+
+def render_known_issue(entry: KnownIssue, rule: Rule | None, console: Console) -> None:
+    """A known problem as a rule is shown: what it affects and when, its symptom and fix, its workaround
+    (code printed whole, never wrapped), its threads and the rule its findings are reported under."""
+    from ..base.escape import terminal_line, terminal_text
+    from ..judge.known_issues import affected, condition_words
+    from .text import print_code
+
+    console.print(Text.assemble((entry.id, "bold"), f" {entry.kind} — {entry.title}"))
+    reported = f"{entry.rule} ({rule.title})" if rule is not None else entry.rule
+    console.print(Text(terminal_text(f"reported under {reported}; {entry.fixed()}")), highlight=False)
+    when = condition_words(entry.when)
+    sections = [("Affects", "; ".join(affected(entry)) + (f"; when {'; '.join(when)}" if when else "")),
+                ("Symptom", entry.symptom), ("Workaround", entry.workaround.text)]
+    for label, value in sections:
+        console.print()
+        console.print(Text(label, style="bold"))
+        console.print(Text(terminal_text(value)), highlight=False)
+    for change in entry.workaround.changes:
+        console.print(Text(f"{change.kind}:", style="dim"))
+        print_code(console, change.code)
+    if entry.error:
+        console.print(Text(terminal_text(f"The predictor worker (--model) recognises it by Paddle's message: {entry.error}"), style="dim"))
+    console.print()
+    console.print(Text("Threads", style="bold"))
+    for link in entry.links:
+        console.print(Text(terminal_line(link)), soft_wrap=True, highlight=False)
+    console.print(Text(terminal_text(f"Checked: {entry.checked}"), style="dim"))

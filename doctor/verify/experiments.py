@@ -12,6 +12,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..base.vocabulary import Effect, Experiment, ExperimentStatus, Precision
 from ..facts import Facts
@@ -34,6 +35,9 @@ from .measure import Measurer
 from .protocol import Drift, DriftOf, Drop, Load, Rss, Shapes
 from .session import WorkerDied, WorkerSession
 
+if TYPE_CHECKING:
+    from .known_problems import KnownProblems
+
 COLD_START_ROUNDS = 6
 VARYING_SHAPES = 12
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -55,6 +59,7 @@ class Context:
     load: LoadPlan | None = None
     spare_until: float | None = None  # (monotonic) until when a busy machine's undecided race of the search may run on
     settle_by: float | None = None  # (monotonic) until when an experiment's race short of a verdict's rounds may run on
+    known: KnownProblems | None = None  # the known problems of this Paddle and model (known_issues.yaml)
 
 
 def spare_s(ctx: Context, budget_s: float) -> float:
@@ -67,6 +72,16 @@ def spare_s(ctx: Context, budget_s: float) -> float:
 
 def skipped(name: str, reason: str) -> ExperimentResult:
     return ExperimentResult(name=name, status=ExperimentStatus.SKIPPED, reason=reason)
+
+
+def known_problem(ctx: Context, name: str, config: PredictorConfig, relative_to: PredictorConfig,
+                  what: str | None = None) -> ExperimentResult | None:
+    """The experiment not measured, naming the known problem, where ``config`` (``what``, in words) would hit
+    one (Paddle's own message would say less); None where none is known."""
+    why = ctx.known.why_not(config, relative_to, what) if ctx.known is not None else None
+    if why is None:
+        return None
+    return ExperimentResult(name=name, status=ExperimentStatus.SKIPPED, reason=why[1], known_issue=why[0])
 
 
 def race(ctx: Context, name: str, candidates: list[PredictorConfig], budget_s: float,
@@ -136,7 +151,9 @@ def onednn(ctx: Context, budget_s: float) -> ExperimentResult:
     reason = onednn_unavailable(ctx.facts)
     if reason:
         return skipped(Experiment.ONEDNN, reason)
-    return switch_race(ctx, Experiment.ONEDNN, lambda base: base.vary(onednn=not base.onednn, precision=Precision.FP32), budget_s)
+    switched = ctx.baseline.vary(onednn=not ctx.baseline.onednn, precision=Precision.FP32)
+    return known_problem(ctx, Experiment.ONEDNN, switched, ctx.baseline) or \
+        switch_race(ctx, Experiment.ONEDNN, lambda base: base.vary(onednn=not base.onednn, precision=Precision.FP32), budget_s)
 
 
 def onednn_unavailable(facts: Facts) -> str | None:
@@ -161,6 +178,9 @@ def bf16(ctx: Context, budget_s: float) -> ExperimentResult:
         return skipped(Experiment.BF16, reason)
     if ctx.baseline.precision == Precision.BF16:
         return skipped(Experiment.BF16, "the service already runs bf16")
+    known = known_problem(ctx, Experiment.BF16, ctx.baseline.vary(precision=Precision.BF16), ctx.baseline)
+    if known is not None:
+        return known
     # bf16 runs on oneDNN: measured with it on, where the search has adopted it (oneDNN's own gain is PD-CPU-004's)
     result = switch_race(ctx, Experiment.BF16, lambda base: base.vary(precision=Precision.BF16), budget_s, onednn=True)
     base, candidate = (arm.config for arm in result.arms)
@@ -207,9 +227,13 @@ def warmup(ctx: Context, budget_s: float) -> ExperimentResult:
 def optim_cache(ctx: Context, budget_s: float) -> ExperimentResult:
     """Cold start (create + first run) rebuilding the optimised graph vs loading it from a cache."""
     session, deadline = ctx.measurer.session, ctx.measurer.deadline
+    base = ctx.baseline.vary(ir_optim=True)
+    known = known_problem(ctx, Experiment.OPTIM_CACHE, base.vary(use_optimized_model=True), ctx.baseline,
+                          f"loading the optimised model back ({base.label()})")
+    if known is not None:  # with oneDNN on, the cache Paddle 3.3.1 writes cannot be loaded back (KI-014)
+        return known
     cache = session.interpreter.scratch_folder("paddle-doctor-optim-")  # the worker writes the optimised model there
     try:
-        base = ctx.baseline.vary(ir_optim=True)
         deadline.request(session, "saving the optimised model", Load("save", base.vary(optim_cache_dir=cache, save_optim_model=True)),
                          creates=True)
         deadline.request(session, "dropping a predictor", Drop("save"))

@@ -36,6 +36,7 @@ from .experiments import (
     thread_limit,
     within_budget,
 )
+from .known_problems import avoiding_known
 
 # the settings measured to matter most first, when the search runs out of time it is the small ones it leaves as
 # they are; oneDNN and bf16 first, measured by their experiments where the search starts, oneDNN off and on
@@ -196,7 +197,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                     judged.add(name)
                 continue
             else:
-                candidates = candidates_for(name, ctx, current)
+                candidates = avoiding_known(ctx.known, candidates_for(name, ctx, current))  # never one a known problem makes fail
                 if not candidates:
                     continue
                 slice_s = search_slice(search_until, len(dimensions) - index)

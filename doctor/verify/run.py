@@ -19,6 +19,7 @@ from ..facts.predictor import PredictorConfig
 from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
 from .experiments import EXPERIMENTS, Context, skipped
+from .known_problems import known_problems, try_known_issues
 from .layouts import plan_load
 from .measure import Measurer, Progress
 from .model import ModelError, ModelRun, worker_samples
@@ -90,8 +91,12 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
     service_pid = live_service_pid(facts)
     measurer = _load_baseline(verification, baseline, model, lambda: new_session(shared=True), options.min_effect, progress,
                               deadline, len(samples), service_pid)
+    known = known_problems(facts, program)
+    if measurer is not None or verification.load_failure is not None:  # what the known problems predict, as the load showed it
+        verification.known_issues = try_known_issues(known, baseline, verification.load_failure, new_session, options.min_effect,
+                                                     deadline)
     if measurer is not None:
-        ctx = Context(facts, measurer, baseline, inputs, options.max_drift, new_session, load=load_plan)
+        ctx = Context(facts, measurer, baseline, inputs, options.max_drift, new_session, load=load_plan, known=known)
         if _run_experiments(verification, ctx, options, deadline):
             measured = {e.name: e for e in verification.experiments}
             try:
