@@ -43,4 +43,4 @@ def cpu_summary(facts: Facts, before: float | None = None) -> str:
 
 
 CHECK = Check(name="baseline_cpu_budget", rules=(RULE,), run=check, requires=(Need.BASELINE,),
-              evidence={RULE: ShrunkEvidence})
+              evidence={RULE: ShrunkEvidence}, summary=cpu_summary)

@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .base import children
 from .facts import Facts, ProbeIssue, ProcessFacts, ServiceProcessFacts
-from .facts.service_record import PredictorMeasured, ServiceRecord
 from .probes.context import ProbeContext
 from .service import ServiceOptions
-from .service.reading import PidChoice, Say, ServiceReading, read_service
 from .service.resolve import merge_origins, resolve_service
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the healthcheck's lean mode imports this module: what only ``check`` needs is imported where it is used
     from .base.interpreter import Interpreter
+    from .facts import ServiceConfig
+    from .facts.baseline import BaselineFacts
     from .facts.graph import GraphFacts
+    from .facts.service_record import PredictorMeasured, ServiceRecord
     from .facts.verification import VerificationFacts
     from .judge.policy import Policy
+    from .judge.registry import Check
     from .judge.rules import Rulebook
+    from .judge.weighing import Judged
     from .report.report import Report
+    from .service.reading import PidChoice, Say, ServiceReading
     from .verify.measure import Progress
     from .verify.model import ModelRun
 
@@ -39,6 +43,7 @@ DEFAULT_GPU_TIMEOUT = 30.0
 DEFAULT_BUDGET_S, DEFAULT_LOAD_BUDGET_S = 40.0, 90.0
 PROBING, GRAPH, MEASURING = "probing the container", "reading the graph coverage", "measuring"  # the phases, as -v announces them
 CHECKING = "running the checks"
+SETTINGS = "reading the service settings"  # the lean mode's first phase
 
 
 class MeasureError(ValueError):
@@ -85,6 +90,7 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     which takes the --budget, happens when --model is asked for.
     """
     from .probes import NOT_PROBED, collect_facts
+    from .service.reading import read_service
     from .service.record import against_paddle, model_origin, recorded_settings
 
     run = _flagged_run(options.service) if measure else None  # a path that names no model is refused first
@@ -120,6 +126,21 @@ def collect(options: ProbeOptions, reporter: Reporter, measure: bool = True) -> 
     if first is not None:
         options = replace(options, shapes=tuple(first.shapes), budget=first.budget_s)
     return _measured(facts, run, options, ctx, reading, recorded, reporter, interpreter)
+
+
+def collect_lean(root: str, service: ServiceOptions, step: Callable[[str], None], base: ServiceConfig | None = None,
+                 baseline: Callable[[ProbeContext], BaselineFacts | None] | None = None) -> Facts:
+    """:func:`collect`'s lean mode, the healthcheck's, which runs every few seconds: the cheap probes alone (no
+    Paddle, no GPU, no service process, source or record, nothing measured), the service as its flags and
+    --config say it over ``base``, and what ``baseline`` read of a baseline. ``step`` is told each phase as it starts."""
+    from .probes import collect_facts
+
+    step(SETTINGS)
+    declared, origins = resolve_service(service, base=base)
+    ctx = ProbeContext(root)
+    step(PROBING)
+    probed = collect_facts(ctx, declared, None, 0)
+    return replace(probed, service_origins=origins, baseline=baseline(ctx) if baseline is not None else None)
 
 
 def chosen_interpreter(options: ProbeOptions, ctx: ProbeContext,
@@ -176,6 +197,16 @@ def report_of(facts: Facts, rulebook: Rulebook, settings: Policy) -> Report:
     if children.received():  # stopped by a signal: the partial report says the exit code the doctor ends with
         report.exit_code = EXIT_DOCTOR_FAILED
     return report
+
+
+def judged_lean(checks: list[Check], facts: Facts, rulebook: Rulebook, settings: Policy,
+                step: Callable[[str], None]) -> list[Judged]:
+    """:func:`report_of`'s lean mode, the healthcheck's: the checks run on the facts and their findings judged by
+    the settings, in the report's order, with no report built. ``step`` is told each check as it starts."""
+    from .judge.runner import run_checks
+    from .judge.weighing import judge
+
+    return judge(run_checks(checks, facts, rulebook, lambda check: step(f"running check {check.name}")), rulebook, settings)[0]
 
 
 def measuring_budget(options: ProbeOptions, concurrency: int | None) -> float:

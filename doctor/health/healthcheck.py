@@ -24,24 +24,27 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..base import children
 from ..base.escape import terminal_line
 from ..base.timebox import run_within
-from ..checks.baseline_cpu_budget import cpu_summary
 from ..judge.policy import Policy
 from ..judge.registry import RegistryError, applying_checks, discover_checks
 from ..judge.rule_docs import docs_link, docs_page
 from ..judge.rules import RulesError, load_rules
-from ..judge.runner import run_one
-from ..judge.weighing import counts_against, judge
-from ..probes import collect_facts
-from ..probes.context import ProbeContext, RootError
+from ..judge.weighing import counts_against
+from ..pipeline import collect_lean, judged_lean
+from ..probes.context import RootError
 from ..service.config import ServiceConfigError, ServiceOptions
-from ..service.resolve import resolve_service
-from .baselines import BaselineError, load_baseline, record_command
+from .baselines import Baseline, BaselineError, load_baseline, record_command
+
+if TYPE_CHECKING:
+    from ..facts import Facts
+    from ..judge.registry import Check, LoadFailure
+    from ..judge.rules import Rulebook
+    from ..judge.weighing import Judged
 
 HEALTHY, UNHEALTHY = 0, 1
 DEFAULT_BUDGET = 2.0
@@ -192,71 +195,91 @@ def _stopped(stop, progress: Progress) -> Outcome:
                       {"stopped_by": stop.signal_name, "unfinished": [progress.current], "finished": progress.finished})
 
 
+class _Refused(Exception):
+    """What the healthcheck cannot judge by (a baseline it cannot read, a pinned check it cannot load): the message says what to do."""
+
+
 def evaluate(args: HealthcheckOptions, progress: Progress) -> Outcome:
-    baseline = None
-    if args.baseline:
-        progress.step(f"reading the baseline {args.baseline}")
-        try:
-            baseline = load_baseline(args.baseline)
-        except BaselineError as exc:
-            return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
-    progress.step("reading the service settings")
-    # a --config describes the whole service; without one the service is the baseline's
-    base = baseline.service if baseline and not args.service.config else None
-    service, origins = resolve_service(args.service, base=base)
-    root = args.root or (baseline.root if baseline else "/")
-    ctx = ProbeContext(root)
-    progress.step("probing the container")
-    probed = collect_facts(ctx, service, None, 0)
-    facts = replace(probed, service_origins=origins,
-                    baseline=baseline.as_facts(args.baseline, ctx) if baseline is not None and args.baseline else None)
-    progress.step("loading the checks")
+    """The lean pipeline: the baseline, the cheap probes, the fast checks run and judged, then the one line and the detail."""
     try:
-        checks, rulebook, settings, load_failures = _checks(baseline)
-    except RegistryError as exc:
-        message = f"{exc}; re-create the baseline with '{record_command(str(args.baseline))}'"
-        return _unhealthy(message, {"baseline": args.baseline, "error": message})
-    results = []
-    for check in checks:
-        progress.step(f"running check {check.name}")
-        results.append(run_one(check, facts, rulebook))
-    findings, _ = judge(results, rulebook, settings)
+        baseline = _baseline(args.baseline, progress)
+        root = args.root or (baseline.root if baseline else "/")
+        facts = _facts(root, args, baseline, progress)
+        progress.step("loading the checks")
+        checks, rulebook, settings, load_failures = _checks(baseline, args.baseline)
+    except _Refused as exc:
+        return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
+    findings = judged_lean(checks, facts, rulebook, settings, progress.step)
     page = docs_page(settings.docs_url)
     progress.step("done")
-    # what changed since the baseline first: that is what a healthcheck is for
-    counted = sorted((f for f in findings if counts_against(f, settings.fail_on)), key=lambda f: f.area != BASELINE_AREA)
-    problems = []
-    if any(f.status == "error" for f in counted):  # a check the doctor could not carry out: say first what it could not read
-        problems += [issue.describe() for issue in facts.issues if issue.unreadable]
-    problems += [f"{f.rule_id} {f.message}" for f in counted]
-    problems += [f"check could not be loaded: {e.entry_point}: {e.reason}" for e in load_failures]
+    problems = _problems(findings, facts, settings.fail_on, load_failures)
     detail = {
         "baseline": args.baseline,
         "root": root,
         "fail_on": settings.fail_on,
-        "findings": [
-            {"rule_id": f.rule_id, "status": f.status, "severity": f.severity, "message": f.message,
-             "counts": counts_against(f, settings.fail_on), "docs": docs_link(f.rule.id, page) if f.rule else None}
-            for f in findings
-        ],
+        "findings": [_finding_detail(f, settings.fail_on, page) for f in findings],
         "check_errors": [vars(failure) for failure in load_failures],
         "problems": problems,
     }
     if problems:
         return _unhealthy("; ".join(problems[:LINE_PROBLEMS]) + _more(problems), detail)
-    summary = [f.message for rule in SUMMARY_RULES for f in findings if f.rule_id == rule and f.status == "pass"]
-    summary = summary or [cpu_summary(facts)]
-    summary.append(applying_checks(checks, facts) + ("" if baseline else ", no baseline"))
-    return Outcome(True, "healthy: " + "; ".join(summary), detail)
+    return Outcome(True, "healthy: " + "; ".join(_summary(findings, checks, facts, baseline is not None)), detail)
 
 
-def _checks(baseline):
+def _baseline(path: str | None, progress: Progress) -> Baseline | None:
+    if not path:
+        return None
+    progress.step(f"reading the baseline {path}")
+    try:
+        return load_baseline(path)
+    except BaselineError as exc:
+        raise _Refused(str(exc)) from None
+
+
+def _facts(root: str, args: HealthcheckOptions, baseline: Baseline | None, progress: Progress) -> Facts:
+    """The cheap facts, with what the baseline recorded; a --config describes the whole service, and without one
+    the service is the baseline's."""
+    if baseline is None:
+        return collect_lean(root, args.service, progress.step)
+    base = baseline.service if not args.service.config else None
+    return collect_lean(root, args.service, progress.step, base, lambda ctx: baseline.as_facts(str(args.baseline), ctx))
+
+
+def _checks(baseline: Baseline | None, path: str | None) -> tuple[list[Check], Rulebook, Policy, list[LoadFailure]]:
     """The fast checks and what judges them: pinned in the baseline, or discovered (slower)."""
-    if baseline is not None:
-        return baseline.pinned_checks(), baseline.rulebook(), baseline.settings, []
-    rulebook = load_rules()
-    checks, load_failures = discover_checks(rulebook)
+    try:
+        if baseline is not None:
+            return baseline.pinned_checks(), baseline.rulebook(), baseline.settings, []
+        rulebook = load_rules()
+        checks, load_failures = discover_checks(rulebook)
+    except RegistryError as exc:
+        raise _Refused(f"{exc}; re-create the baseline with '{record_command(str(path))}'") from None
     return [check for check in checks if check.fast], rulebook, Policy(), load_failures
+
+
+def _problems(findings: list[Judged], facts: Facts, fail_on: str, load_failures: list[LoadFailure]) -> list[str]:
+    """What makes the container unhealthy, said one problem at a time, what changed since the baseline first:
+    that is what a healthcheck is for."""
+    counted = sorted((f for f in findings if counts_against(f, fail_on)), key=lambda f: f.area != BASELINE_AREA)
+    problems = []
+    if any(f.status == "error" for f in counted):  # a check the doctor could not carry out: say first what it could not read
+        problems += [issue.describe() for issue in facts.issues if issue.unreadable]
+    problems += [f"{f.rule_id} {f.message}" for f in counted]
+    problems += [f"check could not be loaded: {e.entry_point}: {e.reason}" for e in load_failures]
+    return problems
+
+
+def _finding_detail(finding: Judged, fail_on: str, page: str) -> dict[str, Any]:
+    return {"rule_id": finding.rule_id, "status": finding.status, "severity": finding.severity, "message": finding.message,
+            "counts": counts_against(finding, fail_on), "docs": docs_link(finding.rule.id, page) if finding.rule else None}
+
+
+def _summary(findings: list[Judged], checks: list[Check], facts: Facts, with_baseline: bool) -> list[str]:
+    """What a healthy line says: what the summary rules passed with (else what the checks say of the facts, the
+    CPU budget against the threads), and how many of the fast checks apply."""
+    said = [f.message for rule in SUMMARY_RULES for f in findings if f.rule_id == rule and f.status == "pass"]
+    said = said or [check.summary(facts) for check in checks if check.summary is not None]
+    return [*said, applying_checks(checks, facts) + ("" if with_baseline else ", no baseline")]
 
 
 def _more(problems: list[str]) -> str:

@@ -120,7 +120,10 @@ class Check:
 
     ``evidence``: per rule, the type of the evidence its findings carry (or the types, where findings
     of one rule say different things); the rule's fix may name their fields as ``{placeholders}``,
-    and a check whose evidence lacks one is refused at load (see :meth:`unfilled`)."""
+    and a check whose evidence lacks one is refused at load (see :meth:`unfilled`).
+
+    ``summary``: what the check says of the facts in a few words where none of its rules made a passing
+    finding to say it (the healthcheck's healthy line: "cpu budget 2 >= 2 threads" without a baseline)."""
 
     name: str
     rules: tuple[str, ...]
@@ -129,6 +132,7 @@ class Check:
     fast: bool | None = None
     timeout: float = 5.0
     evidence: Mapping[str, type[Evidence] | tuple[type[Evidence], ...]] = field(default_factory=dict)
+    summary: Callable[[Facts], str] | None = None
 
     def __post_init__(self) -> None:
         if self.fast is None:

@@ -5,6 +5,7 @@ finding for each of its rules; the other checks still run. Each check runs under
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..base.timebox import run_within
@@ -23,9 +24,15 @@ class CheckResult:
     seconds: float
 
 
-def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook) -> list[CheckResult]:
-    """Every check's findings; with measurements, each finding made consistent with its experiment."""
-    results = [run_one(check, facts, rulebook) for check in checks]
+def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook,
+               starting: Callable[[Check], None] | None = None) -> list[CheckResult]:
+    """Every check's findings; with measurements, each finding made consistent with its experiment.
+    ``starting`` is told each check as it starts (the healthcheck says which one a timeout cut)."""
+    results = []
+    for check in checks:
+        if starting is not None:
+            starting(check)
+        results.append(run_one(check, facts, rulebook))
     record = facts.service_record
     if facts.verification is None and (record is None or not any(plan.verification for plan in record.measured)):
         return results
