@@ -31,7 +31,7 @@ from .service_lines import flags_line, process_line, process_note, record_lines,
 
 if TYPE_CHECKING:
     from ..facts.graph import FusionInstance
-    from ..facts.verification import ExperimentResult
+    from ..facts.verification import ExperimentResult, Throttling
     from ..report.measured import GraphSummary, VerificationSummary
 
 STATUS_STYLE = {status: (label, style) for (status, label), style in
@@ -57,30 +57,7 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
     console.print(_host_table(report) if detail == "full" else _host_line(report), highlight=False)
     if report.service:
         _render_service(report.service, console)
-    clean, not_applying, measure = [], [], measure_hint(report)
-    for area in dict.fromkeys(f.area for f in report.findings):
-        findings = [f for f in report.findings if f.area == area]
-        shown = [f for f in findings if detail == "full" or f.status.is_problem]
-        if not shown:
-            name = report.areas.get(area, area)
-            if all(f.status == Status.SKIP for f in findings):
-                not_applying.append(name)
-            else:
-                clean.append(Text.assemble((f"{name}: ", "bold"), *_passed_here(findings)))
-            continue
-        console.print()
-        console.print(Text(report.areas.get(area, area), style="bold underline"))
-        for finding in shown:
-            _render_finding(finding, console, detail, measure)
-        collapsed = [] if detail == "full" else _collapsed(findings)
-        if collapsed:
-            console.print(Text.assemble(*collapsed))
-    if not_applying:
-        clean.append(Text.assemble(("nothing applies here", "bold"), " (all skipped): ", ", ".join(not_applying)))
-    if clean:
-        console.print()
-        # one paragraph: the areas with nothing to fix are read at a glance, not line by line
-        console.print(Text.assemble(("Nothing to fix here", "bold underline"), " (-v shows each check): ", Text("; ").join(clean)))
+    _render_areas(report, console, detail)
     if report.graph and detail == "full":  # else its finding (PD-GRAPH-003) says the coverage
         _render_graph(report.graph, console)
     if report.verification:
@@ -90,6 +67,40 @@ def render_text(report: Report, console: Console, detail: str = "default") -> No
         console.print(Text(f"check could not be loaded: {failure.entry_point}: {failure.reason}", style="bold magenta"))
     console.print()
     console.print(Text(summary.verdict, style="bold"))
+
+
+def _render_areas(report: Report, console: Console, detail: str) -> None:
+    """The findings area by area: an area with something shown in full under its heading, then the
+    areas with nothing to fix in one paragraph."""
+    clean, not_applying, measure = [], [], measure_hint(report)
+    for area in dict.fromkeys(f.area for f in report.findings):
+        name = report.areas.get(area, area)
+        findings = [f for f in report.findings if f.area == area]
+        shown = [f for f in findings if detail == "full" or f.status.is_problem]
+        if shown:
+            _render_area(name, findings, shown, console, detail, measure)
+        elif all(f.status == Status.SKIP for f in findings):
+            not_applying.append(name)
+        else:
+            clean.append(Text.assemble((f"{name}: ", "bold"), *_passed_here(findings)))
+    if not_applying:
+        clean.append(Text.assemble(("nothing applies here", "bold"), " (all skipped): ", ", ".join(not_applying)))
+    if clean:
+        console.print()
+        # one paragraph: the areas with nothing to fix are read at a glance, not line by line
+        console.print(Text.assemble(("Nothing to fix here", "bold underline"), " (-v shows each check): ", Text("; ").join(clean)))
+
+
+def _render_area(name: str, findings: list[ReportFinding], shown: list[ReportFinding], console: Console, detail: str,
+                 measure: str) -> None:
+    """One area's heading, the findings shown in it, and (but in ``full``) its passes and skips in one line."""
+    console.print()
+    console.print(Text(name, style="bold underline"))
+    for finding in shown:
+        _render_finding(finding, console, detail, measure)
+    collapsed = [] if detail == "full" else _collapsed(findings)
+    if collapsed:
+        console.print(Text.assemble(*collapsed))
 
 
 def _render_summary(report: Report, summary: Digest, console: Console) -> None:
@@ -314,11 +325,20 @@ def _result_lines(experiment: ExperimentResult) -> list[str]:
 
 
 def _render_graph(graph: GraphSummary, console: Console) -> None:
+    """The program read and optimised, its fusion coverage per pattern, what was not fused, and the rest measured."""
     console.print()
     console.print(Text("Graph fusion coverage", style="bold underline"))
     if graph.error:
         console.print(Text(graph.error, style="bold magenta"))
         return
+    _render_programs(graph, console)
+    console.print(_coverage_table(graph))
+    _render_not_fused(graph, console)
+    _render_graph_notes(graph, console)
+
+
+def _render_programs(graph: GraphSummary, console: Console) -> None:
+    """The program as written, then as optimised (or why the optimised one was not read)."""
     version = f" version {graph.version}" if graph.version is not None else ""
     console.print(Text(f"program {graph.program} ({graph.format}{version}, {graph.ops} ops; "
                    f"feed/fetch {_counts(graph.feed_fetch)})"))
@@ -328,6 +348,10 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
                        f"removed {_counts(optimised.removed)}; added {_counts(optimised.added)}"))
     elif optimised:
         console.print(Text(f"optimised program {optimised.status}: {optimised.reason}", style="dim"))
+
+
+def _coverage_table(graph: GraphSummary) -> Table:
+    """One row per fusion pattern (and the total): how many could fuse, did, partly, did not, and the share."""
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for column in ("pattern", "fusible", "fused", "partly", "not fused", "coverage"):
         table.add_column(column, justify="left" if column == "pattern" else "right")
@@ -335,7 +359,11 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
         cells = [row.title, *(str(count) for count in (row.fusible, row.fused, row.partial, row.unfused)),
                  f"{row.coverage:.0%}" if row.coverage is not None else "-"]
         table.add_row(*map(Text, cells), style="bold" if row.pattern == "total" else None)
-    console.print(table)
+    return table
+
+
+def _render_not_fused(graph: GraphSummary, console: Console) -> None:
+    """The instances not fused, one line per pattern, status and reason: the first and how many more like it."""
     groups: dict[tuple, list[FusionInstance]] = {}
     for instance in graph.instances:
         if instance.status != FusionStatus.FUSED:
@@ -347,10 +375,14 @@ def _render_graph(graph: GraphSummary, console: Console) -> None:
         became = f" -> {' + '.join(first.became)}" if first.became else ""
         console.print(Text.assemble((f"  {status:8} ", "yellow"), " -> ".join(first.ops), params, alike, became,
                                     (f": {reason}", "dim")))
+
+
+def _render_graph_notes(graph: GraphSummary, console: Console) -> None:
+    """Dropout left in the program, TensorRT's share of the ops, and the measured IR optimisation."""
     if graph.dropout:
         left = "unknown" if graph.dropout_left is None else graph.dropout_left
         console.print(Text(f"dropout: {len(graph.dropout)} ops in the program, {left} left after optimisation"))
-    share = optimised.tensorrt if optimised else None
+    share = graph.optimised.tensorrt if graph.optimised else None
     if share:
         console.print(Text(f"TensorRT: {share.ops_inside} of {share.ops_inside + share.ops_outside} ops inside "
                        f"{share.engines} engines; outside {_counts(share.outside)}"))
@@ -404,6 +436,15 @@ def _render_layouts(report: Report, console: Console) -> None:
     console.print(Text("Serving layouts under load", style="bold underline"))
     console.print(Text(f"{measured.concurrency} concurrent clients, CPU budget {measured.budget_cpus:g}; {measured.rounds} rounds "
                    f"of {measured.window_s:.2f} s windows, interleaved (stopped: {measured.stopped})"))
+    console.print(_layouts_table(experiment, measured.recommended))
+    _render_throttling(measured.throttling, console)
+    console.print(Text(f"→ {measured.recommended}: {measured.why}"))
+    for excluded in measured.excluded:
+        console.print(Text(f"  not measured: {excluded.layout} — {excluded.reason}", style="dim"))
+
+
+def _layouts_table(experiment: ExperimentResult, recommended: str) -> Table:
+    """One row per layout measured (the recommended one marked): its threads, throughput, latencies and how it compares."""
     ratios = {c.candidate: c for c in experiment.comparisons}
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for column in ("layout", "threads", "req/s", "p50 ms", "p90 ms", "p99 ms", "vs service"):
@@ -411,21 +452,22 @@ def _render_layouts(report: Report, console: Console) -> None:
     for arm in experiment.arms:
         layout, versus = arm.layout, ratios.get(arm.label)
         threads = "-" if layout is None else f"{layout.total_threads}{'' if layout.fits_budget else ' (over budget)'}"
-        cells = [("→ " if arm.label == measured.recommended else "  ") + arm.label, threads, _number(arm.throughput_rps), _number(arm.p50),
+        cells = [("→ " if arm.label == recommended else "  ") + arm.label, threads, _number(arm.throughput_rps), _number(arm.p50),
                  _number(arm.p90), _number(arm.p99), effect_words(versus) if versus else ""]
         table.add_row(*map(Text, cells))
-    console.print(table)
-    throttled = {name: t for name, t in measured.throttling.items() if t.throttled_periods}
+    return table
+
+
+def _render_throttling(throttling: dict[str, Throttling], console: Console) -> None:
+    """The quota periods throttled while measuring each layout, or that none was."""
+    throttled = {name: t for name, t in throttling.items() if t.throttled_periods}
     for name, counts in throttled.items():
         console.print(Text(f"  throttled in {counts.throttled_periods} of {counts.periods} quota periods "
                        f"({counts.throttled_us / 1e6:.2f} s) while measuring {name}"))
-    if measured.throttling and not throttled:
-        periods = sum(t.periods for t in measured.throttling.values())
+    if throttling and not throttled:
+        periods = sum(t.periods for t in throttling.values())
         console.print(Text(f"  cpu.stat: no throttled period in {periods} quota periods while measuring" if periods
                        else "  cpu.stat: no CPU quota periods elapsed (no quota), so nothing was throttled", style="dim"))
-    console.print(Text(f"→ {measured.recommended}: {measured.why}"))
-    for excluded in measured.excluded:
-        console.print(Text(f"  not measured: {excluded.layout} — {excluded.reason}", style="dim"))
 
 
 def _number(value: float | None) -> str:
