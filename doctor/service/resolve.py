@@ -35,7 +35,22 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
     that does not fit is recorded in its origin and left out."""
     service = base or ServiceConfig()
     origins: dict[str, SettingOrigin] = {}
-    for origin in source_origins(source or SourceFacts(), environ_source):
+    service = _over_source(service, origins, source or SourceFacts(), environ_source)
+    for origin in recorded:
+        service = with_setting(service, origin.name, origin.value)
+        origins[origin.name] = origin
+    if options.config:
+        service = _over_config_file(service, origins, options.config)
+    service = _over_flags(service, origins, options)
+    validate_service(service, _stated_by(origins.values()))
+    return service, [origins[name] for name in sorted(origins)]
+
+
+def _over_source(service: ServiceConfig, origins: dict[str, SettingOrigin], source: SourceFacts,
+                 environ_source: str | None) -> ServiceConfig:
+    """``service`` with the settings the source states, each origin put in ``origins``; a value that does
+    not fit is left out, its origin saying so."""
+    for origin in source_origins(source, environ_source):
         if origin.value is not None:
             fitted = _fitted(service, origin.name, origin.value)
             if fitted is None:
@@ -43,16 +58,23 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
             else:
                 service = fitted
         origins[origin.name] = origin
-    for origin in recorded:
-        service = with_setting(service, origin.name, origin.value)
-        origins[origin.name] = origin
-    if options.config:
-        config = load_yaml_file(options.config, ServiceConfigError, "service config", KEYS_HINT) or {}
-        service_from_data(config, options.config)
-        for name, value in _flatten(config):
-            value = redact_text(value) if isinstance(value, str) else value  # a model URL with its credentials
-            service = with_setting(service, name, value)
-            origins[name] = SettingOrigin(name, value, Origin.CONFIG, options.config)
+    return service
+
+
+def _over_config_file(service: ServiceConfig, origins: dict[str, SettingOrigin], path: str) -> ServiceConfig:
+    """``service`` with the settings of the ``--config`` file, each origin put in ``origins``."""
+    config = load_yaml_file(path, ServiceConfigError, "service config", KEYS_HINT) or {}
+    service_from_data(config, path)
+    for name, value in _flatten(config):
+        value = redact_text(value) if isinstance(value, str) else value  # a model URL with its credentials
+        service = with_setting(service, name, value)
+        origins[name] = SettingOrigin(name, value, Origin.CONFIG, path)
+    return service
+
+
+def _over_flags(service: ServiceConfig, origins: dict[str, SettingOrigin], options: ServiceOptions) -> ServiceConfig:
+    """``service`` with the settings the flags give, each origin put in ``origins``; a flag that differs from what
+    the service's record says it runs says both."""
     for flag in options.declared():
         service = with_setting(service, flag.name, flag.value)
         before = origins.get(flag.name)
@@ -60,12 +82,16 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
             flag = dataclasses.replace(flag, detail=f"{flag.detail}: judged as {flag.value}; the service runs {before.value} "
                                                     f"({before.origin}: {before.detail})")
         origins[flag.name] = flag
-    said = [origin for origin in origins.values() if origin.value is not None]
+    return service
+
+
+def _stated_by(origins: Iterable[SettingOrigin]) -> str:
+    """What states the settings, as an error about them names it: the files (or the service), and the flags."""
+    said = [origin for origin in origins if origin.value is not None]
     files = sorted({origin.detail if origin.origin == Origin.CONFIG else origin.origin for origin in said if origin.origin != Origin.FLAG})
     flags_given = [origin.detail for origin in said if origin.origin == Origin.FLAG]
     what = " and ".join(files) or "the service"
-    validate_service(service, f"{what} with {', '.join(flags_given)}" if flags_given else what)
-    return service, [origins[name] for name in sorted(origins)]
+    return f"{what} with {', '.join(flags_given)}" if flags_given else what
 
 
 def predictor_view(service: ServiceConfig, origins: list[SettingOrigin],
