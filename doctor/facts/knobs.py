@@ -317,10 +317,10 @@ def labels() -> list[tuple[str, Callable[[Any], str]]]:
 HEADER = '''"""The service's configuration as it declares it (``ServiceConfig``, with its TensorRT part
 ``TensorRTSettings``) and a CPU predictor's configuration (``PredictorConfig``): written from the one
 table of settings, ``facts/knobs.py``, by ``python -m paddle_doctor.facts`` (a test fails when this
-file is stale); what they do is written in facts/service_config.py and facts/predictor_methods.py,
-bound here. The predictor's configuration travels to the predictor
-worker (``verify/protocol.py``), which builds Paddle's Config from the calls the recommended snippet
-prints; this module runs there too (``verify/session.py`` WORKER_IMPORTS).
+file is stale); what they do is written in their bases, ``ServiceBehaviour`` (facts/service_config.py)
+and ``PredictorBehaviour`` (facts/predictor_methods.py). The predictor's configuration travels to the
+predictor worker (``verify/protocol.py``), which builds Paddle's Config from the calls the recommended
+snippet prints; this module runs there too (``verify/session.py`` WORKER_IMPORTS).
 
 ``None`` in ``ServiceConfig`` means "not said", and Paddle's own default applies. The ``--config
 service.yaml`` file mirrors the ``paddle.inference.Config`` calls the service makes::
@@ -336,14 +336,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..base.vocabulary import Device, Layout, Precision
-from . import predictor_methods as methods
 from .knobs import MEASURED_PRECISIONS, ONEDNN_CACHE_DEFAULT, Call  # noqa: F401 (the configurations' names, in one place)
-from .predictor_methods import TENSORRT_PRECISIONS  # noqa: F401 (as above)
-from .service_config import math_threads
+from .predictor_methods import TENSORRT_PRECISIONS, PredictorBehaviour  # noqa: F401 (as above)
+from .service_config import ServiceBehaviour
 
 if TYPE_CHECKING:
     from ..base.constraints import Positive
-    from . import Facts
 
 
 def __getattr__(name: str) -> Any:
@@ -356,19 +354,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
 '''
 
-CLASSES = {
-    "TensorRTSettings": ('"""The service\'s ``enable_tensorrt_engine`` arguments (GPU only)."""', ()),
+CLASSES = {  # each class's docstring and the base that says what it does
+    "TensorRTSettings": ('"""The service\'s ``enable_tensorrt_engine`` arguments (GPU only)."""', None),
     "ServiceConfig": (('"""How the service configures Paddle Inference, as declared: by flags, ``--config service.yaml``\n'
                        '    and its source (``Facts.service_origins`` says which); never probed.\n\n'
-                       '    ``None`` means "not said", and Paddle\'s own default applies.\n    """'),
-                      ("math_threads = property(math_threads)",)),
+                       '    ``None`` means "not said", and Paddle\'s own default applies.\n    """'), "ServiceBehaviour"),
     "PredictorConfig": (('"""A CPU predictor\'s configuration. ``optim_cache_dir`` with ``save_optim_model`` writes the\n'
-                         '    optimised program there; with ``use_optimized_model`` it loads it from there."""'),
-                        ("def __post_init__(self) -> None:", "    methods.post_init(self)", "", "@classmethod", "def of_service(cls, facts: Facts) -> PredictorConfig:",
-                         "    \"\"\"The service's configuration as a CPU predictor runs it (``predictor_methods.service_values``).\"\"\"",
-                         "    return cls(**methods.service_values(facts))", "", "vary = methods.vary",
-                         "changes_from = methods.changes_from", "label = methods.label", "key = methods.key",
-                         "config_calls = methods.config_calls", "snippet = methods.snippet")),
+                         '    optimised program there; with ``use_optimized_model`` it loads it from there."""'), "PredictorBehaviour"),
 }
 
 
@@ -381,10 +373,9 @@ def configs_module() -> str:
     predictor = [(field.name, field.kind, field.default) for field in PREDICTOR_FIELDS]
     parts = [HEADER.format(keys=keys)]
     for name, fields in (("TensorRTSettings", tensorrt), ("ServiceConfig", service), ("PredictorConfig", predictor)):
-        doc, bound = CLASSES[name]
-        lines = ["@dataclass(frozen=True)", f"class {name}:", f"    {doc}", ""]
+        doc, base = CLASSES[name]
+        lines = ["@dataclass(frozen=True)", f"class {name}({base}):" if base else f"class {name}:", f"    {doc}", ""]
         lines += [f"    {field}: {kind}" + (f" = {default}" if default is not None else "") for field, kind, default in fields]
-        lines += ["", *(f"    {line}" if line else "" for line in bound)] if bound else []
         parts.append("\n\n" + "\n".join(lines) + "\n")
     return "".join(parts)
 

@@ -1,10 +1,10 @@
 """The service's configuration as it declares it (``ServiceConfig``, with its TensorRT part
 ``TensorRTSettings``) and a CPU predictor's configuration (``PredictorConfig``): written from the one
 table of settings, ``facts/knobs.py``, by ``python -m paddle_doctor.facts`` (a test fails when this
-file is stale); what they do is written in facts/service_config.py and facts/predictor_methods.py,
-bound here. The predictor's configuration travels to the predictor
-worker (``verify/protocol.py``), which builds Paddle's Config from the calls the recommended snippet
-prints; this module runs there too (``verify/session.py`` WORKER_IMPORTS).
+file is stale); what they do is written in their bases, ``ServiceBehaviour`` (facts/service_config.py)
+and ``PredictorBehaviour`` (facts/predictor_methods.py). The predictor's configuration travels to the
+predictor worker (``verify/protocol.py``), which builds Paddle's Config from the calls the recommended
+snippet prints; this module runs there too (``verify/session.py`` WORKER_IMPORTS).
 
 ``None`` in ``ServiceConfig`` means "not said", and Paddle's own default applies. The ``--config
 service.yaml`` file mirrors the ``paddle.inference.Config`` calls the service makes::
@@ -55,14 +55,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..base.vocabulary import Device, Layout, Precision
-from . import predictor_methods as methods
 from .knobs import MEASURED_PRECISIONS, ONEDNN_CACHE_DEFAULT, Call  # noqa: F401 (the configurations' names, in one place)
-from .predictor_methods import TENSORRT_PRECISIONS  # noqa: F401 (as above)
-from .service_config import math_threads
+from .predictor_methods import TENSORRT_PRECISIONS, PredictorBehaviour  # noqa: F401 (as above)
+from .service_config import ServiceBehaviour
 
 if TYPE_CHECKING:
     from ..base.constraints import Positive
-    from . import Facts
 
 
 def __getattr__(name: str) -> Any:
@@ -89,7 +87,7 @@ class TensorRTSettings:
 
 
 @dataclass(frozen=True)
-class ServiceConfig:
+class ServiceConfig(ServiceBehaviour):
     """How the service configures Paddle Inference, as declared: by flags, ``--config service.yaml``
     and its source (``Facts.service_origins`` says which); never probed.
 
@@ -118,11 +116,9 @@ class ServiceConfig:
     delete_passes: list[str] = field(default_factory=list)
     tensorrt: TensorRTSettings = field(default_factory=TensorRTSettings)
 
-    math_threads = property(math_threads)
-
 
 @dataclass(frozen=True)
-class PredictorConfig:
+class PredictorConfig(PredictorBehaviour):
     """A CPU predictor's configuration. ``optim_cache_dir`` with ``save_optim_model`` writes the
     optimised program there; with ``use_optimized_model`` it loads it from there."""
 
@@ -137,18 +133,3 @@ class PredictorConfig:
     optim_cache_dir: str | None = None
     save_optim_model: bool = False
     use_optimized_model: bool = False
-
-    def __post_init__(self) -> None:
-        methods.post_init(self)
-
-    @classmethod
-    def of_service(cls, facts: Facts) -> PredictorConfig:
-        """The service's configuration as a CPU predictor runs it (``predictor_methods.service_values``)."""
-        return cls(**methods.service_values(facts))
-
-    vary = methods.vary
-    changes_from = methods.changes_from
-    label = methods.label
-    key = methods.key
-    config_calls = methods.config_calls
-    snippet = methods.snippet

@@ -5,19 +5,25 @@ settings into facts/predictor.py): what it means, and where each value came from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..base.vocabulary import Layout, Origin
-
-if TYPE_CHECKING:
-    from .predictor import ServiceConfig
 
 PADDLE_DEFAULT_THREADS = 1  # what a predictor runs where the service sets no thread count
 
 
-def math_threads(service: ServiceConfig) -> int:
-    """Math threads per predictor: ``threads`` when said, else Paddle's default (``ServiceConfig.math_threads``)."""
-    return service.threads if service.threads is not None else PADDLE_DEFAULT_THREADS
+class ServiceBehaviour:
+    """What ``ServiceConfig`` does, its base: the fields named here are the table's, read by these methods."""
+
+    threads: int | None
+    instances: int
+    onednn: bool | None
+    layout: Layout | None
+
+    @property
+    def math_threads(self) -> int:
+        """Math threads per predictor: ``threads`` when said, else Paddle's default."""
+        return self.threads if self.threads is not None else PADDLE_DEFAULT_THREADS
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,6 @@ class SettingOrigin:
     detail: str
 
 
-def serving_layout(service: ServiceConfig) -> Layout:
+def serving_layout(service: ServiceBehaviour) -> Layout:
     """The service's layout, or the one its instance count implies."""
     return service.layout or (Layout.PROCESSES if service.instances > 1 else Layout.LOCK)
