@@ -24,35 +24,50 @@ IR_OFF = "IR optimisation is off (switch_ir_optim(False)), so no fusion pass run
 
 def analyse(original: Program, optimised: OptimisedProgram, optimised_program: Program | None = None,
             ir_optim: bool = True, deleted_passes: tuple[str, ...] = (), tensorrt: bool = False) -> GraphFacts:
+    """The fusible patterns of ``original``, each placed in ``optimised_program`` where it was read, with its
+    status and why it was not fused; their coverage per pattern and in total."""
     flow = Flow(original)
     matches = find_patterns(flow)
     histogram = original.histogram()
     dropout = [label(op) for op in original.ops if op.type == "dropout"]
-    aligner, dropout_left = None, None
+    aligner = None
     if optimised_program is not None:
         optimised_flow = Flow(optimised_program)
         optimised = described(optimised, flow, optimised_flow, tensorrt)
         aligner = Aligner(flow, optimised_flow, [m for m in matches if m.pattern == "attention"])
-        dropout_left = optimised.histogram.get("dropout", 0)
-    elif not ir_optim:
-        dropout_left = len(dropout)
     why = Reasons(optimised, ir_optim, deleted_passes)
-    instances = []
-    for match in matches:
-        placed = aligner.locate(match) if aligner else None
-        status = status_of(placed) if aligner else (FusionStatus.UNFUSED if not ir_optim else FusionStatus.UNKNOWN)
-        instances.append(FusionInstance(
-            pattern=match.pattern, status=status, ops=[label(op) for op in match.ops],
-            variables=[(flow.data_outputs(op) or op.output_names() or ["?"])[0] for op in match.ops],
-            params=flow.parameters(match.ops[match.anchor]), became=became(placed),
-            reason=why.explain(match, status, placed), breakers=[chain_breaker(b) for b in match.breakers]))
+    instances = [_instance(match, flow, aligner, ir_optim, why) for match in matches]
     return GraphFacts(program=original.path, format=original.format, version=original.version, ops=len(original.ops),
                       histogram=histogram, optimised=optimised, attribute_types=original.attribute_types(),
                       feed_fetch={t: histogram[t] for t in ("feed", "data", "fetch") if t in histogram},
-                      instances=instances, dropout=dropout, dropout_left=dropout_left,
-                      coverage=[count(pattern, [i for i in instances if i.pattern == pattern])
-                                for pattern in TITLES if any(i.pattern == pattern for i in instances)],
-                      total=count("total", instances))
+                      instances=instances, dropout=dropout,
+                      dropout_left=_dropout_left(optimised, optimised_program is not None, ir_optim, len(dropout)),
+                      coverage=_coverage(instances), total=count("total", instances))
+
+
+def _instance(match: Match, flow: Flow, aligner: Aligner | None, ir_optim: bool, why: Reasons) -> FusionInstance:
+    """One match of a pattern: where the optimised program has its ops (where it was read), its status and why."""
+    placed = aligner.locate(match) if aligner else None
+    status = status_of(placed) if aligner else (FusionStatus.UNFUSED if not ir_optim else FusionStatus.UNKNOWN)
+    return FusionInstance(
+        pattern=match.pattern, status=status, ops=[label(op) for op in match.ops],
+        variables=[(flow.data_outputs(op) or op.output_names() or ["?"])[0] for op in match.ops],
+        params=flow.parameters(match.ops[match.anchor]), became=became(placed),
+        reason=why.explain(match, status, placed), breakers=[chain_breaker(b) for b in match.breakers])
+
+
+def _dropout_left(optimised: OptimisedProgram, read: bool, ir_optim: bool, dropout: int) -> int | None:
+    """The dropout ops left after optimisation: counted in the optimised program where it was ``read``, all of
+    them where IR optimisation is off, else not known."""
+    if read:
+        return optimised.histogram.get("dropout", 0)
+    return dropout if not ir_optim else None
+
+
+def _coverage(instances: list[FusionInstance]) -> list[PatternCoverage]:
+    """The coverage of each pattern found, in the order of :data:`TITLES`."""
+    return [count(pattern, [i for i in instances if i.pattern == pattern])
+            for pattern in TITLES if any(i.pattern == pattern for i in instances)]
 
 
 def label(op: Op) -> str:
