@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from paddle_doctor.base.cpus import format_cpu_list
 from paddle_doctor.facts import Facts
+from paddle_doctor.facts.budget import deployed_workers
 from paddle_doctor.judge.findings import Finding, Status, passed, skipped
 from paddle_doctor.judge.registry import Check
 
@@ -12,9 +13,11 @@ BINDING_VARIABLES = ("OMP_PROC_BIND", "KMP_AFFINITY", "GOMP_CPU_AFFINITY")
 
 
 def check(facts: Facts) -> list[Finding]:
-    instances = facts.service.instances
+    workers = deployed_workers(facts)
+    instances = len(workers) or facts.service.instances
     if instances < 2:
         return [passed(RULE, "a single instance; nothing competes for its cores")]
+    what = f"{instances} worker processes ({', '.join(str(worker.pid) for worker in workers)})" if workers else f"{instances} instances"
     bound = [name for name in BINDING_VARIABLES if facts.env.get(name, "").strip().lower() not in ("", "false", "none", "disabled")]
     if bound:
         return [passed(RULE, f"threads are bound by {', '.join(bound)}")]
@@ -22,7 +25,7 @@ def check(facts: Facts) -> list[Finding]:
     if not affinity or not online:
         return [skipped(RULE, "the CPU affinity or the online CPUs are unknown")]
     if set(affinity) >= set(online) and len(online) > 1:
-        return [Finding(RULE, Status.FAIL, f"{instances} instances and every thread may run on any of the {len(online)} CPUs",
+        return [Finding(RULE, Status.FAIL, f"{what} and every thread may run on any of the {len(online)} CPUs",
                         observed=f"affinity {format_cpu_list(affinity)} = all online CPUs; no OMP_PROC_BIND/KMP_AFFINITY",
                         expected="a disjoint CPU set per instance")]
     return [passed(RULE, f"this process is bound to CPUs {format_cpu_list(affinity)}")]

@@ -124,7 +124,7 @@ def test_the_service_resolved_from_flags_config_and_source_holds_enum_members(tm
     assert enum_fields_holding_strings(service, "service") == [] and enum_fields_holding_strings(origins, "origins") == []
 
 
-@pytest.mark.parametrize("tree, pid", [("one-service", 4242), ("two-services", None), ("venv-service", 4242)])
+@pytest.mark.parametrize("tree, pid", [("one-service", 4242), ("two-services", None), ("venv-service", 4242), ("gunicorn-service", 7)])
 def test_a_service_process_read_from_proc_holds_enum_members(tree, pid):
     from paddle_doctor.probes.context import ProbeContext
     from paddle_doctor.probes.process import open_service_process

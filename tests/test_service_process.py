@@ -334,13 +334,6 @@ def test_no_secret_from_the_services_environment_reaches_any_output(fmt):
     assert json.loads(facts.stdout)["service_process"]["environ"]["API_TOKEN"] == "<redacted>"
 
 
-def test_several_processes_with_paddle_are_listed_and_none_is_picked():
-    result = run_doctor("--root", str(PROCESSES / "two-services"), "--pid", "auto", "--json", *NO_PROBES)
-    assert "paddle-doctor: 2 processes have Paddle mapped (10, 11); choose one with --pid" in result.stderr
-    process = service_section(result)["process"]
-    assert (process["status"], process["candidates"], process["pid"]) == ("several", [10, 11], None)
-
-
 def test_no_process_with_paddle_is_said_so():
     result = run_doctor("--root", str(PROCESSES / "kernel-thread"), "--pid", "auto", "--json", *NO_PROBES)
     assert service_section(result)["process"]["status"] == "not_found"

@@ -214,6 +214,15 @@ class LibraryKind(Word):
     TENSORRT = "tensorrt"
 
 
+class ProcessRole(Word):
+    """A process's place in the service's deployment: the ``master`` that forks or spawns the workers
+    (gunicorn's arbiter, uvicorn's supervisor, a ``multiprocessing`` parent), or a ``worker`` that serves
+    (a process alone is its own one worker)."""
+
+    MASTER = "master"
+    WORKER = "worker"
+
+
 class ProcessStatus(Word):
     """What reading the service's process from /proc gave."""
 

@@ -24,6 +24,7 @@ from ..base.vocabulary import (
     LibraryKind,
     Origin,
     PaddleStatus,
+    ProcessRole,
     ProcessStatus,
     SourcePatternKind,
     SourceStatus,
@@ -392,12 +393,41 @@ class MappedLibrary:
 
 
 @dataclass(frozen=True)
+class DeployedProcess:
+    """One process of the service's deployment (``ServiceProcessFacts.processes``): its role, its parent,
+    the program it runs, and what its own files say, each with the file: whether it maps Paddle
+    (``/proc/PID/maps``; None where that cannot be read), its threads (``/proc/PID/task``), its resident
+    memory (``/proc/PID/status`` VmRSS), and its own record (``record`` the file read, ``record_reason``
+    why none was): the predictors it holds and the math threads they run at once (``math_threads``)."""
+
+    pid: int
+    role: ProcessRole
+    parent: int | None = None
+    program: str | None = None
+    program_source: str | None = None
+    maps_paddle: bool | None = None
+    maps_source: str | None = None
+    threads: int | None = None
+    threads_source: str | None = None
+    rss_bytes: int | None = None
+    rss_source: str | None = None
+    record: str | None = None
+    record_reason: str | None = None
+    predictors: int | None = None
+    math_threads: int | None = None
+    math_threads_source: str | None = None
+
+
+@dataclass(frozen=True)
 class ServiceProcessFacts:
     """The running service process, read from /proc/PID under the root; each fact with the file it came from.
 
     ``status``: probed, not_probed, not_found (no process has Paddle mapped), several (more than one
     has; ``candidates`` lists them), vanished, zombie, kernel_thread, no_permission. ``busy_threads``:
-    threads that used CPU during ``sample_s`` seconds (the real compute threads).
+    threads that used CPU during ``sample_s`` seconds (the real compute threads). ``processes``: the
+    deployment the process belongs to (its master and its workers: the same parent and program),
+    ``deployment`` how it was found, in words; ``pid`` is the process read in depth, a worker where
+    the master named maps no Paddle.
     """
 
     status: ProcessStatus = ProcessStatus.NOT_PROBED
@@ -425,6 +455,12 @@ class ServiceProcessFacts:
     sample_s: float | None = None
     rss_bytes: int | None = None
     rss_source: str | None = None
+    deployment: str | None = None
+    processes: list[DeployedProcess] = field(default_factory=list)
+
+    def workers(self) -> list[DeployedProcess]:
+        """The deployment's workers: the processes that serve (a process alone is its own one worker)."""
+        return [process for process in self.processes if process.role == ProcessRole.WORKER]
 
 
 @dataclass(frozen=True)

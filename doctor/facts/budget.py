@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..base.cpus import format_cpu_list
-from ..base.vocabulary import Effect, Experiment
-from . import Facts
+from ..base.vocabulary import Effect, Experiment, Origin
+from . import DeployedProcess, Facts
 from .knobs import knob
 
 
@@ -68,6 +68,21 @@ def cpu_budget(facts: Facts) -> CpuBudget | None:
     return CpuBudget(tightest.cpus, tightest, tuple(limits), visible)
 
 
+def deployed_workers(facts: Facts) -> list[DeployedProcess]:
+    """The workers of the service's live deployment where it runs two or more (a preforking server, a
+    pool of processes) and no flag or --config says how many instances it runs; empty otherwise."""
+    declared = next((o for o in facts.service_origins if o.name == "instances" and o.value is not None), None)
+    if declared is not None and declared.origin in (Origin.FLAG, Origin.CONFIG):
+        return []
+    workers = facts.service_process.workers()
+    return workers if len(workers) > 1 else []
+
+
+def service_instances(facts: Facts) -> int:
+    """The instances that compete for the budget: the live deployment's workers, else the instances declared."""
+    return len(deployed_workers(facts)) or facts.service.instances
+
+
 def advised_threads(facts: Facts) -> int | None:
     """The math threads per predictor every fix of the report advises, one number for them all: the
     recommended configuration's where measuring found one, else the count the threads experiment measured
@@ -84,7 +99,7 @@ def advised_threads(facts: Facts) -> int | None:
         faster = [c for c in experiment.comparisons if c.verdict == Effect.IMPROVED and not c.changes_outputs and c.candidate in threads]
         if faster:
             return threads[max(faster, key=lambda c: c.ratio).candidate]
-    return budget.threads_per_instance(facts.service.instances)
+    return budget.threads_per_instance(service_instances(facts))
 
 
 def service_threads(facts: Facts) -> tuple[int, str]:

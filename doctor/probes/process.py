@@ -1,8 +1,10 @@
 """The running service process, from /proc/PID under the probe root.
 
-Each fact keeps the file it came from. Without a pid the probe picks the one process that has
-Paddle's native library mapped (the doctor itself, its ancestors and its children are never
-candidates); none or several is said, with the candidates. Reading another user's process needs
+Each fact keeps the file it came from. The process belongs to a deployment (:mod:`.deployment`: a
+master and its workers), whose every process is listed with its threads and memory. Without a pid
+the probe picks the one deployment of processes that have Paddle's native library mapped (the
+doctor itself, its ancestors and its children are never candidates); none, or several unrelated
+ones, is said, with the candidates. Reading another user's process needs
 root with CAP_SYS_PTRACE (which containers drop): /proc/PID/environ, maps and exe are then
 denied, which is one line in the facts saying what would let the doctor read them, and what is
 world-readable (threads, memory, affinity, cgroup) is still read. /proc mounted with hidepid
@@ -24,10 +26,10 @@ from ..base.redact import redact_arguments, redact_environment
 from ..base.vocabulary import LibraryKind, ProcessStatus
 from ..facts import MappedLibrary, ServiceProcessFacts
 from .context import ProbeContext
+from .deployment import Deployment, ProcessTable, deployed_processes, deployment_of, deployments
 from .libraries import SHARED_OBJECT
 from .mounts import MOUNTINFO, parse_mountinfo_line
 
-PADDLE_LIBRARY = "libpaddle"
 LIBRARY_KINDS = (
     ("libpaddle", "paddle"), ("libphi", "paddle"), ("libdnnl", "onednn"), ("libmkldnn", "onednn"),
     ("libmklml", "mkl"), ("libmkl_", "mkl"), ("libiomp5", "mkl"), ("libcudart", "cuda"), ("libcublas", "cuda"),
@@ -46,41 +48,34 @@ class ProcessGone(Exception):
     """The process exited (or never existed) while it was read."""
 
 
-def find_paddle_processes(ctx: ProbeContext) -> list[int]:
-    """Processes with Paddle's native library mapped, except the doctor's own family; maps the
-    doctor may not read (another user's process, without root) are passed over."""
-    family = _own_family(ctx)
-    found = []
-    for name in _proc_entries(ctx):
-        pid = int(name)
-        if pid in family:
-            continue
-        try:
-            maps = ctx.read_text(f"/proc/{pid}/maps")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if f"/{PADDLE_LIBRARY}" in maps:
-            found.append(pid)
-    return found
-
-
 def open_service_process(ctx: ProbeContext, pid: int | None,
                          sample_s: float = DEFAULT_SAMPLE_S) -> tuple[ServiceProcessFacts, ThreadSample | None]:
-    """The process's facts, and the busy-thread sample begun (live only) for the caller to finish:
-    the wait costs no CPU, so the doctor probes the rest of the container meanwhile."""
+    """The process's facts, with the deployment it belongs to (its master and workers), and the busy-thread
+    sample begun (live only) for the caller to finish: the wait costs no CPU, so the doctor probes the rest
+    of the container meanwhile. Without a pid, the one deployment of processes with Paddle mapped; none, or
+    several unrelated ones, is said (status not_found, several) with the candidates."""
+    table = ProcessTable(ctx, _own_family(ctx))
     if pid is None:
-        candidates = find_paddle_processes(ctx)
-        if not candidates:
+        found = deployments(table)
+        if not found:
             return ServiceProcessFacts(status=ProcessStatus.NOT_FOUND, reason="no process in this container has Paddle (libpaddle) mapped; "
                                                                   "name the service's process with --pid"), None
-        if len(candidates) > 1:
+        if len(found) > 1:
+            candidates = sorted(pid for deployment in found for pid in deployment.pids)
+            said = "; ".join(deployment.describe() for deployment in found)
             return ServiceProcessFacts(status=ProcessStatus.SEVERAL, candidates=candidates,
-                                       reason=f"{len(candidates)} processes have Paddle mapped "
-                                              f"({', '.join(map(str, candidates))}); choose one with --pid"), None
-        pid = candidates[0]
-        chosen = f"the only process with Paddle mapped (libpaddle in /proc/{pid}/maps)"
+                                       reason=f"{len(found)} unrelated services have Paddle mapped, each a parent and program "
+                                              f"of its own ({said}); choose one with --pid"), None
+        deployment = found[0]
+        pid = _first_mapping(table, deployment)
+        chosen = (f"the only process with Paddle mapped (libpaddle in /proc/{pid}/maps)" if deployment.pids == (pid,) else
+                  f"a worker of the only service with Paddle mapped ({deployment.describe()})")
     else:
-        chosen = "named with --pid"
+        deployment = deployment_of(table, pid)
+        named = pid
+        if pid == deployment.master and deployment.workers:
+            pid = _first_mapping(table, deployment)
+        chosen = "named with --pid" if pid == named else f"a worker of the master {named} named with --pid ({deployment.describe()})"
     facts = ServiceProcessFacts(status=ProcessStatus.PROBED, pid=pid, chosen_because=chosen)
     try:
         facts = _read_process(ctx, facts)
@@ -92,8 +87,31 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
         hint = (f"; /proc is mounted with {hidepid}, which hides other users' processes: run the doctor "
                 "as the service's user, or as root with CAP_SYS_PTRACE") if hidepid else ""
         return _vanished(facts, gone, hint), None
-    facts = replace(facts, threads=len(sample.first), threads_source=f"/proc/{pid}/task/*/stat")
+    facts = replace(facts, threads=len(sample.first), threads_source=f"/proc/{pid}/task/*/stat",
+                    deployment=_deployment_words(deployment), processes=deployed_processes(ctx, table, deployment))
     return facts, (sample if ctx.is_live else None)
+
+
+def read_process(ctx: ProbeContext, pid: int) -> ServiceProcessFacts:
+    """Another process of the deployment read as the service's is (its user, environment, working
+    directory: where its record is); vanished where it exited meanwhile."""
+    facts = ServiceProcessFacts(status=ProcessStatus.PROBED, pid=pid, chosen_because="a process of the service's deployment")
+    try:
+        return _read_process(ctx, facts)
+    except ProcessGone as gone:
+        return _vanished(facts, gone)
+
+
+def _first_mapping(table: ProcessTable, deployment: Deployment) -> int:
+    """The deployment's first worker with Paddle mapped (its first where none has yet): the one read in depth."""
+    return next((worker for worker in deployment.workers if table.entries[worker].paddle), deployment.workers[0])
+
+
+def _deployment_words(deployment: Deployment) -> str:
+    if deployment.master is None and len(deployment.workers) == 1:
+        return f"{deployment.describe()}, alone: no other process of its parent runs its program"
+    parent = "its master" if deployment.master is not None else "one parent that runs another program"
+    return f"{deployment.describe()}: the processes with Paddle mapped of one program under {parent} ({deployment.master_source or '/proc/PID/stat and cmdline'})"
 
 
 class ThreadSample:

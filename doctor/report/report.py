@@ -10,7 +10,7 @@ from .. import __version__
 from ..base.quoting import quoted
 from ..base.schema import Count, ExitCode, RuleId, Url, UrlReference, version_metadata
 from ..base.vocabulary import Experiment, PaddleStatus, Recorder, Severity
-from ..facts import Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
+from ..facts import DeployedProcess, Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
 from ..facts.budget import advised_threads, cpu_budget
 from ..facts.recorded import RecordedPredictor
 from ..facts.verification import ExperimentResult, Recommendation
@@ -146,7 +146,8 @@ class ServiceSummary:
     or, where nothing was recorded, each Config its source builds (built by ``source``),
     ``record`` the file that was read, or why none was, ``recorder`` what noted its runs, and
     ``busy_cpus_while_measured`` the CPUs the service used while ``--measure`` measured its model
-    beside it; ``measured`` each predictor as ``--measure`` measured it, busiest first."""
+    beside it; ``measured`` each predictor as ``--measure`` measured it, busiest first; ``processes`` the
+    deployment's master and workers, each with its threads, memory and record."""
 
     settings: list[SettingOrigin]
     process: ServiceProcessFacts
@@ -156,6 +157,7 @@ class ServiceSummary:
     busy_cpus_while_measured: float | None = None
     measured: list[PredictorMeasurement] = field(default_factory=list)
     recorder: Recorder | None = None
+    processes: list[DeployedProcess] = field(default_factory=list)
 
 
 @dataclass
@@ -271,10 +273,11 @@ def service_summary(facts: Facts) -> ServiceSummary:
     record = facts.service_record
     said = record.line() if record is not None else None
     recorded = list(record.predictors) if record is not None else []
-    return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown), facts.service_source,
+    return ServiceSummary(facts.service_origins, replace(facts.service_process, environ=shown, processes=[]), facts.service_source,
                           recorded or source_predictors(facts.service_source), said,
                           record.busy_cpus_while_measured if record is not None else None,
-                          _measured_predictors(facts), record.recorder if record is not None and record.read else None)
+                          _measured_predictors(facts), record.recorder if record is not None and record.read else None,
+                          list(facts.service_process.processes))
 
 
 def _measured_predictors(facts: Facts) -> list[PredictorMeasurement]:

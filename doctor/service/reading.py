@@ -12,12 +12,13 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..base.escape import terminal_line
-from ..base.vocabulary import RecordStatus
-from ..facts import ServiceProcessFacts, SourceFacts
+from ..base.vocabulary import ProcessRole, ProcessStatus, RecordStatus
+from ..facts import DeployedProcess, ServiceProcessFacts, SourceFacts
 from ..facts.service_record import ServiceRecord
 from ..probes.context import ProbeContext
-from ..probes.process import ThreadSample, open_service_process
+from ..probes.process import ThreadSample, open_service_process, read_process
 from ..source import read_source
+from .config import ServiceConfigError
 from .record import read_record
 
 Say = Callable[[str], None]  # one line on stderr
@@ -69,8 +70,41 @@ def read_service(ctx: ProbeContext, pid: PidChoice | None, source_paths: tuple[s
         process = ServiceProcessFacts(reason="not asked for (--pid none, or --root without --pid)")
     else:
         process, sample = open_service_process(ctx, None if choice == "auto" else choice)
+    if process.status == ProcessStatus.SEVERAL:  # judging one of them, or none, on Paddle's defaults would be a guess
+        raise ServiceChoiceError(process.reason or "several unrelated services have Paddle mapped; choose one with --pid")
     source = _read_source(ctx, process, list(source_paths), say)
-    return ServiceReading(process, source, _read_record(ctx, process, say), sample)
+    record = _read_record(ctx, process, say)
+    return ServiceReading(_with_workers_records(ctx, process, record, say), source, record, sample)
+
+
+class ServiceChoiceError(ServiceConfigError):
+    """No --pid, and several unrelated services (different parents or programs) have Paddle mapped: the
+    flags do not say which one is the service."""
+
+
+def _with_workers_records(ctx: ProbeContext, process: ServiceProcessFacts, record: ServiceRecord, say: Say) -> ServiceProcessFacts:
+    """The deployment's processes, each with its own record (``<its pid>-<its start ticks>.json``, read with
+    the same trust as the service's): the predictors it holds and the math threads they run at once."""
+    if len(process.processes) < 2:
+        return replace(process, processes=[_with_record(deployed, record) for deployed in process.processes])
+    processes = []
+    for deployed in process.processes:
+        own = record if deployed.pid == process.pid else read_record(ctx, read_process(ctx, deployed.pid))
+        processes.append(_with_record(deployed, own))
+    workers = [deployed for deployed in processes if deployed.role == ProcessRole.WORKER]
+    recorded = [f"{deployed.pid} ({deployed.predictors} predictor{'s' if deployed.predictors != 1 else ''}, "
+                f"{deployed.math_threads} math threads at once)" for deployed in workers if deployed.record]
+    said = f"; the records of its workers: {', '.join(recorded)}" if recorded else "; no worker has a record"
+    say(terminal_line(f"paddle-doctor: the service runs {process.deployment or 'several processes'}{said}"))
+    return replace(process, processes=processes)
+
+
+def _with_record(deployed: DeployedProcess, record: ServiceRecord) -> DeployedProcess:
+    if not record.read:
+        return replace(deployed, record_reason=record.reason)
+    threads, _, how = record.threads_at_once()
+    return replace(deployed, record=record.source, predictors=len(record.predictors), math_threads=threads,
+                   math_threads_source=f"{record.source} ({how})")
 
 
 def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[str], say: Say) -> SourceFacts:
