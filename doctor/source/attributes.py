@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .module import Module
+from .module import Module, rebinding
 
 
 def assigned_to_self(module: Module, node: ast.Attribute) -> list[ast.expr]:
@@ -16,19 +16,26 @@ def assigned_to_self(module: Module, node: ast.Attribute) -> list[ast.expr]:
         return []
     values = []
     for sub in ast.walk(owner):
-        if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
-            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-            if any(_is_self_attribute(target, node.attr) for target in targets):
-                values.append(sub.value)
-            elif any(_is_self_attribute(element, node.attr) for target in targets
-                     if isinstance(target, (ast.Tuple, ast.List)) for element in ast.walk(target)):
-                return []
-        elif isinstance(sub, (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            bound = [sub.target] if isinstance(sub, (ast.AugAssign, ast.For, ast.AsyncFor)) else [
-                item.optional_vars for item in sub.items if item.optional_vars is not None]
-            if any(_is_self_attribute(element, node.attr) for target in bound for element in ast.walk(target)):
-                return []
+        value = _assigned_whole(sub, node.attr)
+        if value is not None:
+            values.append(value)
+        elif _bound_otherwise(sub, node.attr):
+            return []
     return values
+
+
+def _assigned_whole(sub: ast.AST, attr: str) -> ast.expr | None:
+    """The value ``sub`` assigns to ``self.<attr>`` as one of its targets (``self.attr = value``), if it does."""
+    if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+        targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+        if any(_is_self_attribute(target, attr) for target in targets):
+            return sub.value
+    return None
+
+
+def _bound_otherwise(sub: ast.AST, attr: str) -> bool:
+    """Whether ``sub`` binds ``self.<attr>`` another way: unpacked, augmented (``+=``), a loop's or a ``with``'s target."""
+    return any(_is_self_attribute(element, attr) for element in rebinding(sub))
 
 
 def attribute_assigned(module: Module, attr: str) -> bool:

@@ -80,26 +80,40 @@ def read_configs(module: Module, evaluator: Evaluator, first_id: int = 1) -> Mod
 
 
 def _held(module: Module, holder: str, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:
-    """The Config constructions an expression (``config``, ``self.config``) holds where it is used in ``function``."""
+    """The Config constructions an expression (``config``, ``self.config``) holds where it is used in ``function``:
+    those assigned to it there, else those passed in where it is a parameter, else those at the module's top."""
     if depth > MAX_CHAIN:
         return set()
-    found: set[ast.Call] = set()
-    scope = function if function is not None and not holder.startswith("self.") else _class_of(module, function) or module.tree
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and (
-                holder.startswith("self.") or module.enclosing_function(node) is function):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(text(target) == holder for target in targets):
-                found |= _made_by(module, node.value, module.enclosing_function(node), constructions, depth + 1)
+    found = _assigned(module, holder, function, constructions, depth)
     if found or function is None:
         return found
     if isinstance(function, FUNCTIONS) and holder in {arg.arg for arg in function.args.posonlyargs + function.args.args}:
-        for call, skipped in callers(module, function):
-            passed = argument(call, (parameter_position(function, holder) or 0) - skipped, holder)
-            if passed is not None:
-                found |= _held(module, text(passed), module.enclosing_function(call), constructions, depth + 1)
-        return found
+        return _passed(module, holder, function, constructions, depth)
     return _held(module, holder, None, constructions, depth + 1)
+
+
+def _assigned(module: Module, holder: str, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:
+    """The Config constructions assigned to ``holder`` in ``function`` (an attribute of ``self``: anywhere in its class)."""
+    self_attribute = holder.startswith("self.")
+    scope = function if function is not None and not self_attribute else _class_of(module, function) or module.tree
+    found: set[ast.Call] = set()
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and (
+                self_attribute or module.enclosing_function(node) is function):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(text(target) == holder for target in targets):
+                found |= _made_by(module, node.value, module.enclosing_function(node), constructions, depth + 1)
+    return found
+
+
+def _passed(module: Module, holder: str, function: Function, constructions: set[ast.Call], depth: int) -> set[ast.Call]:
+    """The Config constructions the callers of ``function`` pass as its parameter ``holder``."""
+    found: set[ast.Call] = set()
+    for call, skipped in callers(module, function):
+        passed = argument(call, (parameter_position(function, holder) or 0) - skipped, holder)
+        if passed is not None:
+            found |= _held(module, text(passed), module.enclosing_function(call), constructions, depth + 1)
+    return found
 
 
 def _made_by(module: Module, value: ast.expr, function: ast.AST | None, constructions: set[ast.Call], depth: int) -> set[ast.Call]:

@@ -39,7 +39,7 @@ from .datafiles import (
     path_attribute,
     path_function,
 )
-from .module import FUNCTIONS, Function, Module, literal, passed_for
+from .module import FUNCTIONS, Function, Module, literal, passed_for, rebinding
 from .service_program import Program
 from .values import NOT_KNOWN, UNKNOWN, Evaluation, unknown_of
 
@@ -319,29 +319,12 @@ class Evaluator:
         return values
 
     def _rebound_otherwise(self, name: str, function: ast.AST | None) -> bool:
+        """Whether ``name`` is declared global or nonlocal in ``function`` (or the module's top level), or
+        bound there by a statement other than an assignment to it whole."""
         for node in ast.walk(function or self.module.tree):
             if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
                 return True
-            if self.module.enclosing_function(node) is not function:
-                continue
-            bound: list[ast.AST]
-            if isinstance(node, ast.AugAssign):
-                bound = [node.target]
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr)):
-                bound = list(ast.walk(node.target))
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                bound = [n for item in node.items if item.optional_vars is not None for n in ast.walk(item.optional_vars)]
-            elif isinstance(node, ast.Assign):
-                bound = [element for target in node.targets if isinstance(target, (ast.Tuple, ast.List)) for element in ast.walk(target)]
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                if any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
-                    return True
-                continue
-            elif isinstance(node, ast.Delete):
-                bound = list(node.targets)
-            else:
-                continue
-            if any(isinstance(target, ast.Name) and target.id == name and not isinstance(target.ctx, ast.Load) for target in bound):
+            if self.module.enclosing_function(node) is function and _binds_otherwise(node, name):
                 return True
         return False
 
@@ -532,3 +515,11 @@ def _convert(kind: type, value: Any) -> Any:
         return int(value.strip())
     return kind(value)
 
+
+def _binds_otherwise(node: ast.AST, name: str) -> bool:
+    """Whether the statement ``node`` binds ``name`` other than by assigning to it whole: importing it,
+    deleting it, or as the target of ``+=``, a loop, a walrus or a ``with``, or an item unpacked."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names)
+    bound = list(node.targets) if isinstance(node, ast.Delete) else rebinding(node)
+    return any(isinstance(target, ast.Name) and target.id == name and not isinstance(target.ctx, ast.Load) for target in bound)

@@ -140,6 +140,20 @@ def argument(call: ast.Call, position: int | None, keyword: str) -> ast.expr | N
     return None
 
 
+def rebinding(node: ast.AST) -> list[ast.AST]:
+    """What a statement binds other than as an assignment's whole target, each node it holds: the targets of
+    ``+=``, a loop, a walrus and a ``with``, and the items an assignment unpacks."""
+    if isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    elif isinstance(node, ast.Assign):
+        targets = [target for target in node.targets if isinstance(target, (ast.Tuple, ast.List))]
+    else:
+        return []
+    return [element for target in targets for element in ast.walk(target)]
+
+
 def parameter_position(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> int | None:
     names = [arg.arg for arg in function.args.posonlyargs + function.args.args]
     return names.index(name) if name in names else None
