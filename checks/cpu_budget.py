@@ -109,31 +109,44 @@ def check(facts: Facts) -> list[Finding]:
     unknown, live = facts.unknown_setting("threads"), unsaid_threads(facts)
     if unknown and live is None:  # judging Paddle's default instead would be a guess
         return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
-    threads, source = live or service_threads(facts)
-    recorded = recorded_threads(facts)
-    if recorded:
-        threads, source, _ = recorded
+    threads, source, recorded = _judged_threads(facts, live)
     instances = facts.service.instances
     total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)
-    observed = (f"{source}" if recorded or live else f"{threads} threads ({source})") + \
+    observed = (source if recorded or live else f"{threads} threads ({source})") + \
         f" x {instances} instance{'s' if instances != 1 else ''} = {total}"
     advised = advised_threads(facts) or per_instance
     said = (budget.cpus, budget.limited_by.what, budget.limited_by.source, threads, source, instances, total, advised)
-    evidence = RecordedThreadsEvidence(*said, *recorded[2]) if recorded else ThreadsEvidence(*said)
+    evidence = RecordedThreadsEvidence(*said, *recorded) if recorded else ThreadsEvidence(*said)
+    return [_over(total, budget, observed, evidence, Proposal("threads", ending_with(range(1, per_instance + 1), advised), binding=True)),
+            _under(total, budget, observed, evidence, Proposal("threads", ending_with(range(threads + 1, per_instance + 1), advised)))]
+
+
+def _judged_threads(facts: Facts, live: tuple[int, str] | None) -> tuple[int, str, RecordedThreads | None]:
+    """The threads per instance judged and what says so: the service's record where it decides, else the live
+    process where it stands in for an unknown count, else the service's settings."""
+    recorded = recorded_threads(facts)
+    if recorded:
+        return recorded
+    threads, source = live or service_threads(facts)
+    return threads, source, None
+
+
+def _over(total: int, budget: CpuBudget, observed: str, evidence: ThreadsEvidence, proposal: Proposal) -> Finding:
+    """PD-CPU-010: more compute threads than the budget's whole CPUs."""
     if over_budget(total, budget):
-        over = Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
-                       observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence,
-                       proposal=Proposal("threads", ending_with(range(1, per_instance + 1), advised), binding=True))
-    else:
-        over = passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", evidence)
+        return Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
+                       observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence, proposal=proposal)
+    return passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", evidence)
+
+
+def _under(total: int, budget: CpuBudget, observed: str, evidence: ThreadsEvidence, proposal: Proposal) -> Finding:
+    """PD-CPU-011: the compute threads use at most half of a budget of two CPUs or more."""
     if total * 2 <= budget.cpus and budget.whole_cpus >= 2:
-        under = Finding(UNDER, Status.WARN, f"{total} compute threads use at most half of {budget.describe()}",
-                        observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence,
-                        proposal=Proposal("threads", ending_with(range(threads + 1, per_instance + 1), advised)))
-    else:
-        under = passed(UNDER, f"{total} compute threads use the budget of {budget.describe()}")
-    return [over, under]
+        return Finding(UNDER, Status.WARN, f"{total} compute threads use at most half of {budget.describe()}",
+                       observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence,
+                       proposal=proposal)
+    return passed(UNDER, f"{total} compute threads use the budget of {budget.describe()}")
 
 
 CHECK = Check(name="cpu_budget", rules=(OVER, UNDER), run=check, evidence={OVER: ThreadsEvidence, UNDER: ThreadsEvidence})
