@@ -23,6 +23,8 @@ other work on the machine does not count, as it does in the wall time. Each roun
 once, in an order that rotates from round to round, so drift on a noisy machine hits all sides
 alike; medians are compared. A third side imports only the standard-library modules the data model
 is built on: the floor under any healthcheck that reads its baseline into that model.
+
+The figures are written to benchmarks/results/healthcheck.json (``benchmarks/results.py`` renders the table).
 """
 
 from __future__ import annotations
@@ -206,6 +208,27 @@ def main() -> None:
         print(f"healthcheck peak RSS: {peak:.1f} MB (target <= {TARGET_RSS_MB:g} MB) {verdict(peak <= TARGET_RSS_MB)}")
         if args.count:
             leftovers(healthcheck, args.count, work)
+    print(f"wrote {written(args, sides)}")
+
+
+def written(args: argparse.Namespace, sides: list[Side]) -> Path:
+    """The figures of every side, in benchmarks/results/healthcheck.json (``benchmarks/results.py`` renders the table)."""
+    from results import write
+
+    healthcheck, bare, floor = sides[:3]
+    cpu, cpu_floor, cpu_bare = (statistics.median(side.cpu) * 1000 for side in (healthcheck, floor, bare))
+    summary = [(f"CPU per probe {cpu:.1f} ms (target <= {TARGET_CPU_MS:g} ms) {verdict(cpu <= TARGET_CPU_MS)}; "
+                f"the standard-library floor {cpu_floor:.1f} ms, {cpu / cpu_floor:.2f}x it; python -c pass {cpu_bare:.1f} ms; "
+                f"peak RSS {max(healthcheck.rss):.1f} MB")]
+    if len(sides) > 3:
+        before = statistics.median(sides[3].cpu) * 1000
+        summary.append(f"before (--before): CPU per probe {before:.1f} ms, {before / cpu_floor:.2f}x the floor, in the same rounds")
+    figures = {"root": args.root, "rounds": args.rounds, "target_cpu_ms": TARGET_CPU_MS,
+               "sides": {side.label: {"cpu_ms_median": round(statistics.median(side.cpu) * 1000, 2),
+                                      "cpu_ms_min": round(min(side.cpu) * 1000, 2),
+                                      "wall_ms_median": round(statistics.median(side.wall) * 1000, 2),
+                                      "peak_rss_mb": round(max(side.rss), 1), "exit_codes": sorted(side.codes)} for side in sides}}
+    return write("healthcheck", summary, figures)
 
 
 if __name__ == "__main__":

@@ -199,14 +199,16 @@ def report_of(facts: Facts, rulebook: Rulebook, settings: Policy) -> Report:
     return report
 
 
-def judged_lean(checks: list[Check], facts: Facts, rulebook: Rulebook, settings: Policy,
-                step: Callable[[str], None]) -> list[Judged]:
+def judged_lean(checks: list[Check], facts: Facts, rulebook: Rulebook, settings: Policy, step: Callable[[str], None],
+                deadline: float | None = None) -> list[Judged]:
     """:func:`report_of`'s lean mode, the healthcheck's: the checks run on the facts and their findings judged by
-    the settings, in the report's order, with no report built. ``step`` is told each check as it starts."""
+    the settings, in the report's order, with no report built. ``step`` is told each check as it starts; ``deadline``
+    (``time.monotonic()``): when the caller, run in a thread of its own, is given up on."""
     from .judge.runner import run_checks
     from .judge.weighing import judge
 
-    return judge(run_checks(checks, facts, rulebook, lambda check: step(f"running check {check.name}")), rulebook, settings)[0]
+    results = run_checks(checks, facts, rulebook, lambda check: step(f"running check {check.name}"), deadline)
+    return judge(results, rulebook, settings)[0]
 
 
 def measuring_budget(options: ProbeOptions, concurrency: int | None) -> float:

@@ -74,3 +74,14 @@ def run_within(work: Callable[[], T], seconds: float, name: str) -> Bounded[T]:
     """``work()`` waited for at most ``seconds``: a read that never returns (a hung filesystem)
     cannot hold the caller, which may leave the thread behind."""
     return Background(work, name).wait(seconds)
+
+
+def run_here(work: Callable[[], T]) -> Bounded[T]:
+    """``work()`` run in this thread, what it returned or raised seen as :func:`run_within` sees it: for work
+    whose caller is itself given up on before any timeout of the work's own could end."""
+    started = time.perf_counter()
+    try:
+        value = work()
+    except BaseException as exc:  # reported to the caller, whatever it was, as from a thread of its own
+        return Bounded(True, None, exc, time.perf_counter() - started)
+    return Bounded(True, value, None, time.perf_counter() - started)

@@ -58,6 +58,7 @@ class Progress:
     """What the healthcheck is doing and has done, readable by the main thread when the budget runs out."""
 
     steps: list[str] = field(default_factory=lambda: ["starting"])
+    deadline: float | None = None  # time.monotonic() when the budget runs out: a check whose timeout is longer needs no thread
 
     def step(self, name: str) -> None:
         self.steps.append(name)
@@ -177,6 +178,7 @@ def main(argv: list[str]) -> None:
 
 def _evaluate_within_budget(args: HealthcheckOptions, progress: Progress) -> tuple[Outcome, bool]:
     """The outcome, and whether the evaluation is still running (stuck in a read)."""
+    progress.deadline = time.monotonic() + args.budget
     bounded = run_within(lambda: evaluate(args, progress), args.budget, "healthcheck")
     if not bounded.finished:
         reason = f"did not finish within {args.budget:g} s: still {progress.current}"
@@ -209,7 +211,7 @@ def evaluate(args: HealthcheckOptions, progress: Progress) -> Outcome:
         checks, rulebook, settings, load_failures = _checks(baseline, args.baseline)
     except _Refused as exc:
         return _unhealthy(str(exc), {"baseline": args.baseline, "error": str(exc)})
-    findings = judged_lean(checks, facts, rulebook, settings, progress.step)
+    findings = judged_lean(checks, facts, rulebook, settings, progress.step, progress.deadline)
     page = docs_page(settings.docs_url)
     progress.step("done")
     problems = _problems(findings, facts, settings.fail_on, load_failures)

@@ -5,10 +5,11 @@ finding for each of its rules; the other checks still run. Each check runs under
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..base.timebox import run_within
+from ..base.timebox import run_here, run_within
 from ..facts import Facts
 from .findings import CheckFailed, Finding, Status, skipped
 from .registry import Check
@@ -24,15 +25,16 @@ class CheckResult:
     seconds: float
 
 
-def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook,
-               starting: Callable[[Check], None] | None = None) -> list[CheckResult]:
+def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook, starting: Callable[[Check], None] | None = None,
+               deadline: float | None = None) -> list[CheckResult]:
     """Every check's findings; with measurements, each finding made consistent with its experiment.
-    ``starting`` is told each check as it starts (the healthcheck says which one a timeout cut)."""
+    ``starting`` is told each check as it starts (the healthcheck says which one a timeout cut); ``deadline``
+    (``time.monotonic()``), when the caller itself is given up on: see :func:`run_one`."""
     results = []
     for check in checks:
         if starting is not None:
             starting(check)
-        results.append(run_one(check, facts, rulebook))
+        results.append(run_one(check, facts, rulebook, deadline))
     record = facts.service_record
     if facts.verification is None and (record is None or not any(plan.verification for plan in record.measured)):
         return results
@@ -43,14 +45,20 @@ def run_checks(checks: list[Check], facts: Facts, rulebook: Rulebook,
             for result in results]
 
 
-def run_one(check: Check, facts: Facts, rulebook: Rulebook) -> CheckResult:
+def run_one(check: Check, facts: Facts, rulebook: Rulebook, deadline: float | None = None) -> CheckResult:
+    """The check's findings. It runs under its timeout in a thread of its own, unless the caller is itself given up on
+    at ``deadline`` (the healthcheck's budget) before that timeout could end: then it runs in the caller's thread,
+    where the caller's deadline ends it first just the same, and no thread is started for it."""
     unknown = [rule for rule in check.rules if rule not in rulebook]
     if unknown:
         return _errored(check, f"declares rule {unknown[0]} which is not in {rulebook.source}", 0.0, rulebook)
     missing = check.missing(facts)
     if missing:
         return CheckResult(check, [skipped(rule, missing) for rule in check.rules], 0.0)
-    bounded = run_within(lambda: check.run(facts), check.timeout, f"check-{check.name}")
+    if deadline is not None and check.timeout >= deadline - time.monotonic():
+        bounded = run_here(lambda: check.run(facts))
+    else:
+        bounded = run_within(lambda: check.run(facts), check.timeout, f"check-{check.name}")
     seconds = bounded.seconds
     if not bounded.finished:
         return _errored(check, f"did not finish within its {check.timeout:g} s timeout", seconds, rulebook)
