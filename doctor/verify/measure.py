@@ -36,7 +36,7 @@ from ..facts.predictor import PredictorConfig
 from ..facts.verification import BASELINE, MIN_ROUNDS, ArmResult, ComparisonResult, MachineNoise
 from . import stats
 from .deadline import Deadline
-from .noise import CpuMeter, CpuShare, machine_noise, noise_floor
+from .noise import CpuCounters, CpuMeter, CpuShare, machine_noise, noise_floor
 from .protocol import Load, Run
 from .session import WorkerSession
 
@@ -148,9 +148,7 @@ class Measurer:
         arms = [baseline, *candidates]
         for _, config in arms:
             self.load(config)
-        slowest = max(self.loaded[c.key()].warm_ms for _, c in arms)
-        half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
-        half = math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
+        half = self._half_block(arms)
         blocks: list[list[list[float]]] = [[] for _ in arms]
         raced: list[tuple[list[float], list[int]]] = [([], []) for _ in arms]
         start, comparisons = time.monotonic(), []
@@ -158,33 +156,13 @@ class Measurer:
         self.meter = self.meter or CpuMeter(self.session.proc.pid, service_pid=self.service_pid)
         counters, busy = self.meter.read(), CpuShare()
         for round_index in range(MAX_ROUNDS):
-            values: list[list[float]] = [[] for _ in arms]
-            fed: list[list[int]] = [[] for _ in arms]
-            for position, index in enumerate(round_order(len(arms), round_index)):
-                self.last_config = arms[index][1]
-                # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
-                first_sample = (round_index * 2 + position // len(arms)) * half
-                ms, samples = self._run(arms[index][1].key(), half, arms[index][1].label(), first_sample)
-                values[index].extend(ms)
-                fed[index].extend(samples)
-            self.aa_halves[0].append(values[0][:half])
-            self.aa_halves[1].append(values[0][half:])
-            for index, (_, config) in enumerate(arms):
-                blocks[index].append(values[index])
-                self.samples[config.key()].extend(values[index])
-                self.sample_of_run[config.key()].extend(fed[index])
-                raced[index][0].extend(values[index])
-                raced[index][1].extend(fed[index])
-            read = self.meter.read()
-            busy.add(counters, read)
-            self.cpu.add(counters, read)
-            counters = read
+            values, fed = self._round(arms, round_index, half)
+            self._keep(arms, values, fed, half, blocks, raced)
+            counters = self._count_cpu(self.meter, counters, busy)
             now = time.monotonic()
             elapsed = now - start
             self.progress(what, min(1.0, elapsed / budget_s) if budget_s > 0 else 1.0)
-            ran_on = elapsed < budget_s + extend_s and busy.busy  # a busy machine's race, still within what can be spared
-            too_few = round_index + 1 < MIN_ROUNDS and now < settle_by  # no verdict yet, and time to reach one
-            final = (elapsed >= budget_s and not ran_on and not too_few) or round_index == MAX_ROUNDS - 1
+            final = _final_round(round_index, elapsed, now, budget_s, extend_s, settle_by, busy.busy)
             confidence = 0.95 if final else 0.99
             comparisons = [self._compare(baseline, candidate, blocks[0], blocks[i + 1], confidence, busy)
                            for i, candidate in enumerate(candidates)]
@@ -193,6 +171,45 @@ class Measurer:
         for (_, config), kept in zip(arms, raced):
             self.last_race[config.key()] = kept
         return comparisons
+
+    def _half_block(self, arms: list[tuple[str, PredictorConfig]]) -> int:
+        """The runs of one half-block: about BLOCK_TARGET_MS of the slowest arm, a whole number of rounds of the samples."""
+        slowest = max(self.loaded[c.key()].warm_ms for _, c in arms)
+        half = max(1, min(MAX_BLOCK, math.ceil(BLOCK_TARGET_MS / max(slowest, 1e-3))) // 2)
+        return math.ceil(half / self.sample_count) * self.sample_count  # every half-block: each sample equally often
+
+    def _round(self, arms: list[tuple[str, PredictorConfig]], round_index: int,
+               half: int) -> tuple[list[list[float]], list[list[int]]]:
+        """One round: each arm's two half-blocks in :func:`round_order`; each arm's milliseconds and the sample of each run."""
+        values: list[list[float]] = [[] for _ in arms]
+        fed: list[list[int]] = [[] for _ in arms]
+        for position, index in enumerate(round_order(len(arms), round_index)):
+            self.last_config = arms[index][1]
+            # both half-blocks of a round start at the same samples for every arm: pairs compare like with like
+            first_sample = (round_index * 2 + position // len(arms)) * half
+            ms, samples = self._run(arms[index][1].key(), half, arms[index][1].label(), first_sample)
+            values[index].extend(ms)
+            fed[index].extend(samples)
+        return values, fed
+
+    def _keep(self, arms: list[tuple[str, PredictorConfig]], values: list[list[float]], fed: list[list[int]], half: int,
+              blocks: list[list[list[float]]], raced: list[tuple[list[float], list[int]]]) -> None:
+        """A round's runs kept: the baseline's halves for the A/A, each arm's block, its runs over all races and in this one."""
+        self.aa_halves[0].append(values[0][:half])
+        self.aa_halves[1].append(values[0][half:])
+        for index, (_, config) in enumerate(arms):
+            blocks[index].append(values[index])
+            self.samples[config.key()].extend(values[index])
+            self.sample_of_run[config.key()].extend(fed[index])
+            raced[index][0].extend(values[index])
+            raced[index][1].extend(fed[index])
+
+    def _count_cpu(self, meter: CpuMeter, counters: CpuCounters | None, busy: CpuShare) -> CpuCounters | None:
+        """The CPU time since ``counters`` added to this race's share (``busy``) and to all races'; the counters read now."""
+        read = meter.read()
+        busy.add(counters, read)
+        self.cpu.add(counters, read)
+        return read
 
     def aa(self) -> ComparisonResult | None:
         """Each race's baseline, its first half-blocks against its last, over every round raced so far."""
@@ -221,6 +238,15 @@ class Measurer:
                                    names=(baseline[0], candidate[0]), floor=noise_floor(self.aa(), self.min_effect))
         comparison.others_share = busy.others_share
         return comparison
+
+
+def _final_round(round_index: int, elapsed: float, now: float, budget_s: float, extend_s: float, settle_by: float,
+                 busy: bool) -> bool:
+    """Whether a race's round gives its verdict: the last round, or past the budget with the rounds a verdict needs
+    (or no time left to reach them) and not running on for a busy machine."""
+    ran_on = elapsed < budget_s + extend_s and busy  # a busy machine's race, still within what can be spared
+    too_few = round_index + 1 < MIN_ROUNDS and now < settle_by  # no verdict yet, and time to reach one
+    return (elapsed >= budget_s and not ran_on and not too_few) or round_index == MAX_ROUNDS - 1
 
 
 def round_order(arms: int, round_index: int) -> list[int]:
