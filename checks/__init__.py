@@ -71,6 +71,7 @@ def __getattr__(name: str) -> tuple[Check, ...]:
         trt_engines,
         trt_version,
         warmup,
+        worker_memory,
     )
 
     global BUILT_IN
@@ -80,7 +81,7 @@ def __getattr__(name: str) -> tuple[Check, ...]:
         warmup.CHECK, latency_stability.CHECK, onednn_cache.CHECK, graph_switches.CHECK, optim_cache.CHECK,
         recommended_config.CHECK, model_load.CHECK,
         gpu_visibility.CHECK, gpu_wheel.CHECK, gpu_driver.CHECK, gpu_libraries.CHECK, gpu_precision.CHECK,
-        gpu_memory.CHECK,
+        gpu_memory.CHECK, worker_memory.CHECK,
         trt_version.CHECK, trt_cache.CHECK, trt_engines.CHECK,
         fusion_coverage.CHECK, fusion_breakers.CHECK, dropout_left.CHECK, tensorrt_coverage.CHECK,
         shared_predictor.CHECK, serving_layout.CHECK, idle_instances.CHECK,

@@ -186,3 +186,20 @@ def test_several_workers_on_every_cpu_are_not_a_single_instance():
     binding = next(finding for finding in report["findings"] if finding["rule_id"] == "PD-CPU-014")
     assert binding["status"] == "fail"
     assert binding["message"] == "2 worker processes (8, 9) and every thread may run on any of the 8 CPUs"
+
+
+def memory_finding(root: Path, pid: str = "7") -> dict:
+    report = report_json(run_doctor("--root", str(root), "--pid", pid, "--json", *NO_PROBES))
+    return next(finding for finding in report["findings"] if finding["rule_id"] == "PD-MEM-003")
+
+
+def test_the_workers_resident_memory_together_is_judged_against_the_memory_limit(tmp_path):
+    fits = memory_finding(GUNICORN)
+    assert fits["status"] == "pass"
+    assert fits["message"] == "3 processes (2 workers) hold 1.8 GiB resident (40.0 MiB + 900.0 MiB + 916.0 MiB) of the 4.0 GiB memory limit"
+    root = tree(tmp_path)
+    (root / "sys" / "fs" / "cgroup" / "memory" / "memory.limit_in_bytes").write_text(f"{2 * 1024 ** 3}\n")
+    full = memory_finding(root)
+    assert full["status"] == "fail" and "of the 2.0 GiB memory limit" in full["message"]
+    assert full["evidence"]["workers_that_fit"] == 1 and full["evidence"]["pids"] == [7, 8, 9]
+    assert "gunicorn --workers 1 --preload app:app" in json.dumps(full)

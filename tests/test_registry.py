@@ -126,7 +126,8 @@ SERVICES = [dict(), dict(threads=4, concurrency=8, instances=2, layout="clone"),
 def unmeasured_facts():
     """Facts as the probes alone give them (no verification, no graph), over services and machines
     that take the checks down different paths."""
-    from paddle_doctor.facts import GpuDevice, GpuFacts, TensorRTSettings, TrtCacheFacts
+    from paddle_doctor.base.vocabulary import ProcessRole
+    from paddle_doctor.facts import DeployedProcess, GpuDevice, GpuFacts, TensorRTSettings, TrtCacheFacts
 
     for service in SERVICES:
         service = dict(service)
@@ -134,6 +135,10 @@ def unmeasured_facts():
         for gpu in (False, True):
             facts = make_facts(throttled=(1000, 400), quota=2.0, **service)
             facts = replace(facts, service=replace(facts.service, model=model))
+            if not service:  # a service of two workers read from /proc, in a container with a memory limit
+                workers = [DeployedProcess(pid, ProcessRole.WORKER, rss_bytes=1 << 30) for pid in (8, 9)]
+                facts = replace(facts, service_process=replace(facts.service_process, processes=workers),
+                                memory=replace(facts.memory, limit_bytes=4 << 30))
             if trt:
                 facts = replace(facts, service=replace(facts.service, tensorrt=TensorRTSettings(**trt)),
                                 trt_cache=TrtCacheFacts(status="probed", directory="/models/m/_opt_cache", source="model", exists=True,

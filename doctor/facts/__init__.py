@@ -396,7 +396,8 @@ class MappedLibrary:
 class DeployedProcess:
     """One process of the service's deployment (``ServiceProcessFacts.processes``): its role, its parent,
     the program it runs, and what its own files say, each with the file: whether it maps Paddle
-    (``/proc/PID/maps``; None where that cannot be read), its threads (``/proc/PID/task``), its resident
+    (``/proc/PID/maps``; None where that cannot be read), its threads (``/proc/PID/task``; ``busy_threads``
+    those that used CPU over the service's sample, live only), its resident
     memory (``/proc/PID/status`` VmRSS), and its own record (``record`` the file read, ``record_reason``
     why none was): the predictors it holds and the math threads they run at once (``math_threads``)."""
 
@@ -409,6 +410,7 @@ class DeployedProcess:
     maps_source: str | None = None
     threads: int | None = None
     threads_source: str | None = None
+    busy_threads: int | None = None
     rss_bytes: int | None = None
     rss_source: str | None = None
     record: str | None = None

@@ -24,7 +24,7 @@ from ..base.cpus import parse_cpu_list
 from ..base.interpreter import Interpreter, RunAs
 from ..base.redact import redact_arguments, redact_environment
 from ..base.vocabulary import LibraryKind, ProcessStatus
-from ..facts import MappedLibrary, ServiceProcessFacts
+from ..facts import DeployedProcess, MappedLibrary, ServiceProcessFacts
 from .context import ProbeContext
 from .deployment import Deployment, ProcessTable, deployed_processes, deployment_of, deployments
 from .libraries import SHARED_OBJECT
@@ -81,7 +81,8 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
         facts = _read_process(ctx, facts)
         if facts.status not in (ProcessStatus.PROBED, ProcessStatus.NO_PERMISSION):
             return facts, None
-        sample = ThreadSample(ctx, f"/proc/{pid}", sample_s)
+        others = tuple(worker for worker in deployment.workers if worker != pid) if ctx.is_live else ()
+        sample = ThreadSample(ctx, f"/proc/{pid}", sample_s, others)
     except ProcessGone as gone:
         hidepid = _hidepid(ctx) if chosen == "named with --pid" else None
         hint = (f"; /proc is mounted with {hidepid}, which hides other users' processes: run the doctor "
@@ -115,12 +116,14 @@ def _deployment_words(deployment: Deployment) -> str:
 
 
 class ThreadSample:
-    """Per-thread CPU time read twice, ``seconds`` apart: the threads that burn CPU."""
+    """Per-thread CPU time read twice, ``seconds`` apart: the threads that burn CPU, in the process and
+    in each other worker of its deployment (``workers``)."""
 
-    def __init__(self, ctx: ProbeContext, proc: str, seconds: float):
+    def __init__(self, ctx: ProbeContext, proc: str, seconds: float, workers: tuple[int, ...] = ()):
         self.ctx, self.proc, self.seconds = ctx, proc, seconds
         self.started = time.monotonic()
         self.first = _cpu_ticks(ctx, proc)
+        self.workers = {pid: _ticks_or_none(ctx, f"/proc/{pid}") for pid in workers}
 
     def finish(self, facts: ServiceProcessFacts) -> ServiceProcessFacts:
         """The facts with the busy threads, the rest of the sample waited out; a process that exited meanwhile is vanished."""
@@ -134,8 +137,27 @@ class ThreadSample:
             return replace(facts, status=vanished.status, reason=vanished.reason)
         elapsed = time.monotonic() - self.started
         threshold = BUSY_SHARE * os.sysconf("SC_CLK_TCK") * elapsed
-        busy = sum(1 for tid, ticks in second.items() if ticks - self.first.get(tid, ticks) >= threshold)
-        return replace(facts, threads=len(second), busy_threads=busy, sample_s=round(elapsed, 1))
+        busy = _busy(self.first, second, threshold)
+        processes = [self._sampled(process, facts.pid, busy, threshold) for process in facts.processes]
+        return replace(facts, threads=len(second), busy_threads=busy, sample_s=round(elapsed, 1), processes=processes)
+
+    def _sampled(self, process: DeployedProcess, own: int | None, busy: int, threshold: float) -> DeployedProcess:
+        if process.pid == own:
+            return replace(process, busy_threads=busy)
+        first = self.workers.get(process.pid)
+        second = _ticks_or_none(self.ctx, f"/proc/{process.pid}") if first is not None else None
+        return replace(process, busy_threads=_busy(first, second, threshold)) if first is not None and second is not None else process
+
+
+def _busy(first: dict[str, int], second: dict[str, int], threshold: float) -> int:
+    return sum(1 for tid, ticks in second.items() if ticks - first.get(tid, ticks) >= threshold)
+
+
+def _ticks_or_none(ctx: ProbeContext, proc: str) -> dict[str, int] | None:
+    try:
+        return _cpu_ticks(ctx, proc)
+    except ProcessGone:
+        return None
 
 
 def _vanished(facts: ServiceProcessFacts, gone: ProcessGone, hint: str = "") -> ServiceProcessFacts:
