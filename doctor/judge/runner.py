@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..base.timebox import run_here, run_within
+from ..base.timebox import Bounded, run_here, run_within
 from ..facts import Facts
 from .findings import CheckFailed, Finding, Status, skipped
 from .registry import Check
@@ -55,10 +55,7 @@ def run_one(check: Check, facts: Facts, rulebook: Rulebook, deadline: float | No
     missing = check.missing(facts)
     if missing:
         return CheckResult(check, [skipped(rule, missing) for rule in check.rules], 0.0)
-    if deadline is not None and check.timeout >= deadline - time.monotonic():
-        bounded = run_here(lambda: check.run(facts))
-    else:
-        bounded = run_within(lambda: check.run(facts), check.timeout, f"check-{check.name}")
+    bounded = _ran(check, facts, deadline)
     seconds = bounded.seconds
     if not bounded.finished:
         return _errored(check, f"did not finish within its {check.timeout:g} s timeout", seconds, rulebook)
@@ -72,6 +69,12 @@ def run_one(check: Check, facts: Facts, rulebook: Rulebook, deadline: float | No
     if stray:
         return _errored(check, f"emitted rule {stray[0]} which it does not declare", seconds, rulebook)
     return CheckResult(check, findings, seconds)
+
+
+def _ran(check: Check, facts: Facts, deadline: float | None) -> Bounded[list[Finding]]:
+    if deadline is not None and check.timeout >= deadline - time.monotonic():
+        return run_here(lambda: check.run(facts))
+    return run_within(lambda: check.run(facts), check.timeout, f"check-{check.name}")
 
 
 def _errored(check: Check, reason: str, seconds: float, rulebook: Rulebook) -> CheckResult:
