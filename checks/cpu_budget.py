@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from paddle_doctor.base.vocabulary import Origin
 from paddle_doctor.facts import Facts
-from paddle_doctor.facts.budget import CpuBudget, advised_threads, cpu_budget, service_threads
+from paddle_doctor.facts.budget import CpuBudget, WorkerThreads, advised_threads, cpu_budget, service_threads, worker_threads
 from paddle_doctor.judge.findings import Evidence, Finding, Proposal, Status, passed, skipped
 from paddle_doctor.judge.live_word import live_threads
 from paddle_doctor.judge.registry import Check
@@ -48,9 +48,24 @@ class RecordedThreadsEvidence(ThreadsEvidence):
 def total_threads(facts: Facts) -> int:
     """The compute threads the service runs in this container: threads per predictor x instances, or,
     where the service's record decides, the threads of its predictors that run at once x instances, or,
-    where no thread count is known, the live process's busy threads x instances."""
+    where no thread count is known, the live process's busy threads x instances; with a live deployment of
+    several workers, the sum of each worker's threads (:func:`deployment_threads`)."""
+    workers = deployment_threads(facts)
+    if workers is not None:
+        return workers.total
     recorded, live = recorded_threads(facts), unsaid_threads(facts)
     return (recorded[0] if recorded else live[0] if live else service_threads(facts)[0]) * facts.service.instances
+
+
+def deployment_threads(facts: Facts) -> WorkerThreads | None:
+    """The threads of each worker of the service's live deployment: its own record's threads at once where the
+    record decides, its own busy threads where they stand in for an unknown count, else the count judged for the
+    process read in depth; None where the service runs no two workers (or a flag or --config says its instances)."""
+    live = unsaid_threads(facts)
+    threads, _, recorded = _judged_threads(facts, live)
+    if recorded:
+        return worker_threads(facts, threads, lambda worker: worker.math_threads)
+    return worker_threads(facts, threads, (lambda worker: worker.busy_threads) if live else (lambda worker: None))
 
 
 def unsaid_threads(facts: Facts) -> tuple[int, str] | None:
@@ -110,16 +125,19 @@ def check(facts: Facts) -> list[Finding]:
     if unknown and live is None:  # judging Paddle's default instead would be a guess
         return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
     threads, source, recorded = _judged_threads(facts, live)
-    instances = facts.service.instances
+    workers = deployment_threads(facts)
+    instances = len(workers.each) if workers else facts.service.instances
     total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)
-    observed = (source if recorded or live else f"{threads} threads ({source})") + \
-        f" x {instances} instance{'s' if instances != 1 else ''} = {total}"
+    counted = source if recorded or live else f"{threads} threads ({source})"
+    observed = f"{counted} x {instances} instance{'s' if instances != 1 else ''} = {total}" if workers is None else \
+        f"{workers.words()} in workers {', '.join(map(str, workers.pids))}, each as its own record or busy threads say, else as process {facts.service_process.pid}: {counted}"
     advised = advised_threads(facts) or per_instance
     said = (budget.cpus, budget.limited_by.what, budget.limited_by.source, threads, source, instances, total, advised)
     evidence = RecordedThreadsEvidence(*said, *recorded) if recorded else ThreadsEvidence(*said)
-    return [_over(total, budget, observed, evidence, Proposal("threads", ending_with(range(1, per_instance + 1), advised), binding=True)),
-            _under(total, budget, observed, evidence, Proposal("threads", ending_with(range(threads + 1, per_instance + 1), advised)))]
+    words = workers.words() if workers else f"{total} compute threads"
+    return [_over(total, words, budget, observed, evidence, Proposal("threads", ending_with(range(1, per_instance + 1), advised), binding=True)),
+            _under(total, words, budget, observed, evidence, Proposal("threads", ending_with(range(threads + 1, per_instance + 1), advised)))]
 
 
 def _judged_threads(facts: Facts, live: tuple[int, str] | None) -> tuple[int, str, RecordedThreads | None]:
@@ -132,21 +150,21 @@ def _judged_threads(facts: Facts, live: tuple[int, str] | None) -> tuple[int, st
     return threads, source, None
 
 
-def _over(total: int, budget: CpuBudget, observed: str, evidence: ThreadsEvidence, proposal: Proposal) -> Finding:
-    """PD-CPU-010: more compute threads than the budget's whole CPUs."""
+def _over(total: int, words: str, budget: CpuBudget, observed: str, evidence: ThreadsEvidence, proposal: Proposal) -> Finding:
+    """PD-CPU-010: more compute threads than the budget's whole CPUs (``words`` says the total, worker by worker)."""
     if over_budget(total, budget):
-        return Finding(OVER, Status.FAIL, f"{total} compute threads on a budget of {budget.describe()}",
+        return Finding(OVER, Status.FAIL, f"{words} on a budget of {budget.describe()}",
                        observed=observed, expected=f"at most {budget.whole_cpus} in total", evidence=evidence, proposal=proposal)
-    return passed(OVER, f"{total} compute threads fit the budget of {budget.describe()}", evidence)
+    return passed(OVER, f"{words} fit the budget of {budget.describe()}", evidence)
 
 
-def _under(total: int, budget: CpuBudget, observed: str, evidence: ThreadsEvidence, proposal: Proposal) -> Finding:
+def _under(total: int, words: str, budget: CpuBudget, observed: str, evidence: ThreadsEvidence, proposal: Proposal) -> Finding:
     """PD-CPU-011: the compute threads use at most half of a budget of two CPUs or more."""
     if total * 2 <= budget.cpus and budget.whole_cpus >= 2:
-        return Finding(UNDER, Status.WARN, f"{total} compute threads use at most half of {budget.describe()}",
+        return Finding(UNDER, Status.WARN, f"{words} use at most half of {budget.describe()}",
                        observed=observed, expected=f"close to {budget.whole_cpus} in total, if measuring confirms it", evidence=evidence,
                        proposal=proposal)
-    return passed(UNDER, f"{total} compute threads use the budget of {budget.describe()}")
+    return passed(UNDER, f"{words} use the budget of {budget.describe()}")
 
 
 CHECK = Check(name="cpu_budget", rules=(OVER, UNDER), run=check, evidence={OVER: ThreadsEvidence, UNDER: ThreadsEvidence})

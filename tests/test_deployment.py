@@ -203,3 +203,33 @@ def test_the_workers_resident_memory_together_is_judged_against_the_memory_limit
     assert full["status"] == "fail" and "of the 2.0 GiB memory limit" in full["message"]
     assert full["evidence"]["workers_that_fit"] == 1 and full["evidence"]["pids"] == [7, 8, 9]
     assert "gunicorn --workers 1 --preload app:app" in json.dumps(full)
+
+
+def budget_findings(root: Path, *args: str) -> dict[str, dict]:
+    report = report_json(run_doctor("--root", str(root), *args, "--json", *NO_PROBES))
+    return {finding["rule_id"]: finding for finding in report["findings"] if finding["rule_id"] in ("PD-CPU-010", "PD-CPU-011")}
+
+
+@pytest.mark.parametrize("threads, said", [
+    ({8: 4, 9: 4}, "8 threads (2 workers × 4)"),
+    ({8: 2, 9: 2}, "4 threads (2 workers × 2)"),
+    ({8: 4, 9: 2}, "6 threads (2 workers: 4 + 2)"),
+])
+@pytest.mark.parametrize("pid", ["7", "8", "9"])
+def test_the_threads_of_every_recorded_worker_are_judged_against_the_budget_from_any_pid(tmp_path, threads, said, pid):
+    over = budget_findings(with_records(tree(tmp_path), threads), "--pid", pid)["PD-CPU-010"]
+    assert over["status"] == "fail"
+    assert over["message"] == f"{said} on a budget of 2 CPUs (cgroup quota 200000/100000 µs)"
+    assert over["observed"].startswith(f"{said} in workers 8, 9, each as its own record or busy threads say")
+    assert (over["evidence"]["instances"], over["evidence"]["total_threads"]) == (2, sum(threads.values()))
+    assert over["evidence"]["threads_per_instance"] == 1  # the budget divided among the workers: 1 thread each
+
+
+def test_with_no_flags_the_one_deployment_is_judged_whole(tmp_path):
+    over = budget_findings(with_records(tree(tmp_path), {8: 4, 9: 4}), "--pid", "auto")["PD-CPU-010"]
+    assert over["message"] == "8 threads (2 workers × 4) on a budget of 2 CPUs (cgroup quota 200000/100000 µs)"
+
+
+def test_the_instances_a_flag_says_are_judged_instead_of_the_workers_found(tmp_path):
+    found = budget_findings(with_records(tree(tmp_path), {8: 4, 9: 4}), "--pid", "8", "--instances", "1", "--threads", "2")
+    assert found["PD-CPU-010"]["status"] == "pass" and found["PD-CPU-010"]["message"].startswith("2 compute threads fit")

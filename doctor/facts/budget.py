@@ -6,6 +6,7 @@ the online CPUs. Paddle reads none of these; it uses whatever thread count it is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..base.cpus import format_cpu_list
@@ -76,6 +77,34 @@ def deployed_workers(facts: Facts) -> list[DeployedProcess]:
         return []
     workers = facts.service_process.workers()
     return workers if len(workers) > 1 else []
+
+
+@dataclass(frozen=True)
+class WorkerThreads:
+    """The math threads the deployment's workers run at once, worker by worker (``each``, by ``pids``)."""
+
+    pids: tuple[int, ...]
+    each: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.each)
+
+    def words(self) -> str:
+        """``8 threads (2 workers × 4)``, or ``7 threads (2 workers: 4 + 3)`` where they differ."""
+        count = len(self.each)
+        if len(set(self.each)) == 1:
+            return f"{self.total} threads ({count} workers × {self.each[0]})"
+        return f"{self.total} threads ({count} workers: {' + '.join(map(str, self.each))})"
+
+
+def worker_threads(facts: Facts, per_process: int, own: Callable[[DeployedProcess], int | None]) -> WorkerThreads | None:
+    """The threads of each of the live deployment's workers: its ``own`` count (its record's, its busy
+    threads), else ``per_process``, the count of the process read in depth; None where there are no workers."""
+    workers = deployed_workers(facts)
+    if not workers:
+        return None
+    return WorkerThreads(tuple(worker.pid for worker in workers), tuple(own(worker) or per_process for worker in workers))
 
 
 def service_instances(facts: Facts) -> int:
