@@ -153,6 +153,8 @@ def assert_the_processes_are_the_services(report: dict, service: Service, thread
     assert all(rows[pid]["rss_bytes"] > 0 and rows[pid]["threads"] > 1 for pid in workers)
     if recorded:
         assert [(rows[pid]["predictors"], rows[pid]["math_threads"]) for pid in workers] == [(1, threads), (1, threads)]
+        assert all(Path(rows[pid]["record"]).name.startswith(f"{pid}-") for pid in workers)  # each worker's own record
+        assert rows[service.master.pid]["record"] is None  # the master built no predictor
 
 
 @pytest.mark.parametrize("threads", [4, 2])
