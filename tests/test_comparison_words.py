@@ -192,12 +192,11 @@ def synthetic_verification(seed: int) -> VerificationFacts:
         concurrency=4, budget_cpus=2, budget_s=20, window_s=0.5, rounds=12, stopped=RaceEnd.DECIDED, recommended=best.label, why="because")))
     final = race(rng, "recommended", 4.3, rounds=8, noise=0.1)
     recommended = BASE.vary(threads=2, onednn=True)
-    verification.recommendation = Recommendation(
+    return replace(verification, recommendation=Recommendation(
         recommended, recommended.snippet("m/inference.json", "m/inference.pdiparams"),
         [f"threads=2: {describe(verification.experiments[1].comparisons[1])}"],
         ArmResult("baseline", BASE, runs=400, p50=50.95), ArmResult("recommended", recommended, runs=90, p50=11.74), final,
-        ["PD-CPU-010"])
-    return verification
+        ["PD-CPU-010"]))
 
 
 @pytest.fixture(scope="module")

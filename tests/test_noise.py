@@ -343,10 +343,9 @@ def test_latency_stability_judges_the_service_s_own_configuration():
     from checks import latency_stability
 
     service = PredictorConfig(threads=8, onednn=False)
-    verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 20, 0.03, 0.01, baseline=service)
-    verification.experiments = [
+    verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 20, 0.03, 0.01, baseline=service, experiments=[
         ExperimentResult("onednn", "measured", arms=[ArmResult("baseline", service.vary(threads=2), runs=40, p50=10.0, p99=30.0, cv=0.6)]),
-        ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service, runs=40, p50=12.0, p99=13.0, cv=0.05)])]
+        ExperimentResult("threads", "measured", arms=[ArmResult("baseline", service, runs=40, p50=12.0, p99=13.0, cv=0.05)])])
     facts = dataclasses.replace(make_facts(quota=2, threads=8, onednn=False), verification=verification)
     (finding,) = latency_stability.check(facts)
     assert finding.status.value == "pass" and "p50 12.00 ms" in finding.message, finding.message
@@ -499,6 +498,7 @@ def test_on_a_busy_machine_the_small_switches_give_their_time_to_the_larger_effe
     """The experiments run in order, the largest effects first; on a busy machine (counted over the races so
     far) IR optim and feed/fetch ops are not measured, and say why; on a quiet one every experiment runs."""
     from paddle_doctor.base.vocabulary import Experiment
+    from paddle_doctor.facts.verification import ModelFacts, VerificationFacts
     from paddle_doctor.verify import experiments, run
     from paddle_doctor.verify.deadline import Deadline
     from paddle_doctor.verify.experiments import Context
@@ -517,8 +517,9 @@ def test_on_a_busy_machine_the_small_switches_give_their_time_to_the_larger_effe
     measurer.cpu = CpuShare(total=100, others=75 if busy else 2)
     ctx = Context(None, measurer=measurer, baseline=PredictorConfig(threads=2, onednn=True), inputs={}, max_drift=0.01,
                   new_session=None)
-    verification = type("Verification", (), {"experiments": [], "error": None})()
-    assert run._run_experiments(verification, ctx, run.VerifyOptions(budget_s=40), Deadline(40))
+    started = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", None, {}), 40, 0.03, 0.01, baseline=ctx.baseline)
+    verification = run._run_experiments(started, ctx, run.VerifyOptions(budget_s=40), Deadline(40))
+    assert verification.error is None
     small = {Experiment.IR_OPTIM, Experiment.FEED_FETCH}
     assert ran[:3] == [Experiment.ONEDNN, Experiment.BF16, Experiment.THREADS]
     assert (small & set(ran)) == (set() if busy else small)

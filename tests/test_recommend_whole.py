@@ -153,11 +153,11 @@ def test_changes_decisively_faster_together_are_offered(threads):
 
 
 def facts_holding(config: PredictorConfig, comparison: ComparisonResult | None, enforced: list[str], steps: list[str]):
+    recommendation = Recommendation(config, config.snippet("m/inference.json", "m/inference.pdiparams"), steps,
+                                    ArmResult("baseline", SERVICE, runs=96, p50=10.0),
+                                    ArmResult("recommended", config, runs=96, p50=11.6), comparison, enforced)
     verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", "m/inference.pdiparams", {}), 20, 0.03, 0.01,
-                                     baseline=SERVICE)
-    verification.recommendation = Recommendation(config, config.snippet("m/inference.json", "m/inference.pdiparams"), steps,
-                                                 ArmResult("baseline", SERVICE, runs=96, p50=10.0),
-                                                 ArmResult("recommended", config, runs=96, p50=11.6), comparison, enforced)
+                                     baseline=SERVICE, recommendation=recommendation)
     return replace(facts_from_root("amd-avx512bf16-v2-quota", threads=8, onednn=True), verification=verification)
 
 

@@ -66,13 +66,12 @@ def with_measurement(facts, recommended: PredictorConfig | None, confirmed: int)
                                                                      else (1.01, 0.9, 1.1, Effect.UNDECIDED)), 12, 0.95, 10.0, 6.0)
                    for c in candidates]
     verification = VerificationFacts(ModelFacts("m", "pir", "m/inference.json", "m/inference.pdiparams", {}), 20, 0.03, 0.01,
-                                     baseline=SERVICE)
-    verification.experiments = [ExperimentResult("threads", "measured", arms=arms, comparisons=comparisons)]
+                                     baseline=SERVICE, experiments=[ExperimentResult("threads", "measured", arms=arms, comparisons=comparisons)])
     if recommended is not None:
         whole = ComparisonResult("baseline", "recommended", 1.7, 1.5, 1.9, Effect.IMPROVED, 12, 0.95, 10.0, 5.9)
-        verification.recommendation = Recommendation(recommended, recommended.snippet("m/inference.json", "m/inference.pdiparams"),
-                                                     ["..."], arms[0], ArmResult("recommended", recommended, runs=48, p50=5.9),
-                                                     whole, ["PD-CPU-010"])
+        verification = replace(verification, recommendation=Recommendation(
+            recommended, recommended.snippet("m/inference.json", "m/inference.pdiparams"), ["..."], arms[0],
+            ArmResult("recommended", recommended, runs=48, p50=5.9), whole, ["PD-CPU-010"]))
     return replace(facts, verification=verification)
 
 

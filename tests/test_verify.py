@@ -1,6 +1,7 @@
 """Verification on real Paddle predictors built by the test suite: every experiment, every
 verdict path, crash isolation, bad inputs, and replay of measured facts."""
 
+import dataclasses
 import json
 import math
 import re
@@ -162,7 +163,7 @@ def test_output_drift_is_measured_on_the_same_inputs_and_judged(models):
         measurer.load(BASE)
         measurer.load(other)
         ctx = experiments.Context(make_facts(), measurer, BASE, {}, max_drift=0.01, new_session=None)
-        experiments.attach_drift(ctx, result, BASE, other)
+        result = experiments.with_drift(ctx, result, BASE, other)
     finally:
         session.close()
     (comparison,) = result.comparisons
@@ -398,8 +399,7 @@ def test_outputs_changing_candidates_are_never_recommended():
     from paddle_doctor.facts.verification import ArmResult, ExperimentResult
     from paddle_doctor.verify.recommend import best_improvement
 
-    faster = comparison("bf16", "improved", 2.2)
-    faster.changes_outputs = True
+    faster = dataclasses.replace(comparison("bf16", "improved", 2.2), changes_outputs=True)
     result = ExperimentResult("bf16", "measured", arms=[ArmResult("baseline", BASE), ArmResult("bf16", BASE.vary(precision="bf16"))],
                               comparisons=[faster])
     assert best_improvement(result, 8, 0.03) is None

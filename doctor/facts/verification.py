@@ -14,7 +14,7 @@ BUSY_SHARE = 0.10  # from this share of the CPU time going to other processes on
 BASELINE = "baseline"  # the label of the arm every other arm of an experiment is compared with
 
 
-@dataclass
+@dataclass(frozen=True)
 class ArmResult:
     """One predictor configuration (or serving layout, under load) as measured: latency in
     milliseconds over every input sample; ``sample_p50`` per sample when there are several (and
@@ -37,7 +37,7 @@ class ArmResult:
     layout: LayoutArm | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class LayoutArm:
     """A serving layout measured under load: ``instances`` predictors of ``threads`` math threads
     each, in ``processes`` worker processes; ``fits_budget`` when all its threads fit the CPU budget."""
@@ -50,7 +50,7 @@ class LayoutArm:
     fits_budget: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class OutputDrift:
     """How far a candidate's outputs are from the reference's on the same inputs; ``top1_agreement``
     (the share of rows whose arg-max agrees) only for outputs with classes on their last axis."""
@@ -60,7 +60,7 @@ class OutputDrift:
     top1_agreement: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ComparisonResult:
     """Candidate against baseline: ratio > 1 means the candidate is faster (for the layouts: serves
     more requests per second), with its confidence interval over ``rounds`` paired rounds and, for
@@ -82,7 +82,7 @@ class ComparisonResult:
     others_share: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class WarmupResult:
     """The first request after the predictor is created, against the warmed-up p50."""
 
@@ -91,7 +91,7 @@ class WarmupResult:
     first_over_steady: float | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ColdStartResult:
     """Median cold start (creation and first request) rebuilding the optimised graph and loading it from a cache."""
 
@@ -99,7 +99,7 @@ class ColdStartResult:
     optimised_cache_ms: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class MemoryGrowth:
     """Resident memory of one predictor's worker before the input shapes and after each of them."""
 
@@ -108,7 +108,7 @@ class MemoryGrowth:
     growth_mb: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShapeCacheResult:
     """Memory growth over ``shapes`` input shapes with the service's unbounded oneDNN cache and a bounded one."""
 
@@ -117,7 +117,7 @@ class ShapeCacheResult:
     bounded: MemoryGrowth
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExcludedLayout:
     """A layout not measured, and why."""
 
@@ -125,7 +125,7 @@ class ExcludedLayout:
     reason: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Throttling:
     """The cgroup's CPU quota periods while one layout was measured, and those throttled."""
 
@@ -134,7 +134,7 @@ class Throttling:
     throttled_us: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class LayoutsResult:
     """How the serving layouts were raced and the one recommended (by its arm label), with why;
     ``throttling`` by arm label where cpu.stat has counters."""
@@ -155,7 +155,7 @@ class LayoutsResult:
 RESULT_FIELDS = ("warmup", "optim_cache", "onednn_cache", "layouts")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExperimentResult:
     """``status``: measured, skipped (cannot run here: reason says why) or error (reason says why).
 
@@ -188,7 +188,7 @@ class ExperimentResult:
         return self.status == ExperimentStatus.MEASURED
 
 
-@dataclass
+@dataclass(frozen=True)
 class KeptSetting:
     """A setting the recommendation leaves as the service has it, by the experiment that measures it, and
     the measured reason (``no time was left to measure it in context``, ``measured together ... slower``)."""
@@ -197,7 +197,7 @@ class KeptSetting:
     why: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Recommendation:
     """The configuration found by measuring, and the paste-ready code that builds it.
 
@@ -223,7 +223,7 @@ class Recommendation:
         return next((kept.why for kept in self.kept if kept.experiment == experiment), None)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelInput:
     """One model input as measured: the shape the program declares (-1 = dynamic), the shapes fed
     (one per sample; latency is measured over them all, in turn), and what chose them."""
@@ -242,7 +242,7 @@ class ModelInput:
         return [axis for axis, dim in enumerate(self.declared) if dim == -1]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelFacts:
     """The model measured: its files and its inputs, by name."""
 
@@ -254,7 +254,7 @@ class ModelFacts:
     samples: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelLoadFailure:
     """The service's own configuration could not create a predictor or run the model: what Paddle
     said, or the signal that killed the worker."""
@@ -264,7 +264,7 @@ class ModelLoadFailure:
     signal: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class KnownIssueTrial:
     """A known problem (known_issues.yaml) the service's configuration was predicted to hit on this model,
     tried in the predictor worker: ``reproduced`` where its load failed with the entry's message (or was
@@ -284,7 +284,7 @@ class KnownIssueTrial:
     workaround_error: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class MachineNoise:
     """How busy the machine was while the races ran: the shares of the CPU time (of the CPUs the
     worker may use) that went to other processes and to the hypervisor (steal), the seconds the
@@ -301,7 +301,7 @@ class MachineNoise:
     service_share: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class VerificationFacts:
     model: ModelFacts
     budget_s: float

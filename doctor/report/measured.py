@@ -24,7 +24,7 @@ class ExperimentOutline:
     seconds: float
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class RecommendationSummary(Recommendation):
     """The recommendation with what it offers in the words every format shows: ``title`` (``Recommended
     configuration``, qualified where it is not measured faster) and ``headline`` (how it measured as a

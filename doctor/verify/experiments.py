@@ -11,7 +11,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..base.vocabulary import Effect, Experiment, ExperimentStatus, Precision
@@ -184,8 +184,7 @@ def bf16(ctx: Context, budget_s: float) -> ExperimentResult:
     # bf16 runs on oneDNN: measured with it on, where the search has adopted it (oneDNN's own gain is PD-CPU-004's)
     result = switch_race(ctx, Experiment.BF16, lambda base: base.vary(precision=Precision.BF16), budget_s, onednn=True)
     base, candidate = (arm.config for arm in result.arms)
-    attach_drift(ctx, result, base, candidate)
-    return result
+    return with_drift(ctx, result, base, candidate)
 
 
 def bf16_unavailable(facts: Facts) -> str | None:
@@ -194,14 +193,13 @@ def bf16_unavailable(facts: Facts) -> str | None:
     return onednn_unavailable(facts)
 
 
-def attach_drift(ctx: Context, result: ExperimentResult, reference: PredictorConfig, candidate: PredictorConfig) -> None:
-    """Output drift of a precision change against FP32 on the same inputs."""
+def with_drift(ctx: Context, result: ExperimentResult, reference: PredictorConfig, candidate: PredictorConfig) -> ExperimentResult:
+    """The result with the output drift of a precision change against FP32 on the same inputs in each comparison."""
     reply = ctx.measurer.deadline.request(ctx.measurer.session, f"the output drift of {candidate.label()}",
                                           DriftOf(reference.key(), candidate.key()))
     drift = drift_of(reply)
-    for comparison in result.comparisons:
-        comparison.drift = drift
-        comparison.changes_outputs = changes_outputs(drift, ctx.max_drift)
+    comparisons = [replace(comparison, drift=drift, changes_outputs=changes_outputs(drift, ctx.max_drift)) for comparison in result.comparisons]
+    return replace(result, comparisons=comparisons)
 
 
 def drift_of(reply: Drift) -> OutputDrift:

@@ -23,7 +23,7 @@ import statistics
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..base.vocabulary import Effect, Experiment, ExperimentStatus, RaceEnd
 from ..facts.predictor import PredictorConfig
@@ -292,10 +292,8 @@ def result(runner: LoadRunner, arms, tallies, comparisons, race: Race) -> Experi
                         layout=LayoutArm(layout.kind, layout.instances, layout.threads, layout.processes, layout.total_threads,
                                          plan.fits(layout)))
         if tally.latencies:
-            summary = stats.summarize(tally.latencies)
-            arm.runs, arm.p50, arm.p90, arm.p99, arm.mean, arm.cv = (summary.runs, summary.p50, summary.p90, summary.p99,
-                                                                     summary.mean, summary.cv)
-            arm.throughput_rps = len(tally.latencies) / tally.seconds if tally.seconds else None
+            arm = replace(stats.with_summary(arm, stats.summarize(tally.latencies)),
+                          throughput_rps=len(tally.latencies) / tally.seconds if tally.seconds else None)
         results.append(arm)
     best, why = recommended(arms, plan, comparisons)
     measured = LayoutsResult(

@@ -29,7 +29,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..base.vocabulary import Effect
 from ..facts.predictor import PredictorConfig
@@ -116,17 +116,15 @@ class Measurer:
         values, sample_of_run = self.last_race.get(key, (self.samples.get(key, []), self.sample_of_run.get(key, [])))
         result = ArmResult(label, config, loaded.create_ms if loaded else None, loaded.first_ms if loaded else None)
         if values:
-            summary = stats.summarize(values)
-            result.runs, result.p50, result.p90, result.p99 = summary.runs, summary.p50, summary.p90, summary.p99
-            result.mean, result.cv = summary.mean, summary.cv
+            result = stats.with_summary(result, stats.summarize(values))
         if values and self.sample_count > 1:
             by_sample = [[ms for ms, sample in zip(values, sample_of_run) if sample == index]
                          for index in range(self.sample_count)]
             medians = {index: statistics.median(times) for index, times in enumerate(by_sample) if times}
-            result.sample_p50 = [medians.get(index) for index in range(self.sample_count)]
             # run-to-run variation is that of the same request: each run against its own sample's median
             relative = [ms / medians[sample] for ms, sample in zip(values, sample_of_run)]
-            result.cv = stats.summarize(relative).cv
+            result = replace(result, sample_p50=[medians.get(index) for index in range(self.sample_count)],
+                             cv=stats.summarize(relative).cv)
         return result
 
     def race(
@@ -236,8 +234,7 @@ class Measurer:
     def _compare(self, baseline, candidate, baseline_blocks, candidate_blocks, confidence, busy: CpuShare) -> ComparisonResult:
         comparison = stats.compare(baseline_blocks, candidate_blocks, self.min_effect, confidence,
                                    names=(baseline[0], candidate[0]), floor=noise_floor(self.aa(), self.min_effect))
-        comparison.others_share = busy.others_share
-        return comparison
+        return replace(comparison, others_share=busy.others_share)
 
 
 def _final_round(round_index: int, elapsed: float, now: float, budget_s: float, extend_s: float, settle_by: float,

@@ -28,12 +28,12 @@ from ..judge.verdict_words import describe, effect_words, says_something
 from .experiments import (
     BF16_FLAGS,
     Context,
-    attach_drift,
     bounded_cache,
     race,
     spare_s,
     thread_counts,
     thread_limit,
+    with_drift,
     within_budget,
 )
 from .known_problems import avoiding_known
@@ -205,7 +205,7 @@ def recommend(ctx: Context, measured: dict[str, ExperimentResult], budget_s: flo
                 result = race(ctx, f"recommend:{name}", candidates, slice_s, base=current, extend_s=spare_s(ctx, slice_s),
                               settle_by=search_until)
                 if name == Experiment.BF16 and any(flag in ctx.facts.cpu.flags for flag in BF16_FLAGS):
-                    attach_drift(ctx, result, current, candidates[0])
+                    result = with_drift(ctx, result, current, candidates[0])
             judged.add(name)
             found = best_improvement(result, limit, ctx.measurer.min_effect)
             if not found:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..base import children
 from ..base.children import Interrupted
@@ -71,8 +71,7 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
     )
     python = facts.paddle.python
     if facts.paddle.status != PaddleStatus.OK or not python:
-        verification.error = f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
-        return verification
+        return replace(verification, error=f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured")
     workers = interpreter or Interpreter(python)
     deadline = Deadline(options.budget_s)
 
@@ -89,26 +88,27 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
     version = f" ({files.format} version {program.version})" if program.version is not None else ""
     model = f"{files.program}{version}: Paddle {facts.paddle.version}"
     service_pid = live_service_pid(facts)
-    measurer = _load_baseline(verification, baseline, model, lambda: new_session(shared=True), options.min_effect, progress,
-                              deadline, len(samples), service_pid)
+    measurer, verification = _load_baseline(verification, baseline, model, lambda: new_session(shared=True), options.min_effect,
+                                            progress, deadline, len(samples), service_pid)
     known = known_problems(facts, program)
     if measurer is not None or verification.load_failure is not None:  # what the known problems predict, as the load showed it
-        verification.known_issues = try_known_issues(known, baseline, verification.load_failure, new_session, options.min_effect,
-                                                     deadline)
+        verification = replace(verification, known_issues=try_known_issues(known, baseline, verification.load_failure, new_session,
+                                                                          options.min_effect, deadline))
     if measurer is not None:
         ctx = Context(facts, measurer, baseline, inputs, options.max_drift, new_session, load=load_plan, known=known)
-        if _run_experiments(verification, ctx, options, deadline):
+        verification = _run_experiments(verification, ctx, options, deadline)
+        if verification.error is None:
             measured = {e.name: e for e in verification.experiments}
             try:
                 with children.phase("measuring the recommendation"):
-                    verification.recommendation = recommend(ctx, measured, max(options.budget_s * RECOMMENDATION_FLOOR, deadline.left()),
-                                                            files.program, files.params)
+                    recommendation = recommend(ctx, measured, max(options.budget_s * RECOMMENDATION_FLOOR, deadline.left()),
+                                               files.program, files.params)
+                verification = replace(verification, recommendation=recommendation)
             except (WorkerError, WorkerDied, Interrupted) as exc:
-                verification.error = f"the recommendation could not be measured: {_failure(exc)}"
-        verification.noise = ctx.measurer.noise()
-    verification.seconds = round(deadline.spent(), 3)
-    verification.over_budget = over_budget(deadline, verification.seconds)
-    return verification
+                verification = replace(verification, error=f"the recommendation could not be measured: {_failure(exc)}")
+        verification = replace(verification, noise=ctx.measurer.noise())
+    seconds = round(deadline.spent(), 3)
+    return replace(verification, seconds=seconds, over_budget=over_budget(deadline, seconds))
 
 
 def live_service_pid(facts: Facts) -> int | None:
@@ -122,28 +122,29 @@ def live_service_pid(facts: Facts) -> int | None:
 
 def _load_baseline(verification: VerificationFacts, baseline: PredictorConfig, model: str, new_session: Callable[[], WorkerSession],
                    min_effect: float, progress: Progress | None, deadline: Deadline, sample_count: int,
-                   service_pid: int | None) -> Measurer | None:
-    """A Measurer with the service's configuration loaded; None (and why, in ``verification``) when it cannot be.
+                   service_pid: int | None) -> tuple[Measurer | None, VerificationFacts]:
+    """A Measurer with the service's configuration loaded; None, and ``verification`` saying why, when it cannot be.
     ``model`` names the program and the Paddle that failed to load it."""
     try:
         with children.phase("loading the service's configuration to measure it"):
             measurer = Measurer(new_session(), min_effect, progress, deadline, sample_count, service_pid)
             measurer.load(baseline)
-        return measurer
+        return measurer, verification
     except Interrupted as exc:
-        verification.error = f"interrupted by {exc.signal_name} while the service's configuration was loaded; nothing was measured"
+        return None, replace(verification, error=f"interrupted by {exc.signal_name} while the service's configuration was loaded; "
+                                                 "nothing was measured")
     except BudgetExceeded as exc:
-        verification.error = f"{exc}; nothing was measured (raise --budget)"
+        return None, replace(verification, error=f"{exc}; nothing was measured (raise --budget)")
     except (WorkerError, WorkerDied) as exc:
-        verification.load_failure = ModelLoadFailure(
+        return None, replace(verification, load_failure=ModelLoadFailure(
             baseline.label(), f"{model} cannot load or run this model with the service's settings: {exc}",
-            getattr(exc, "signal_name", None))
-    return None
+            getattr(exc, "signal_name", None)))
 
 
-def _run_experiments(verification: VerificationFacts, ctx: Context, options: VerifyOptions, deadline: Deadline) -> bool:
-    """Every experiment in its share of the budget; False when measuring had to stop (budget
-    exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
+def _run_experiments(verification: VerificationFacts, ctx: Context, options: VerifyOptions, deadline: Deadline) -> VerificationFacts:
+    """``verification`` with every experiment run in its share of the budget; with an ``error`` when measuring had to
+    stop (budget exceeded, interrupted): the interrupted experiment is an error, the rest are not run."""
+    done: list[ExperimentResult] = []
     measure_budget = options.budget_s * (1 - RECOMMENDATION_SHARE)
     measured_by = deadline.started + measure_budget
     shares = {name: 0.0 if name == Experiment.LAYOUTS and ctx.load is None else share for name, (_, share) in EXPERIMENTS.items()}
@@ -166,22 +167,20 @@ def _run_experiments(verification: VerificationFacts, ctx: Context, options: Ver
                     result = runner(ctx, slice_s)
         except (WorkerError, WorkerDied, Interrupted) as exc:
             result = _failed(name, exc, ctx)
-        result.seconds = round(time.monotonic() - began, 3)
-        verification.experiments.append(result)
+        done.append(replace(result, seconds=round(time.monotonic() - began, 3)))
         stopped = children.received() or deadline.exceeded
         if stopped:
-            not_run = list(EXPERIMENTS)[len(verification.experiments):]
-            verification.error = (f"{_stop_reason(deadline)}: measuring stopped during {name}"
-                                  + (f"; not run: {', '.join(not_run)} and the recommendation" if not_run else ""))
-            return False
+            not_run = list(EXPERIMENTS)[len(done):]
+            return replace(verification, experiments=done, error=f"{_stop_reason(deadline)}: measuring stopped during {name}"
+                           + (f"; not run: {', '.join(not_run)} and the recommendation" if not_run else ""))
         if result.status == ExperimentStatus.ERROR and ctx.measurer.session.proc.poll() is not None:
             try:
                 ctx.measurer = Measurer(ctx.new_session(), options.min_effect, ctx.measurer.progress, deadline, ctx.measurer.sample_count,
                                         ctx.measurer.service_pid)
             except (WorkerError, WorkerDied, Interrupted) as exc:
-                verification.error = f"the predictor worker could not be restarted after {name}: {_failure(exc)}"
-                return False
-    return True
+                return replace(verification, experiments=done,
+                               error=f"the predictor worker could not be restarted after {name}: {_failure(exc)}")
+    return replace(verification, experiments=done)
 
 
 def _stop_reason(deadline: Deadline) -> str:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..base.vocabulary import Effect
-from ..facts.verification import MIN_ROUNDS, ComparisonResult
+from ..facts.verification import MIN_ROUNDS, ArmResult, ComparisonResult
 
 TRIM = 0.2
 NOISY_CV = 0.25
@@ -48,6 +48,11 @@ class Summary:
     p99: float
     mean: float
     cv: float
+
+
+def with_summary(arm: ArmResult, summary: Summary) -> ArmResult:
+    """The arm with its runs' count, percentiles, mean and variation."""
+    return replace(arm, runs=summary.runs, p50=summary.p50, p90=summary.p90, p99=summary.p99, mean=summary.mean, cv=summary.cv)
 
 
 def percentile(values: list[float], q: float) -> float:
