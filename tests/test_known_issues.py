@@ -146,7 +146,7 @@ def test_paddle_33_as_the_source_calls_no_mkldnn_name_gets_no_rename(tmp_path):
 
 OWN_ENTRY = {
     "id": "ACME-001", "title": "Our OCR image crashes with oneDNN on Paddle 3.3", "kind": "crash",
-    "affects": {"paddle": "==3.3.*"}, "when": {"device": "cpu", "onednn": True},
+    "affects": {"paddle": "==3.3.*"}, "when": {"device": "cpu", "settings": {"onednn": True}},
     "symptom": "The detector fails on the first request.",
     "workaround": {"text": "Turn oneDNN off.", "changes": [{"kind": "python", "code": "config.disable_onednn()"}]},
     "links": ["https://wiki.example.com/acme/ocr-onednn"], "checked": "seen in production",
@@ -164,7 +164,10 @@ def known_issues_file(folder: Path, *entries: dict, **top) -> str:
     ({"affects": {"paddle": "3.3 or so"}}, "entry ACME-001: field 'affects.paddle'"),
     ({"id": "KI-001"}, "KI-001 is a built-in entry"),
     ({"links": ["http://insecure.example.com"]}, "field 'links'"),
-    ({"when": {"onednn": "yes"}}, "entry ACME-001: field 'when.onednn'"),
+    ({"when": {"settings": {"onednn": "yes"}}}, "entry ACME-001: field 'when.settings.onednn'"),
+    ({"when": {"settings": {"threads": True}}}, ("field 'when.settings': 'threads' is no switch of the predictor's configuration; "
+                                                 "expected one of onednn, ir_optim, feed_fetch, memory_optim, use_optimized_model")),
+    ({"workaround": {"text": "Off.", "measure": {"oneDNN": False}}}, "field 'workaround.measure': 'oneDNN' is no switch"),
     ({"when": {"gpu_count": 2}}, "field 'when.gpu_count': unknown field"),
 ])
 def test_a_bad_known_issues_file_is_one_line_naming_the_entry_and_the_field(tmp_path, broken, said):

@@ -75,7 +75,8 @@ class PredictorField:
     """The setting in ``PredictorConfig``: its field (type, default as code; ``default`` None: required), its
     rank among the fields, how a configuration's name shows it (``label``, ranked by ``label_rank``), the
     Config calls that build it (``calls`` of its value and the whole configuration, ranked by
-    ``call_rank``), and whether a GPU predictor keeps those calls (``device_neutral``)."""
+    ``call_rank``), whether a GPU predictor keeps those calls (``device_neutral``) and, for a switch, its name
+    for people (``said``: what a known problem's condition or workaround says is on or off)."""
 
     name: str
     kind: str
@@ -87,6 +88,7 @@ class PredictorField:
     label_rank: int = 0
     device_neutral: bool = False
     from_service: Callable[[Any], Any] | None = None  # the predictor's value of the service's declared one
+    said: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("onednn", "bool | None", "None", "onednn: true                # enable_mkldnn / disable_mkldnn",
          (Setter("enable_mkldnn", fixed=True), Setter("disable_mkldnn", fixed=False)),
          Read(getter="mkldnn_enabled", convert=bool), "cpu.onednn",
-         PredictorField("onednn", "bool", None, 1, 2, _onednn, _switch("oneDNN"), 1)),
+         PredictorField("onednn", "bool", None, 1, 2, _onednn, _switch("oneDNN"), 1, said="oneDNN")),
     Knob("onednn_cache_capacity", "int | None", "None", "onednn_cache_capacity: 10   # set_mkldnn_cache_capacity",
          (Setter("set_mkldnn_cache_capacity", Argument(0, "capacity")),),
          Read(summary="mkldnn_cache_capacity", convert=_cache_capacity), "cpu.onednn_cache_capacity",
@@ -197,7 +199,7 @@ KNOBS: tuple[Knob, ...] = (
     Knob("ir_optim", "bool | None", "None", "ir_optim: true              # switch_ir_optim",
          (Setter("switch_ir_optim", Argument(0, "x", True)),),
          Read(getter="ir_optim", convert=bool, otherwise=True), "cpu.ir_optim",
-         PredictorField("ir_optim", "bool", "True", 3, 5, _given("switch_ir_optim"), _switch("IR optim"), 3, device_neutral=True,
+         PredictorField("ir_optim", "bool", "True", 3, 5, _given("switch_ir_optim"), _switch("IR optim"), 3, device_neutral=True, said="IR optim",
                         from_service=lambda service: True if service.ir_optim is None else service.ir_optim)),
     Knob("precision", "Precision", "Precision.FP32", "precision: fp32             # fp32 | bf16 | fp16 | int8",
          (Setter("enable_mkldnn_bfloat16", fixed=Precision.BF16), Setter("enable_onednn_bfloat16", fixed=Precision.BF16)),
@@ -211,12 +213,12 @@ KNOBS: tuple[Knob, ...] = (
          (Setter("switch_use_feed_fetch_ops", Argument(0, "x", True)),),
          Read(getter="use_feed_fetch_ops_enabled", convert=bool), "cpu.feed_fetch",
          PredictorField("feed_fetch", "bool", "False", 4, 6, _given("switch_use_feed_fetch_ops"), _switch("feed/fetch ops"), 4,
-                        device_neutral=True, from_service=lambda service: bool(service.feed_fetch_ops))),
+                        device_neutral=True, said="feed/fetch ops", from_service=lambda service: bool(service.feed_fetch_ops))),
     Knob("memory_optim", "bool | None", "None", "memory_optim: true          # enable_memory_optim",
          (Setter("enable_memory_optim", Argument(0, "x", True)),),
          Read(summary="memory_optim", convert=_on), "cpu.memory_optim",
          PredictorField("memory_optim", "bool", "False", 6, 7, _when("enable_memory_optim", bool), _switch("memory optim"), 6,
-                        device_neutral=True, from_service=lambda service: bool(service.memory_optim))),
+                        device_neutral=True, said="memory optim", from_service=lambda service: bool(service.memory_optim))),
     Knob("optim_cache_dir", "str | None", "None", "optim_cache_dir: /cache     # set_optim_cache_dir",
          (Setter("set_optim_cache_dir", Argument(0, "opt_cache_dir")),),
          Read(noted=True, convert=lambda folder: str(folder) if folder is not None else None), "cpu.optim_cache_dir",
@@ -231,7 +233,7 @@ KNOBS: tuple[Knob, ...] = (
          (Setter("use_optimized_model", Argument(0, "x", True)),),
          Read(summary="use_optimized_model", convert=_on), "cpu.use_optimized_model",
          PredictorField("use_optimized_model", "bool", "False", 10, 11, _when("use_optimized_model", bool, True),
-                        device_neutral=True)),
+                        device_neutral=True, said="the optimised-model cache")),
     Knob("warmup_runs", "int | None", "None", "warmup_runs: 3              # inferences run before the service reports ready"),
     Knob("batch_size", "int", "1", "batch_size: 1", positive=True),
     Knob("gpu_device_id", "int", "0", "gpu_device_id: 0",
@@ -305,6 +307,11 @@ def predictor_calls(config: Any) -> list[Call]:
 def device_neutral_calls() -> frozenset[str]:
     """The calls a GPU predictor keeps of a CPU configuration's (the rest are its math threads and oneDNN)."""
     return frozenset(setter.method for row in KNOBS if row.predictor is not None and row.predictor.device_neutral for setter in row.setters)
+
+
+def switches() -> dict[str, str]:
+    """Each switch of a CPU predictor's configuration (a bool field with a name for people) and that name."""
+    return {field.name: field.said for field in PREDICTOR_FIELDS if field.kind == "bool" and field.said}
 
 
 def labels() -> list[tuple[str, Callable[[Any], str]]]:

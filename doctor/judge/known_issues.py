@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.serde import DecodeError, from_data, load_yaml_file
 from ..base.vocabulary import Device, ModelFormat, PaddleStatus, ProblemKind
+from ..facts.knobs import switches
 from .rules import CHANGE_KINDS, Change, packaged_file
 from .versions import Version, VersionRange, VersionRangeError, parse_range, parse_version
 
@@ -42,7 +43,6 @@ ATTRIBUTE_TYPE = re.compile(r"^(array<)?[a-z0-9]+>?$")
 PADDLE_WHEELS = ("paddlepaddle", "paddlepaddle-gpu")
 # the packages whose versions the probes give; any other name is a wrapper that builds the predictor (paddleocr, paddlex)
 PROBED_PACKAGES = ("paddle", *PADDLE_WHEELS, "onednn", "cuda", "cudnn", "tensorrt")
-MEASURED_SETTINGS = ("onednn", "ir_optim", "memory_optim", "use_optimized_model")  # what a workaround may change in the worker
 RULE_OF_KIND = {
     ProblemKind.CRASH: "PD-PADDLE-004", ProblemKind.WRONG_RESULT: "PD-PADDLE-004",
     ProblemKind.SLOW: "PD-PADDLE-005", ProblemKind.MEMORY: "PD-PADDLE-005", ProblemKind.IGNORED_SETTING: "PD-PADDLE-005",
@@ -51,7 +51,6 @@ RULE_OF_KIND = {
 BROKEN = (ProblemKind.CRASH, ProblemKind.WRONG_RESULT)  # what the predictor worker can confirm
 # the least CUDA that builds kernels for a compute capability (NVIDIA's CUDA 12.8 release notes add sm_100 and sm_120)
 CUDA_FOR_CAPABILITY = {(12, 0): (12, 8), (10, 0): (12, 8), (9, 0): (11, 8), (8, 9): (11, 8)}
-KNOWN_ISSUES_DOC = "docs/known_issues.md"
 HINT = "expected a known_issues.yaml with schema_version and known_issues (see docs/known_issues.md)"
 
 
@@ -63,6 +62,14 @@ def _text(value: str, name: str) -> str:
     if not value.strip():
         raise ValueError(f"field '{name}': expected non-empty text")
     return " ".join(value.split())
+
+
+def _switches(settings: dict[str, bool], name: str) -> None:
+    """Each of ``settings`` a switch of the predictor's configuration."""
+    unknown = sorted(set(settings) - set(switches()))
+    if unknown:
+        raise ValueError(f"field '{name}': {unknown[0]!r} is no switch of the predictor's configuration; "
+                         f"expected one of {', '.join(switches())}")
 
 
 def _range(value: str, name: str) -> VersionRange:
@@ -99,17 +106,15 @@ class ModelCondition:
 
 @dataclass(frozen=True)
 class Condition:
-    """When an entry shows; every part given must hold. ``onednn``, ``memory_optim``, ``use_optimized_model``:
-    the predictor's configuration (Paddle's default where the service leaves it); ``tensorrt``: the TensorRT
+    """When an entry shows; every part given must hold. ``settings``: switches of the predictor's configuration
+    (facts/knobs.py's, Paddle's default where the service leaves one), on or off; ``tensorrt``: the TensorRT
     engine is on; ``passes``: these passes run (the service deletes not every one); ``calls``: the service's
     source calls one of these Config methods (each with the one that replaces it, or null); ``env_unset``:
     the service starts without these variables; ``compute_capability``: a range of the GPU's;
     ``wheel_has_gpu_arch``: whether the wheel has kernels for the GPU; ``model``: the model."""
 
     device: Device | None = None
-    onednn: bool | None = None
-    memory_optim: bool | None = None
-    use_optimized_model: bool | None = None
+    settings: dict[str, bool] = field(default_factory=dict)
     tensorrt: bool | None = None
     passes: tuple[str, ...] = ()
     calls: dict[str, str | None] = field(default_factory=dict)
@@ -119,6 +124,7 @@ class Condition:
     model: ModelCondition | None = None
 
     def __post_init__(self) -> None:
+        _switches(self.settings, "settings")
         if self.compute_capability is not None:
             _range(self.compute_capability, "compute_capability")
 
@@ -139,10 +145,7 @@ class Workaround:
                 raise ValueError(f"field 'workaround.changes': change kind {change.kind!r}; expected one of {', '.join(CHANGE_KINDS)}")
             if not change.code.strip():
                 raise ValueError("field 'workaround.changes': change code must be non-empty text")
-        unknown = sorted(set(self.measure) - set(MEASURED_SETTINGS))
-        if unknown:
-            raise ValueError(f"field 'workaround.measure': {unknown[0]!r} is no setting the worker measures; "
-                             f"expected one of {', '.join(MEASURED_SETTINGS)}")
+        _switches(self.measure, "measure")
 
     def lines(self) -> list[str]:
         """The workaround as lines: its text, then each change's code."""
@@ -487,10 +490,7 @@ def condition_holds(when: Condition, setup: Setup) -> list[Decision]:
     parts: list[Decision] = []
     if when.device is not None:
         parts.append(seen(f"on the {when.device.upper()}") if service.device == when.device else NOT)
-    for name, words in (("onednn", "oneDNN"), ("memory_optim", "memory optim"), ("use_optimized_model", "the optimised-model cache")):
-        wanted = getattr(when, name)
-        if wanted is not None:
-            parts.append(seen(f"{words} {'on' if wanted else 'off'}") if getattr(config, name) == wanted else NOT)
+    parts += [seen(switched(name, wanted)) if getattr(config, name) == wanted else NOT for name, wanted in when.settings.items()]
     if when.tensorrt is not None:
         on = service.device == Device.GPU and service.tensorrt.enabled
         parts.append(seen(f"TensorRT {'on' if on else 'off'}") if on == when.tensorrt else NOT)
@@ -646,6 +646,11 @@ def builders(facts: Facts, predictor: RecordedPredictor | None) -> list[Builder]
     return [Builder(built.package, built.version) for built in facts.service_source.predictors if built.package]
 
 
+def switched(name: str, on: bool) -> str:
+    """``oneDNN on``: a switch of the predictor's configuration, for people."""
+    return f"{switches()[name]} {'on' if on else 'off'}"
+
+
 def affected(entry: KnownIssue) -> list[str]:
     """``paddle >=3.3.0,<=3.3.1``: each package and its range, for people."""
     return [f"{package} {versions}" if versions != "*" else f"{package} (any version)" for package, versions in entry.affects.items()]
@@ -654,11 +659,9 @@ def affected(entry: KnownIssue) -> list[str]:
 def condition_words(when: Condition) -> list[str]:
     """The condition's parts, for people: ``oneDNN on``, ``a pir model``, ``an op nearest_interp ... carrying array<f64>``."""
     words = [f"on the {when.device.upper()}"] if when.device is not None else []
-    for name, label in (("onednn", "oneDNN"), ("memory_optim", "memory optim"), ("use_optimized_model", "the optimised-model cache"),
-                        ("tensorrt", "TensorRT")):
-        value = getattr(when, name)
-        if value is not None:
-            words.append(f"{label} {'on' if value else 'off'}")
+    words += [switched(name, on) for name, on in when.settings.items()]
+    if when.tensorrt is not None:
+        words.append(f"TensorRT {'on' if when.tensorrt else 'off'}")
     if when.passes:
         words.append(f"{' and '.join(when.passes)} not deleted")
     if when.calls:

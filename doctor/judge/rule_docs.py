@@ -9,7 +9,6 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .known_issues import KNOWN_ISSUES_DOC
 from .rules import AREAS, Rule, Rulebook
 
 if TYPE_CHECKING:
@@ -19,6 +18,7 @@ README_START = "<!-- rules-table:start (generated from rules.yaml by `paddle-doc
 README_END = "<!-- rules-table:end -->"
 KNOWN_ISSUES_START = "<!-- known-issues-table:start (generated from known_issues.yaml by scripts/update-readme-rules) -->"
 KNOWN_ISSUES_END = "<!-- known-issues-table:end -->"
+KNOWN_ISSUES_DOC = "docs/known_issues.md"
 CHECKED = {"stable": "yes", "planned": "not yet", "removed": "removed"}
 WIDE_LISTING = 120  # columns from which `paddle-doctor rules` shows each rule's experiment
 LISTED_STATUS = {"planned": "not yet checked", "removed": "removed"}
@@ -234,10 +234,10 @@ line naming the file, the entry and the field, and the doctor exits 2. The field
   `paddle` (either wheel), `paddlepaddle`, `paddlepaddle-gpu`, `onednn`, `cuda`, `cudnn` (the wheel's builds),
   `tensorrt`, or the distribution of a wrapper that builds the predictor (`paddleocr`, `paddlex`,
   `paddlenlp`, `rapidocr-paddle`). Every package must be at a version in its range.
-- `when` (every part given must hold): `device` (`cpu`, `gpu`); `onednn`, `memory_optim`,
-  `use_optimized_model`, `tensorrt` (`true`, `false`: the predictor's configuration, Paddle's defaults filled
-  in); `passes` (passes that must run: the service deletes not every one); `calls` (Config methods the
-  service's source calls, each mapped to the one that replaces it, or `null`); `env_unset` (variables the
+- `when` (every part given must hold): `device` (`cpu`, `gpu`); `settings`: switches of the predictor's
+  configuration, each `true` or `false`, Paddle's defaults filled in (the switches of `doctor/facts/knobs.py`:
+  {switches}); `tensorrt` (`true`, `false`); `passes` (passes that must run: the service deletes not
+  every one); `calls` (Config methods the service's source calls, each mapped to the one that replaces it, or `null`); `env_unset` (variables the
   service starts without); `compute_capability` (a range, such as `">=12.0"`); `wheel_has_gpu_arch`;
   `model`: `formats` (`pir`, `pdmodel`, `legacy`), and either a program with one of `ops` (with an
   `attribute` of a type such as `array<f64>`: the types as the PIR file names them) or a predictor
@@ -246,8 +246,7 @@ line naming the file, the entry and the field, and the doctor exits 2. The field
   recognises a crash (with `--model`, the service's configuration is loaded there anyway).
 - `fixed_in`: the first release with the fix, or `null`; `fixed_by`: what fixed it (a pull request).
 - `workaround`: `text`, `changes` (each a `kind`, as in rules.yaml, and its `code`: a pin, a Config call, a
-  wrapper's keyword), and `measure`: the settings the worker changes to measure it (`onednn`, `ir_optim`,
-  `memory_optim`, `use_optimized_model`).
+  wrapper's keyword), and `measure`: the switches the worker changes to measure it (as in `settings`).
 - `links`: the public threads (https); `checked`: where the entry was verified (reproduced, and with which
   Paddle, or read in the threads only).
 
@@ -258,6 +257,8 @@ list with `scripts/update-readme-rules`; `tests/test_known_issues.py` fails whil
 
 def known_issues_doc_markdown(book: KnownIssueBook) -> str:
     """docs/known_issues.md: how an entry is matched and added, then one section per entry."""
+    from ..facts.knobs import switches
+
     parts = [
         "# Known problems paddle-doctor knows",
         "",
@@ -274,7 +275,7 @@ def known_issues_doc_markdown(book: KnownIssueBook) -> str:
         "",
         *(f"- [{entry.id}](#{entry.id.lower()}) ({entry.kind}): {entry.title}" for entry in book.entries),
         "",
-        ADDING_AN_ENTRY.rstrip("\n"),
+        ADDING_AN_ENTRY.replace("{switches}", ", ".join(f"`{name}`" for name in switches())).rstrip("\n"),
     ]
     for entry in book.entries:
         parts.extend(["", *_known_issue_section(entry)])
@@ -282,7 +283,7 @@ def known_issues_doc_markdown(book: KnownIssueBook) -> str:
 
 
 def _known_issue_section(entry: KnownIssue) -> list[str]:
-    from .known_issues import affected, condition_words, short_link
+    from .known_issues import affected, condition_words, short_link, switched
 
     when = condition_words(entry.when)
     lines = [f"## {entry.id}", "", f"**{entry.title}.**", "",
@@ -295,7 +296,7 @@ def _known_issue_section(entry: KnownIssue) -> list[str]:
     for change in entry.workaround.changes:
         lines.extend(["", f"```{FENCE_LANGUAGE[change.kind]}", change.code, "```"])
     if entry.workaround.measure:
-        settings = ", ".join(f"{name} {'on' if on else 'off'}" for name, on in entry.workaround.measure.items())
+        settings = ", ".join(switched(name, on) for name, on in entry.workaround.measure.items())
         lines.extend(["", f"Measured in the predictor worker as: {settings}."])
     lines.extend(["", "### Threads", ""])
     lines.extend(f"- [{short_link(url)}]({url})" if short_link(url) != url else f"- <{url}>" for url in entry.links)
