@@ -9,24 +9,15 @@ from paddle_doctor.base.quoting import Code
 from paddle_doctor.base.vocabulary import PaddleStatus, ProblemKind, Verdict
 from paddle_doctor.facts import Facts
 from paddle_doctor.judge.findings import Evidence, Finding, ForPredictors, Status, passed, skipped
-from paddle_doctor.judge.known_issues import (
-    RULE_OF_KIND,
-    Decision,
-    KnownIssue,
-    Setup,
-    active_book,
-    called_at,
-    matches,
-    setups,
-)
 from paddle_doctor.judge.per_predictor import named
 from paddle_doctor.judge.registry import Check
 
 if TYPE_CHECKING:
     from paddle_doctor.facts.recorded import RecordedPredictor
     from paddle_doctor.facts.verification import KnownIssueTrial
+    from paddle_doctor.judge.known_issues import Decision, KnownIssue, Setup
 
-RULES = tuple(dict.fromkeys(RULE_OF_KIND.values()))
+RULES = tuple(dict.fromkeys(kind.rule for kind in ProblemKind))
 NOTICES = (ProblemKind.DEPRECATED, ProblemKind.NOTICE)  # worth knowing: a warning, not a failure
 
 
@@ -46,14 +37,16 @@ class KnownIssueEvidence(Evidence):
     confirmed: str | None = None
 
 
-Judged = tuple["RecordedPredictor | None", Setup, Decision]
+Judged = tuple["RecordedPredictor | None", "Setup", "Decision"]
 
 
 def check(facts: Facts) -> list[Finding]:
     paddle = facts.paddle
-    if paddle.status != PaddleStatus.OK or not paddle.version:  # (the healthcheck probes no Paddle: nor is the file read)
+    if paddle.status != PaddleStatus.OK or not paddle.version:  # (the healthcheck probes no Paddle: nor are the entries loaded)
         reason = f"Paddle's version is not known ({paddle.reason or paddle.status}): the known problems are told by version"
         return [skipped(rule, reason) for rule in RULES]
+    from paddle_doctor.judge.known_issues import active_book, setups
+
     book = active_book()
     views = setups(facts)
     findings = []
@@ -68,6 +61,8 @@ def check(facts: Facts) -> list[Finding]:
 def entry_findings(entry: KnownIssue, views: list[tuple[RecordedPredictor | None, Setup]]) -> list[Finding]:
     """The entry's finding: where it holds for some predictor (or the service), one naming them; else, where the
     facts cannot tell for some, one saying what is missing; else none (it does not concern this setup)."""
+    from paddle_doctor.judge.known_issues import matches
+
     judged = [(predictor, setup, matches(entry, setup)) for predictor, setup in views]
     held = [one for one in judged if one[2].holds]
     if held:
@@ -83,6 +78,8 @@ def entry_findings(entry: KnownIssue, views: list[tuple[RecordedPredictor | None
 def holding(entry: KnownIssue, held: list[Judged]) -> Finding:
     """The finding of an entry that holds: what matched, the fix's release and the threads; confirmed or not
     reproduced where the predictor worker tried it."""
+    from paddle_doctor.judge.known_issues import called_at
+
     said = list(dict.fromkeys(words for _, _, decision in held for words in decision.said))
     message = f"{entry.id} {entry.title}: {'; '.join(said)}; {entry.fixed()}; see {entry.threads()}"
     trial = next((found for _, setup, _ in held if (found := trial_of(entry, setup)) is not None), None)

@@ -640,6 +640,8 @@ def test_healthcheck_with_a_baseline_never_imports_paddle_click_rich_or_yaml(con
     measured_sections = ("paddle_doctor.facts.verification", "paddle_doctor.facts.graph")
     measuring = {m for m in modules if m.startswith((*measured_sections, "paddle_doctor.verify", "paddle_doctor.graph"))}
     assert measuring == set()
+    # nor the known problems' entries and their matching: told by Paddle's version, which the healthcheck does not probe
+    assert "paddle_doctor.checks.known_issues" in modules and "paddle_doctor.judge.known_issues" not in modules
 
 
 def test_healthcheck_without_a_baseline_never_imports_paddle_click_or_rich():

@@ -285,6 +285,18 @@ class ProblemKind(Word):
     DEPRECATED = "deprecated"
     NOTICE = "notice"
 
+    @property
+    def rule(self) -> str:
+        """The rule a matching entry of this kind is a finding of."""
+        return _RULE_OF_KIND[self]
+
+
+_RULE_OF_KIND = {
+    ProblemKind.CRASH: "PD-PADDLE-004", ProblemKind.WRONG_RESULT: "PD-PADDLE-004",
+    ProblemKind.SLOW: "PD-PADDLE-005", ProblemKind.MEMORY: "PD-PADDLE-005", ProblemKind.IGNORED_SETTING: "PD-PADDLE-005",
+    ProblemKind.DEPRECATED: "PD-PADDLE-006", ProblemKind.NOTICE: "PD-PADDLE-006",
+}
+
 
 class RaceEnd(Word):
     """Why a race of serving layouts stopped: every comparison decided, the budget spent, or the most rounds run."""

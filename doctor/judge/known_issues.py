@@ -10,7 +10,7 @@ and the public threads. A team's own file (``--known-issues FILE``) adds entries
 Matching is a pure function of the facts as one predictor sees them (:class:`Setup`): each part of
 an entry holds, does not, or cannot be told from what the doctor knows, and then says what is
 missing (:class:`Decision`). The entry's kind decides the rule its finding is reported under
-(``RULE_OF_KIND``).
+(``ProblemKind.rule``).
 """
 
 from __future__ import annotations
@@ -43,11 +43,6 @@ ATTRIBUTE_TYPE = re.compile(r"^(array<)?[a-z0-9]+>?$")
 PADDLE_WHEELS = ("paddlepaddle", "paddlepaddle-gpu")
 # the packages whose versions the probes give; any other name is a wrapper that builds the predictor (paddleocr, paddlex)
 PROBED_PACKAGES = ("paddle", *PADDLE_WHEELS, "onednn", "cuda", "cudnn", "tensorrt")
-RULE_OF_KIND = {
-    ProblemKind.CRASH: "PD-PADDLE-004", ProblemKind.WRONG_RESULT: "PD-PADDLE-004",
-    ProblemKind.SLOW: "PD-PADDLE-005", ProblemKind.MEMORY: "PD-PADDLE-005", ProblemKind.IGNORED_SETTING: "PD-PADDLE-005",
-    ProblemKind.DEPRECATED: "PD-PADDLE-006", ProblemKind.NOTICE: "PD-PADDLE-006",
-}
 BROKEN = (ProblemKind.CRASH, ProblemKind.WRONG_RESULT)  # what the predictor worker can confirm
 # the least CUDA that builds kernels for a compute capability (NVIDIA's CUDA 12.8 release notes add sm_100 and sm_120)
 CUDA_FOR_CAPABILITY = {(12, 0): (12, 8), (10, 0): (12, 8), (9, 0): (11, 8), (8, 9): (11, 8)}
@@ -189,7 +184,7 @@ class KnownIssue:
 
     @property
     def rule(self) -> str:
-        return RULE_OF_KIND[self.kind]
+        return self.kind.rule
 
     @property
     def explain_command(self) -> str:
