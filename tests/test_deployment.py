@@ -233,3 +233,18 @@ def test_with_no_flags_the_one_deployment_is_judged_whole(tmp_path):
 def test_the_instances_a_flag_says_are_judged_instead_of_the_workers_found(tmp_path):
     found = budget_findings(with_records(tree(tmp_path), {8: 4, 9: 4}), "--pid", "8", "--instances", "1", "--threads", "2")
     assert found["PD-CPU-010"]["status"] == "pass" and found["PD-CPU-010"]["message"].startswith("2 compute threads fit")
+
+
+@pytest.mark.parametrize("form", ["text", "markdown", "html"])
+def test_every_report_for_people_shows_the_deployment_a_line_per_process(tmp_path, form):
+    root = with_records(tree(tmp_path), {8: 4, 9: 2})
+    shown = run_doctor("--root", str(root), "--pid", "7", "--format", form, *NO_PROBES, env={"COLUMNS": "400"}).stdout
+    assert "deployment: gunicorn: master 7 and 2 workers (8, 9): the processes with Paddle mapped of one program" in shown
+    assert "master 7: 1 thread, RSS 40.0 MiB, no Paddle mapped" in shown and "no record of process 7" not in shown
+    assert "worker 8: 5 threads, RSS 900.0 MiB; 1 predictor, 4 math threads at once (record /tmp/paddle-doctor-record-1000/8-120500.json)" in shown
+    assert "worker 9: 5 threads, RSS 916.0 MiB; 1 predictor, 2 math threads at once (record /tmp/paddle-doctor-record-1000/9-120501.json)" in shown
+
+
+def test_a_process_alone_shows_no_deployment_lines():
+    shown = run_doctor("--root", str(PROCESSES / "one-service"), "--pid", "4242", *NO_PROBES, env={"COLUMNS": "400"}).stdout
+    assert "Service" in shown and "deployment:" not in shown and "worker 4242" not in shown

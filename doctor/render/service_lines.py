@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..base.vocabulary import BuiltBy, Origin, ProcessStatus, Recorder, SourceStatus
 from ..base.words import byte_size, counted, shape_options
-from ..facts import ServiceProcessFacts, SettingOrigin, SourceFacts
+from ..facts import DeployedProcess, ServiceProcessFacts, SettingOrigin, SourceFacts
 from ..facts.recorded import RecordedPredictor
 from ..judge.verdict_words import speed_words
 from ..report.report import ServiceSummary
@@ -27,6 +27,26 @@ def process_line(process: ServiceProcessFacts) -> str | None:
     return (f"process {process.pid} ({process.chosen_because}): {process.interpreter or 'interpreter unknown'}"
             f"{' ' + process.script if process.script else ''}; {threads}{busy}; "
             f"RSS {byte_size(process.rss_bytes)}; libraries: {libraries or 'unknown'}")
+
+
+def deployment_lines(service: ServiceSummary) -> list[str]:
+    """A deployment of several processes: how it was found, then a line per process; none for a process alone."""
+    if len(service.processes) < 2:
+        return []
+    found = [f"deployment: {service.process.deployment}"] if service.process.deployment else []
+    return [cut_line(line) for line in found + [deployed_line(process) for process in service.processes]]
+
+
+def deployed_line(process: DeployedProcess) -> str:
+    """``worker 8: 5 threads (4 busy), RSS 900.0 MiB; 1 predictor, 4 math threads at once (its record ...)``."""
+    threads = counted(process.threads, "thread") if process.threads is not None else "threads unknown"
+    busy = f" ({process.busy_threads} busy)" if process.busy_threads is not None else ""
+    paddle = {True: "", False: ", no Paddle mapped", None: ", Paddle mapped: not known"}[process.maps_paddle]
+    held = (f"; {counted(process.predictors, 'predictor')}, {process.math_threads} math threads at once"
+            if process.predictors is not None and process.math_threads is not None else "")
+    unsaid = not process.record_reason or process.maps_paddle is False  # a process without Paddle records nothing
+    record = f" (record {process.record})" if process.record else ("" if unsaid else f"; {process.record_reason}")
+    return f"{process.role.value} {process.pid}: {threads}{busy}, RSS {byte_size(process.rss_bytes)}{paddle}{held}{record}"
 
 
 def process_note(process: ServiceProcessFacts) -> str | None:
@@ -141,6 +161,7 @@ def service_lines(service: ServiceSummary | None) -> list[str]:
         return []
     line = process_line(process)
     lines = [line, *(f"{name}={value} ({process.environ_source})" for name, value in process.environ.items())] if line else []
+    lines += deployment_lines(service)
     lines += [line for line in (process_note(process), source_line(source)) if line]
     lines += [f"{error.location}: {error.message}" for error in source.errors]
     lines += [line for line in (flags_line(service),) if line]

@@ -27,7 +27,16 @@ from ..facts import paddle_status_words
 from ..judge.verdict_words import describe, effect_words
 from ..report.report import RECOMMEND, Report, ReportFinding, ServiceSummary
 from .digest import ENFORCED_WHY, STATUS_LABEL, Digest, digest
-from .service_lines import flags_line, process_line, process_note, record_lines, setting_value, shown_settings, source_line
+from .service_lines import (
+    deployment_lines,
+    flags_line,
+    process_line,
+    process_note,
+    record_lines,
+    setting_value,
+    shown_settings,
+    source_line,
+)
 
 if TYPE_CHECKING:
     from ..facts.graph import FusionInstance
@@ -240,6 +249,8 @@ def _render_service(service: ServiceSummary, console: Console) -> None:
         console.print(Text(line))
         for name, value in process.environ.items():
             console.print(Text(f"  {name}={value} ({process.environ_source})", style="dim"))
+    for line in deployment_lines(service):
+        console.print(Text(f"  {line}"))
     note = process_note(process)
     if note:
         console.print(Text(note, style="yellow"))
