@@ -313,7 +313,7 @@ def facts(**params: Any) -> None:
 
 @cli.command("rules")
 @click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as in the README), with each rule's experiment.")
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown (as at the top of docs/rules.md), with each rule's experiment.")
 @click.option("--debug", is_flag=True, hidden=True)
 @known_issues_option
 def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:

@@ -1,4 +1,4 @@
-"""rules.yaml: validation on load, conformance of checks to rules, and the generated README table."""
+"""rules.yaml: validation on load, conformance of checks to rules, and the generated rules table of docs/rules.md."""
 
 import ast
 import copy
@@ -17,7 +17,7 @@ from paddle_doctor.base.vocabulary import Experiment, Lifecycle
 from paddle_doctor.facts.loading import load_facts
 from paddle_doctor.judge.findings import ForPredictors, Status
 from paddle_doctor.judge.registry import Check, discover_checks
-from paddle_doctor.judge.rule_docs import README_END, README_START, rules_table_markdown
+from paddle_doctor.judge.rule_docs import RULES_DOC, RULES_TABLE_END, RULES_TABLE_START, rules_table_markdown
 from paddle_doctor.judge.rules import RulesError, load_rules, parse_rules
 from paddle_doctor.judge.runner import run_checks
 
@@ -234,9 +234,15 @@ def test_broken_rules_name_the_rule_and_field(path, value, expected):
     assert str(error.value).startswith("rules.yaml: ")
 
 
-def test_readme_rules_table_is_generated_from_rules_yaml():
-    readme = (REPO / "README.md").read_text()
-    start, end = readme.index(README_START) + len(README_START), readme.index(README_END)
-    assert readme[start:end].strip() == rules_table_markdown(load_rules()).strip(), (
-        "README rules table is stale: run scripts/update-readme-rules"
+def test_the_rules_table_of_the_rules_page_is_generated_from_rules_yaml():
+    page = (REPO / RULES_DOC).read_text()
+    start, end = page.index(RULES_TABLE_START) + len(RULES_TABLE_START), page.index(RULES_TABLE_END)
+    rulebook = load_rules()
+    assert page[start:end].strip() == rules_table_markdown(rulebook, linked=True).strip(), (
+        "docs/rules.md's rules table is stale: run scripts/update-readme-rules"
     )
+    rows = page[start:end].strip().splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == [f"| [{rule.id}](#{rule.id.lower()})" for rule in rulebook.ordered()]
+    assert f"## {rulebook.ordered()[0].id}\n" in page[end:]  # every id links to a section below the table
+    # `paddle-doctor rules --markdown` prints the same rows, the ids unlinked
+    assert rules_table_markdown(rulebook).splitlines()[2].startswith(f"| {rulebook.ordered()[0].id} |")

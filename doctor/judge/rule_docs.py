@@ -1,5 +1,5 @@
-"""Documentation generated from rules.yaml and known_issues.yaml: the README tables, docs/rules.md and
-docs/known_issues.md (kept fresh by tests), the listing of `paddle-doctor rules`, and the link from a
+"""Documentation generated from rules.yaml and known_issues.yaml: docs/rules.md and docs/known_issues.md,
+each opening with its table (kept fresh by tests), the listing of `paddle-doctor rules`, and the link from a
 finding to its rule's section there."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from .rules import AREAS, Rule, Rulebook
 if TYPE_CHECKING:
     from .known_issues import KnownIssue, KnownIssueBook
 
-README_START = "<!-- rules-table:start (generated from rules.yaml by `paddle-doctor rules --markdown`) -->"
-README_END = "<!-- rules-table:end -->"
+RULES_TABLE_START = "<!-- rules-table:start (generated from rules.yaml by `paddle-doctor rules --markdown`) -->"
+RULES_TABLE_END = "<!-- rules-table:end -->"
 KNOWN_ISSUES_START = "<!-- known-issues-table:start (generated from known_issues.yaml by scripts/update-readme-rules) -->"
 KNOWN_ISSUES_END = "<!-- known-issues-table:end -->"
 KNOWN_ISSUES_DOC = "docs/known_issues.md"
@@ -35,11 +35,14 @@ LIFECYCLE_TEXT = {
 }
 
 
-def rules_table_markdown(rulebook: Rulebook) -> str:
+def rules_table_markdown(rulebook: Rulebook, linked: bool = False) -> str:
+    """Every rule, one row each (`paddle-doctor rules --markdown`); ``linked``: each id a link to its
+    section of docs/rules.md, where the table heads the page."""
     lines = ["| id | area | severity | checked | experiment | title |", "|---|---|---|---|---|---|"]
     for rule in rulebook.ordered():
+        name = f"[{rule.id}](#{rule.id.lower()})" if linked else rule.id
         lines.append(
-            f"| {rule.id} | {AREAS[rule.area]} | {rule.severity} | {CHECKED[rule.status]} | "
+            f"| {name} | {AREAS[rule.area]} | {rule.severity} | {CHECKED[rule.status]} | "
             f"{rule.experiment or '-'} | {rule.title} |"
         )
     return "\n".join(lines) + "\n"
@@ -69,12 +72,6 @@ def rules_listing(rulebook: Rulebook, width: int) -> str:
             lines.extend(" " * indent + rest for rest in wrapped[1:])
     lines += ["", "paddle-doctor explain ID: one rule in full, and the experiment of its fix"]
     return "\n".join(lines) + "\n"
-
-
-def replace_readme_table(readme: str, table: str, markers: tuple[str, str] = (README_START, README_END)) -> str:
-    """``readme`` with ``table`` between the two markers (the rules table's by default)."""
-    start, end = readme.index(markers[0]) + len(markers[0]), readme.index(markers[1])
-    return readme[:start] + "\n" + table + readme[end:]
 
 
 class DocsUrlError(ValueError):
@@ -125,11 +122,8 @@ def rules_doc_markdown(rulebook: Rulebook) -> str:
         "gives, and writes the others as `<name>`, a template to fill in."),
         "",
     ]
-    for area, title in AREAS.items():
-        in_area = [rule for rule in rules if rule.area == area]
-        if in_area:
-            links = ", ".join(f"[{rule.id}](#{rule.id.lower()})" for rule in in_area)
-            parts.append(f"- **{title}**: {links}")
+    parts.extend([RULES_TABLE_START, rules_table_markdown(rulebook, linked=True) + RULES_TABLE_END, "",
+                  '"checked: not yet" rules are part of the checklist; their checks are still to come.'])
     for rule in rules:
         parts.extend(["", *_rule_section(rule)])
     return "\n".join(parts) + "\n"
@@ -178,12 +172,13 @@ def _rule_section(rule: Rule) -> list[str]:
 
 
 def known_issues_table_markdown(book: KnownIssueBook) -> str:
-    """The README's list of the known problems: id, kind, the rule it is reported under, what it affects, title."""
+    """The table that heads docs/known_issues.md: id (a link to its section), kind, the rule it is reported under,
+    what it affects, the release that fixes it, title."""
     from .known_issues import affected
 
     lines = ["| id | kind | rule | affects | fixed in | title |", "|---|---|---|---|---|---|"]
     for entry in book.entries:
-        lines.append(f"| [{entry.id}]({KNOWN_ISSUES_DOC}#{entry.id.lower()}) | {entry.kind} | {entry.rule} | "
+        lines.append(f"| [{entry.id}](#{entry.id.lower()}) | {entry.kind} | [{entry.rule}](rules.md#{entry.rule.lower()}) | "
                      f"{'; '.join(affected(entry))} | {entry.fixed_in or '-'} | {entry.title} |")
     return "\n".join(lines) + "\n"
 
@@ -250,8 +245,8 @@ line naming the file, the entry and the field, and the doctor exits 2. The field
 - `links`: the public threads (https); `checked`: where the entry was verified (reproduced, and with which
   Paddle, or read in the threads only).
 
-Quote a value that holds ` #` (YAML reads the rest as a comment). Regenerate this page and the README's
-list with `scripts/update-readme-rules`; `tests/test_known_issues.py` fails while either is stale.
+Quote a value that holds ` #` (YAML reads the rest as a comment). Regenerate this page with
+`scripts/update-readme-rules`; `tests/test_known_issues.py` fails while it is stale.
 """
 
 
@@ -273,7 +268,8 @@ def known_issues_doc_markdown(book: KnownIssueBook) -> str:
          "reproduced. An experiment or the recommended configuration never measures nor offers a setting such an "
          "entry predicts to fail. `paddle-doctor explain KI-NNN` prints an entry in a terminal."),
         "",
-        *(f"- [{entry.id}](#{entry.id.lower()}) ({entry.kind}): {entry.title}" for entry in book.entries),
+        KNOWN_ISSUES_START,
+        known_issues_table_markdown(book) + KNOWN_ISSUES_END,
         "",
         ADDING_AN_ENTRY.replace("{switches}", ", ".join(f"`{name}`" for name in switches())).rstrip("\n"),
     ]
