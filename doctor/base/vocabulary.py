@@ -115,6 +115,7 @@ class Origin(Word):
     FLAG = "flag"
     CONFIG = "config"
     RECORD = "record"
+    LAUNCHER = "launcher"  # the server or task queue that starts the service's code (gunicorn's workers)
     SOURCE = "source"
 
 

@@ -31,6 +31,7 @@ from ..base.vocabulary import (
     SourceStop,
 )
 from .baseline import BaselineFacts
+from .launcher import LauncherFacts
 from .predictor import ServiceConfig, TensorRTSettings  # noqa: F401 (one namespace of facts)
 from .service_config import PADDLE_DEFAULT_THREADS, SettingOrigin  # noqa: F401 (one namespace of facts)
 
@@ -375,6 +376,7 @@ class SourceFacts:
     imports_left_out: Count = 0  # modules imported and found past the bounds of that reading
     imports_from: str | None = None  # where the imports were looked for (whose sys.path); None: not followed
     stopped: SourceStop | None = None
+    launcher: LauncherFacts | None = None  # what runs the source, and its settings (--pid's command line, or a folder's gunicorn.conf.py)
 
     @property
     def unread(self) -> list[SourceError]:
@@ -443,6 +445,7 @@ class ServiceProcessFacts:
     interpreter_source: str | None = None
     script: str | None = None
     script_source: str | None = None
+    launcher: LauncherFacts | None = None
     environ: dict[str, str] = field(default_factory=dict)
     environ_source: str | None = None
     cgroup: str | None = None

@@ -25,6 +25,8 @@ from ..base.interpreter import Interpreter, RunAs
 from ..base.redact import redact_arguments, redact_environment
 from ..base.vocabulary import LibraryKind, ProcessStatus
 from ..facts import DeployedProcess, MappedLibrary, ServiceProcessFacts
+from ..facts.launcher import LauncherFacts
+from ..source.launchers import Service, launched
 from .context import ProbeContext
 from .deployment import Deployment, ProcessTable, deployed_processes, deployment_of, deployments
 from .libraries import SHARED_OBJECT
@@ -236,8 +238,8 @@ def _read_process(ctx: ProbeContext, facts: ServiceProcessFacts) -> ServiceProce
         read.update(libraries=mapped_libraries(maps), libraries_source=f"{proc}/maps")
         if not any(library.kind == "paddle" for library in read["libraries"]):
             read["reason"] = f"process {pid} has no Paddle library mapped (no libpaddle in {proc}/maps); is it the service?"
-    script = _script(ctx, proc, argv)
-    read.update(script=script, script_source=f"{proc}/cmdline" if script else None,
+    launcher = _launcher(ctx, proc, argv, variables, read.get("interpreter"))
+    read.update(script=launcher.entry, script_source=launcher.entry_source, launcher=launcher,
                 cgroup=_read(ctx, f"{proc}/cgroup").strip() or None, cgroup_source=f"{proc}/cgroup")
     facts = replace(facts, **read)
     if denied:
@@ -395,15 +397,13 @@ def library_kind(name: str) -> str | None:
     return next((kind for prefix, kind in LIBRARY_KINDS if name.startswith(prefix)), None)
 
 
-def _script(ctx: ProbeContext, proc: str, argv: list[str]) -> str | None:
-    """The .py file the interpreter runs (the first argument ending in .py), made absolute against the process's cwd."""
-    script = next((argument for argument in argv[1:] if argument.endswith(".py")), None)
-    if script is None or script.startswith("/"):
-        return script
-    try:
-        return posixpath.normpath(posixpath.join(os.readlink(ctx.path(f"{proc}/cwd")), script))
-    except OSError:
-        return None
+def _launcher(ctx: ProbeContext, proc: str, argv: list[str], environ: dict[str, str], interpreter: str | None) -> LauncherFacts:
+    """What the command line launches (:mod:`..source.launchers`): the file of the service's code (a script,
+    ``-m pkg``, ``gunicorn app:app``, a console script's entry point) found on the service interpreter's
+    sys.path under the root, or why none, and the launcher's settings."""
+    cwd = _link(ctx, f"{proc}/cwd")
+    service = Service(proc, cwd, environ, interpreter, lambda path: str(ctx.path(path)))
+    return launched(service, argv)
 
 
 def cpu_seconds(ctx: ProbeContext, pid: int) -> float | None:

@@ -14,6 +14,7 @@ from typing import Literal
 from ..base.escape import terminal_line
 from ..base.vocabulary import ProcessRole, ProcessStatus, RecordStatus
 from ..facts import DeployedProcess, ServiceProcessFacts, SourceFacts
+from ..facts.launcher import LauncherFacts, LauncherKnob
 from ..facts.service_record import ServiceRecord
 from ..probes.context import ProbeContext
 from ..probes.process import ThreadSample, open_service_process, read_process
@@ -108,26 +109,64 @@ def _with_record(deployed: DeployedProcess, record: ServiceRecord) -> DeployedPr
 
 
 def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[str], say: Say) -> SourceFacts:
-    """The files given, or the script the process runs; a script is followed into the modules it
-    imports, found where the service's interpreter finds them (--pid) or this one (--source)."""
+    """The files given, or the file the process's launcher runs (a script, ``-m pkg``, ``gunicorn app:app``, a
+    console script's entry point) with the launcher's configuration file (gunicorn's hooks build predictors);
+    a file is followed into the modules it imports, found where the service's interpreter finds them (--pid)
+    or this one (--source). The launcher and its settings go with the source."""
     from ..source.imports import given_search_path, search_path
+    from ..source.launchers import folder_launcher
 
     environ = process.environ if process.environ_source else None
     search, imports_from = None, None
+    launcher = process.launcher
     if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
         paths = [str(ctx.path(process.script))]
+        paths += [str(ctx.path(file)) for file in (launcher.config_files if launcher else []) if str(ctx.path(file)) not in paths]
         search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
+        search = list(dict.fromkeys([str(ctx.path(folder)) for folder in (launcher.search if launcher else [])] + search))
         imports_from = f"the service interpreter's sys.path ({process.interpreter or 'interpreter unknown'})"
     elif any(os.path.isfile(path) for path in paths):
         search = given_search_path(paths, ctx.is_live)
         imports_from = (f"this interpreter's sys.path ({sys.executable}) and the folders given" if ctx.is_live
                         else "the folders given (with --root, not this interpreter's sys.path)")
-    source = read_source(paths, environ, search) if paths else SourceFacts(reason="no --source, and no script from --pid")
+    if paths and not process.script:
+        launcher = folder_launcher([path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)) for path in paths])
+        hooks = [file for file in (launcher.config_files if launcher else []) if not _within(file, paths)]
+        paths += hooks  # its hooks (post_fork) are the service's code too
+    unsaid = launcher.reason if launcher is not None and launcher.entry is None and process.status == ProcessStatus.PROBED else None
+    source = read_source(paths, environ, search) if paths else SourceFacts(reason=unsaid or "no --source, and no script from --pid")
     if search is not None:
         source = replace(source, imports_from=imports_from)
+    if launcher is not None:
+        source = replace(source, launcher=_against_live(launcher, process))
+        if unsaid and not paths:
+            say(terminal_line(f"paddle-doctor: no source from process {process.pid}: {unsaid}"))
     for error in source.errors:
         say(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"))
     return source
+
+
+def _within(file: str, paths: list[str]) -> bool:
+    """Whether ``file`` is one of ``paths`` or under a folder of them."""
+    real = os.path.realpath(file)
+    return any(real == os.path.realpath(path) or real.startswith(os.path.realpath(path) + os.sep) for path in paths)
+
+
+def _against_live(launcher: LauncherFacts, process: ServiceProcessFacts) -> LauncherFacts:
+    """The launcher's worker count against the live deployment's workers, where both are known."""
+    workers = launcher.setting(LauncherKnob.WORKERS)
+    live = process.workers()
+    if workers is None or workers.value is None or not live:
+        return launcher
+    count, workers_said = len(live), f"{workers.value} of {workers.detail}"
+    if count == workers.value:
+        said = f"the live deployment runs {count} worker{'s' if count != 1 else ''}, as {workers.detail} says"
+    elif count == 1:
+        said = (f"the process tree shows no other worker of its program ({process.deployment or 'one process'}): "
+                f"the launcher's {workers_said} are judged")
+    else:
+        said = f"the live deployment runs {count} workers ({process.deployment or 'its processes'}), not the {workers_said}: the live workers are judged"
+    return replace(launcher, live=said)
 
 
 def _read_record(ctx: ProbeContext, process: ServiceProcessFacts, say: Say) -> ServiceRecord:

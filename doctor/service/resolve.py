@@ -1,7 +1,8 @@
 """The service's settings from every place that states them, and where each came from: one function.
 
 Precedence: flags > ``--config`` > the service's record of what it runs (``paddle-doctor record``)
-> the source (``--source``, or the script of ``--pid``) > Paddle's defaults. The process enters through the source: a setting read from
+> the launcher that starts the service (gunicorn's workers, from its command line, ``GUNICORN_CMD_ARGS`` or
+``gunicorn.conf.py``: the instances) > the source (``--source``, or the script of ``--pid``) > Paddle's defaults. The process enters through the source: a setting read from
 ``os.environ.get(NAME, default)`` takes the live value from the process's environment.
 """
 
@@ -15,13 +16,14 @@ from ..base.redact import redact_text
 from ..base.serde import DecodeError, decode_as, field_types, load_yaml_file
 from ..base.vocabulary import Origin
 from ..facts import SourceFacts
+from ..facts.launcher import LauncherKnob
 from ..facts.predictor import ServiceConfig, TensorRTSettings
 from ..facts.service_config import SettingOrigin
 from .config import KEYS_HINT, ServiceConfigError, ServiceOptions, service_from_data, validate_service
 from .sources import source_origins
 
 NO_OPTIONS = ServiceOptions()
-PRECEDENCE = (Origin.SOURCE, Origin.RECORD, Origin.CONFIG, Origin.FLAG)  # each over the ones before it
+PRECEDENCE = (Origin.SOURCE, Origin.LAUNCHER, Origin.RECORD, Origin.CONFIG, Origin.FLAG)  # each over the ones before it
 D = TypeVar("D", ServiceConfig, TensorRTSettings)
 
 
@@ -36,6 +38,7 @@ def resolve_service(options: ServiceOptions = NO_OPTIONS, source: SourceFacts | 
     service = base or ServiceConfig()
     origins: dict[str, SettingOrigin] = {}
     service = _over_source(service, origins, source or SourceFacts(), environ_source)
+    service = _over_launcher(service, origins, source or SourceFacts())
     for origin in recorded:
         service = with_setting(service, origin.name, origin.value)
         origins[origin.name] = origin
@@ -59,6 +62,18 @@ def _over_source(service: ServiceConfig, origins: dict[str, SettingOrigin], sour
                 service = fitted
         origins[origin.name] = origin
     return service
+
+
+def _over_launcher(service: ServiceConfig, origins: dict[str, SettingOrigin], source: SourceFacts) -> ServiceConfig:
+    """``service`` with the instances the launcher starts (its workers: each runs the service's code, its own
+    predictors), the origin put in ``origins``; a count the doctor cannot read stands as an origin without a value."""
+    workers = source.launcher.setting(LauncherKnob.WORKERS) if source.launcher is not None else None
+    if workers is None:
+        return service
+    detail = f"{source.launcher.launcher if source.launcher else 'the launcher'}'s workers: {workers.detail}"
+    fitted = _fitted(service, "instances", workers.value) if isinstance(workers.value, int) and workers.value > 0 else None
+    origins["instances"] = SettingOrigin("instances", workers.value if fitted is not None else None, Origin.LAUNCHER, detail)
+    return fitted or service
 
 
 def _over_config_file(service: ServiceConfig, origins: dict[str, SettingOrigin], path: str) -> ServiceConfig:
