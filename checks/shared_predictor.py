@@ -1,15 +1,16 @@
-"""Shared predictor: do concurrent requests run on one predictor without a lock?"""
+"""Shared predictor: do concurrent requests run on one predictor without a lock (as the record saw its threads, or as the service says)?"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.base.vocabulary import Layout
+from paddle_doctor.base.vocabulary import Layout, SourcePatternKind
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.budget import cpu_budget
 from paddle_doctor.facts.service_config import serving_layout
 from paddle_doctor.judge.findings import Evidence, Finding, Status, passed
-from paddle_doctor.judge.registry import Check
+from paddle_doctor.judge.registry import Check, Need
+from paddle_doctor.judge.source_lint import patterns_of
 
 RULE = "PD-LOAD-001"
 DESCRIPTIONS = {
@@ -33,20 +34,35 @@ class SharedEvidence(Evidence):
 
 def check(facts: Facts) -> list[Finding]:
     service = facts.service
-    layout = serving_layout(service)
+    found = patterns_of(facts, SourcePatternKind.SHARED_PREDICTOR_THREADS) if Need.SOURCE.missing(facts) is None else []
+    in_code = ", ".join(str(location) for location, _ in found) or None
+    judged = facts.service_record.sharing_judged(in_code) if facts.service_record is not None else None
+    if judged is not None:
+        return [shared(facts, judged.message, judged.observed) if judged.fails else passed(RULE, judged.message)]
     if service.concurrency == 1:
         return [passed(RULE, "the service takes one request at a time (concurrency 1)")]
+    layout = serving_layout(service)
+    if service.layout is None and layout == Layout.LOCK:  # guessed: nothing says how requests reach the one predictor
+        if in_code:
+            return [shared(facts, f"the service's code at {in_code} shares one predictor among threads without a lock; "
+                                  "it is not thread-safe", "the source: one predictor run from several threads")]
+        return [passed(RULE, "one predictor, and nothing says concurrent requests reach it at once (no layout: in --config, "
+                             "no record of the threads that run it)")]
     if layout != Layout.SHARED:
         return [passed(RULE, f"concurrent requests reach {DESCRIPTIONS[layout]}", LayoutEvidence(layout))]
-    budget = cpu_budget(facts)
+    concurrency = f"{service.concurrency} concurrent requests" if service.concurrency else "concurrent requests"
+    return [shared(facts, f"one predictor is shared by {concurrency} without a lock; it is not thread-safe",
+                   "layout: shared (one predictor, concurrent run() calls)")]
+
+
+def shared(facts: Facts, message: str, observed: str) -> Finding:
+    service, budget = facts.service, cpu_budget(facts)
     workers = service.concurrency or (budget.whole_cpus if budget else 2)
     if budget:
         workers = min(workers, budget.whole_cpus)
-    concurrency = f"{service.concurrency} concurrent requests" if service.concurrency else "concurrent requests"
-    return [Finding(RULE, Status.FAIL, f"one predictor is shared by {concurrency} without a lock; it is not thread-safe",
-                    observed="layout: shared (one predictor, concurrent run() calls)",
-                    expected="a predictor per worker (clone or PredictorPool), worker processes, or a lock",
-                    evidence=SharedEvidence(service.concurrency, workers))]
+    return Finding(RULE, Status.FAIL, message, observed=observed,
+                   expected="a predictor per worker (clone or PredictorPool), worker processes, or a lock",
+                   evidence=SharedEvidence(service.concurrency, workers))
 
 
 CHECK = Check(name="shared_predictor", rules=(RULE,), run=check, evidence={RULE: SharedEvidence})

@@ -328,7 +328,9 @@ def _share_budget(recorded: RecordedRuns, budget_s: float, say: Say) -> Recorded
     first, planned = shared.first, shared.planned
     measured = [plan for plan in planned if plan.not_measured is None]
     each = f", {first.budget_s:g} s each, the busiest first" if first is not None else ""
-    say(f"paddle-doctor: measuring {len(measured)} of the record's {len(planned)} predictors{each}")
+    alike = sum(len(plan.stands_for) for plan in planned)
+    kinds = f" (one per model and configuration: {len(planned)} distinct)" if alike else ""
+    say(f"paddle-doctor: measuring {len(measured)} of the record's {len(planned) + alike} predictors{kinds}{each}")
     for plan in planned:
         if plan.not_measured:
             say(terminal_line(f"paddle-doctor: predictor {plan.predictor} ({plan.model}) {plan.not_measured}"))

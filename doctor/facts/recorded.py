@@ -119,13 +119,45 @@ class RunStats:
 
 
 @dataclass(frozen=True)
+class CallingThreads:
+    """The threads that called one method of a predictor, each by its number in the process (1 for
+    the first thread that ran, copied into or asked for an output of any predictor, 2 for the next):
+    the first 16, and how many others (``more``)."""
+
+    threads: list[Count] = field(default_factory=list)
+    more: Count = 0
+
+    def count(self) -> int:
+        return len(self.threads) + self.more
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """Which threads used a predictor: those that called its ``run()``, those whose inputs copied in
+    (``copy_from_cpu``, on the thread that then called ``run()``) a run took, those that called its
+    ``get_output_handle``; ``crossed`` counts the runs whose thread had copied its inputs in and
+    another thread's ``run()`` of the same predictor began between the first of those copies and this
+    run (its inputs may have been run, or overwritten, by the other thread's call: a race)."""
+
+    run: CallingThreads = field(default_factory=CallingThreads)
+    copy_from_cpu: CallingThreads = field(default_factory=CallingThreads)
+    get_output_handle: CallingThreads = field(default_factory=CallingThreads)
+    crossed: Count = 0
+
+    def threads(self) -> int:
+        """The most threads seen calling one of its methods."""
+        return max(self.run.count(), self.copy_from_cpu.count(), self.get_output_handle.count())
+
+
+@dataclass(frozen=True)
 class RecordedPredictor:
     """One predictor the service built. ``config`` and ``model`` are null for one whose building was
     not seen (``built_by`` ``unseen``); ``clone_of`` is the id of the predictor it was cloned from;
     ``pool_size`` the size of the ``PredictorPool`` it belongs to; ``built`` how many predictors of
     the same site and configuration were folded into this one once the record kept 64; ``alive``
     whether the service still held it when the record was written; ``input_names`` its inputs, in
-    the order of each entry of ``runs.shapes``."""
+    the order of each entry of ``runs.shapes``; ``sharing`` the threads that used it (null in a record
+    of a recorder that did not note them)."""
 
     id: Count
     built_by: BuiltBy
@@ -138,6 +170,7 @@ class RecordedPredictor:
     built: Count = 1
     alive: bool = True
     input_names: list[str] = field(default_factory=list)
+    sharing: Sharing | None = None
 
     def name(self) -> str:
         """``det``: the folder of its model, or ``predictor 3`` when its model was not seen."""

@@ -11,6 +11,10 @@
  *     with none copied in, the inputs its predictor's last run read from its input handles, kept
  *     in its slot of the table while no input handle changed (a count every copy_from_cpu,
  *     reshape, share_external_data and run(inputs) adds to), else read from them again;
+ *   - the thread's number (given as its ThreadInputs is made) and, in the predictor's slot, the thread
+ *     and the count of input handle changes of its last run(): where this thread copied inputs in
+ *     since its own last run and another thread's run() of the predictor began since the first of
+ *     those copies, the run is noted as crossed (its inputs may have been taken or overwritten);
  *   - while it runs, a node on the C stack linked into the Runs' list of runs in flight;
  *   - when it has ended, one struct appended to an array, taken by Runs.take() at the next fold.
  *
@@ -33,6 +37,10 @@
 #define MAX_DIMS 8     /* the most dimensions of a shape compared in place */
 
 static unsigned long long handles_changed; /* copies into, and other changes of, any input handle */
+static unsigned long threads_numbered;     /* the number of the last thread given one */
+
+#define COPIED 1  /* a run's inputs were copied in on its thread (python_runs.COPIED) */
+#define CROSSED 2 /* and another thread's run() of its predictor began after the first copy (python_runs.CROSSED) */
 
 static PyObject *pending_key, *str_shape, *str_dtype, *str_inputs, *str_data, *str_inputs_of, *str_live_of,
     *str_failed;
@@ -116,6 +124,8 @@ typedef struct {
     Py_ssize_t capacity;           /* of keys: the most max_pending of the Runs it copied for */
     PyObject **keys;               /* owned, or NULL before the first copy */
     PyObject *last;                /* the tuple of keys handed to the last run(), owned, or NULL */
+    unsigned long number;          /* the thread's: 1 for the first thread to run, copy or ask for an output */
+    unsigned long long copied_at;  /* handles_changed after the first of the keys was copied in */
     struct {
         PyObject *key;             /* owned, or NULL */
         int nd;                    /* -1: not an ndarray's */
@@ -177,6 +187,8 @@ thread_inputs(void)
     made->count = made->capacity = 0;
     made->keys = NULL;
     made->last = NULL;
+    made->number = ++threads_numbered;
+    made->copied_at = 0;
     for (int i = 0; i < MAX_REUSED; i++) {
         made->reused[i].key = NULL;
         made->reused[i].nd = -1;
@@ -368,6 +380,9 @@ note_copy(PyObject *data, Py_ssize_t most)
         Py_DECREF(key);
         return clear_exception();
     }
+    if (inputs->count == 0) {
+        inputs->copied_at = handles_changed;
+    }
     inputs->keys[inputs->count++] = key;
     return 0;
 }
@@ -384,6 +399,8 @@ typedef struct Running {
 typedef struct {
     PyObject *live, *inputs; /* owned */
     long long start, end;
+    unsigned long thread; /* its number */
+    int copied;           /* 0, COPIED or CROSSED */
 } Ended;
 
 typedef struct {
@@ -391,6 +408,8 @@ typedef struct {
     PyObject *live;  /* owned */
     PyObject *read;  /* owned, or NULL: the inputs a run of this predictor last read from its handles */
     unsigned long long read_at; /* handles_changed then */
+    unsigned long last_thread;  /* the thread of its last run() begun, 0 before one */
+    unsigned long long last_run_at; /* handles_changed as it began */
 } Slot;
 
 static char tombstone;
@@ -505,6 +524,8 @@ runs_remember(Runs *self, PyObject *args)
     }
     Py_INCREF(live);
     slot->predictor = predictor;
+    slot->last_thread = 0;
+    slot->last_run_at = 0;
     Py_CLEAR(slot->read);
     Py_XSETREF(slot->live, live);
     Py_RETURN_NONE;
@@ -542,7 +563,7 @@ runs_known(Runs *self, PyObject *predictor)
 /* The run's ended: kept for the next fold, or past max_ended counted as not counted. Steals the
  * references to live and inputs; calls no Python code (the original's error may be raised). */
 static void
-ended(Runs *self, PyObject *live, PyObject *inputs, long long start, long long end)
+ended(Runs *self, PyObject *live, PyObject *inputs, long long start, long long end, unsigned long thread, int copied)
 {
     if (self->ended_count == self->ended_capacity) {
         Py_ssize_t capacity = Py_MIN(self->ended_capacity ? self->ended_capacity * 2 : 256, self->max_ended);
@@ -561,6 +582,8 @@ ended(Runs *self, PyObject *live, PyObject *inputs, long long start, long long e
     run->inputs = inputs;
     run->start = start;
     run->end = end;
+    run->thread = thread;
+    run->copied = copied;
 }
 
 static void
@@ -580,7 +603,8 @@ as_list(Ended *runs, Py_ssize_t count, int with_end)
 {
     PyObject *list = PyList_New(count);
     for (Py_ssize_t i = 0; list != NULL && i < count; i++) {
-        PyObject *item = with_end ? Py_BuildValue("(NLLN)", runs[i].live, runs[i].start, runs[i].end, runs[i].inputs)
+        PyObject *item = with_end ? Py_BuildValue("(NLLNki)", runs[i].live, runs[i].start, runs[i].end, runs[i].inputs,
+                                                  runs[i].thread, runs[i].copied)
                                   : Py_BuildValue("(NL)", runs[i].live, runs[i].start);
         runs[i].live = runs[i].inputs = NULL; /* taken by the item, or released if it was not made */
         if (item == NULL) {
@@ -594,7 +618,7 @@ as_list(Ended *runs, Py_ssize_t count, int with_end)
     return list;
 }
 
-/* (until, [(live, start, end, inputs)] of the runs ended since the last take, [(live, start)] of
+/* (until, [(live, start, end, inputs, thread, copied)] of the runs ended since the last take, [(live, start)] of
  * those running). The clock is read and the runs taken off the Runs before any Python object is
  * made: making one may collect garbage, whose finalizers may let other threads end runs. */
 static PyObject *
@@ -770,6 +794,22 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
         return note_failure(runs->process, "before run()") < 0 ? NULL
                                                                 : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
     }
+    ThreadInputs *mine = this_thread != NULL ? this_thread : thread_inputs();
+    if (mine == NULL) {
+        Py_DECREF(live);
+        return note_failure(runs->process, "before run()") < 0 ? NULL
+                                                                : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    }
+    unsigned long thread = mine->number;
+    int copied = mine->count > 0 ? COPIED : 0;
+    Slot *slot = found(runs, predictor); /* found again: live_of may have grown the table */
+    if (slot != NULL && slot->live == live) {
+        if (copied && slot->last_thread != 0 && slot->last_thread != thread && slot->last_run_at >= mine->copied_at) {
+            copied = CROSSED;
+        }
+        slot->last_thread = thread;
+        slot->last_run_at = handles_changed;
+    }
     PyObject *inputs = take_inputs();
     if (inputs == NULL && given == NULL && !PyErr_Occurred()) {
         inputs = read_before(runs, predictor, live);
@@ -813,7 +853,7 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
     if (node.next != NULL) {
         node.next->previous = node.previous;
     }
-    ended(runs, live, inputs, node.start, end);
+    ended(runs, live, inputs, node.start, end, thread, copied);
     return result;
 }
 
@@ -952,12 +992,21 @@ runs_wrap_change(Runs *self, PyObject *original)
     return wrapper_new(original, NULL, recorded_change);
 }
 
+static PyObject *
+runs_thread_number(Runs *self, PyObject *unused)
+{
+    ThreadInputs *mine = thread_inputs();
+    return mine != NULL ? PyLong_FromUnsignedLong(mine->number) : NULL;
+}
+
 static PyMethodDef runs_methods[] = {
+    {"thread_number", (PyCFunction)runs_thread_number, METH_NOARGS,
+     "thread_number(): this thread's number (1 for the first to run, copy or ask for an output)"},
     {"remember", (PyCFunction)runs_remember, METH_VARARGS, "remember(predictor, live): runs of predictor are live's"},
     {"forget", (PyCFunction)runs_forget, METH_VARARGS, "forget(id(predictor), live): the predictor, live's, is gone"},
     {"known", (PyCFunction)runs_known, METH_O, "known(predictor): its LivePredictor, or None"},
     {"take", (PyCFunction)runs_take, METH_NOARGS,
-     "take() -> (until, [(live, start, end, inputs)] ended since the last take, [(live, start)] running)"},
+     "take() -> (until, [(live, start, end, inputs, thread, copied)] ended since the last take, [(live, start)] running)"},
     {"wrap_run", (PyCFunction)runs_wrap_run, METH_O, "wrap_run(Predictor.run): the run() that notes each call"},
     {"wrap_copy", (PyCFunction)runs_wrap_copy, METH_O,
      "wrap_copy(Tensor.copy_from_cpu): the copy that notes each array's shape and dtype for its thread's next run()"},

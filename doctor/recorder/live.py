@@ -10,7 +10,10 @@ noted in Python and the record's errors say why (the writer says it on stderr to
 never raises into the service. A ``run()``
 notes the least: its predictor, the inputs its thread copied in since its last ``run()``
 (``Tensor.copy_from_cpu`` notes each array's shape and dtype on the thread), and its start and
-end. A ``run()`` with no inputs copied (the same inputs run again, or shared with
+end; and the thread that called it, by its number (:meth:`Runs.thread_number`), and whether
+its thread had copied its inputs in, and another thread's ``run()`` of the same predictor began
+since the first of those copies (a run crossed: its inputs may have been run or overwritten by the
+other's). ``get_output_handle`` notes its thread too. A ``run()`` with no inputs copied (the same inputs run again, or shared with
 ``share_external_data``) reads its input handles' shapes (:meth:`LivePredictor.inputs_of`), and
 their dtypes on its own thread the first time a shape is seen; or, where no input handle has
 changed since its predictor's last run read them (no ``copy_from_cpu``, ``reshape``,
@@ -19,7 +22,9 @@ what that run read.
 
 Everything else happens in :meth:`Process.fold`, on the writer's thread (every few seconds, at
 exit, and sooner once :data:`FOLD_AT` runs wait): the runs that ended are taken and counted into
-each predictor's histograms, shapes, first run, busy time and gaps, in the order they started.
+each predictor's histograms, shapes, first run, busy time and gaps, the threads that ran it and
+copied its inputs in (the first :data:`MAX_THREADS` by number, and how many more) and its runs that
+crossed, in the order they started.
 Concurrency is exact: each fold sweeps the starts and ends of the runs that ended since the previous
 fold's clock and of those still running (their end clipped at the fold's clock), so a run that
 straddles folds is counted against every run it overlaps. Past :data:`MAX_EVENTS` waiting runs (the
@@ -38,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..base.vocabulary import BuiltBy, Recorder
 from .callers import build_site
 from .location import NATIVE, REQUIRE, native_required, switch
-from .python_runs import PythonRuns
+from .python_runs import CROSSED, PythonRuns
 
 if TYPE_CHECKING:
     from ..facts.recorded import BuildSite, ModelFiles, RecordedConfig
@@ -48,6 +53,8 @@ MAX_SHAPES = 32
 MAX_SEEN = 4 * MAX_SHAPES  # the inputs noted kept as counted: one shape seen with dtypes of each kind, and a few more
 MAX_ERRORS = 8
 MAX_PENDING = 64  # inputs a thread copied in kept for its next run(): the last ones
+MAX_THREADS = 16  # the threads kept by their number, of those that called one method of a predictor
+MAX_COUNTED_THREADS = 4096  # the threads past those counted as more, each once; past these, not counted
 FOLD_AT = 4096  # runs waiting: the writer is woken to fold them
 MAX_EVENTS = 16384  # runs waiting past which a run is not counted (a writer stuck)
 BUCKETS = 64 << 3
@@ -108,8 +115,16 @@ class Runs(Protocol):
     def known(self, predictor: Any) -> LivePredictor | None:
         """The predictor's :class:`LivePredictor`, where it was remembered."""
 
-    def take(self) -> tuple[int, list[tuple[Any, int, int, Any]], list[tuple[Any, int]]]:
-        """(until, [(live, start, end, inputs)] of the runs ended since the last take, [(live, start)] running then)."""
+    def take(self) -> tuple[int, list[tuple[Any, int, int, Any, int, int]], list[tuple[Any, int]]]:
+        """(until, [(live, start, end, inputs, thread, copied)] of the runs ended since the last take,
+        [(live, start)] running then): ``thread`` the number of the thread that ran it
+        (:meth:`thread_number`), ``copied`` 0 when no input was copied in on its thread since its
+        last run, :data:`~.python_runs.COPIED` when some were, :data:`~.python_runs.CROSSED` when,
+        besides, another thread's ``run()`` of the same predictor began after the first of those copies."""
+
+    def thread_number(self) -> int:
+        """The calling thread's number in the process: 1 for the first thread to run, copy or ask
+        for an output, and so on, given once and kept with the thread."""
 
     def wrap_run(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """``Predictor.run`` that notes each call."""
@@ -236,6 +251,12 @@ class Process:
         self.not_kept += 1
         return LivePredictor(self, -1, built_by, config, None, site, None, None)
 
+    def asked_output(self, predictor: Any) -> None:
+        """``predictor.get_output_handle()`` was called on this thread: noted among its callers."""
+        live = self.runs.known(predictor)
+        if live is not None:
+            live.output_threads.note(self.runs.thread_number())
+
     def live_of(self, predictor: Any) -> LivePredictor:
         live = self.runs.known(predictor)
         if live is None:
@@ -249,8 +270,8 @@ class Process:
         since, self.folded_until = self.folded_until, until
         ended.sort(key=_started)
         points: list[tuple[int, int, LivePredictor]] = []
-        for live, start, end, inputs in ended:
-            live.count(start, end, inputs)
+        for live, start, end, inputs, thread, copied in ended:
+            live.count(start, end, inputs, thread, copied)
             _inside(points, live, max(start, since), end)
         for live, start in running:
             _inside(points, live, max(start, since), until)
@@ -276,8 +297,26 @@ class Process:
                 inside[live] -= 1
 
 
-def _started(run: tuple[Any, int, int, Any]) -> int:
+def _started(run: tuple[Any, int, int, Any, int, int]) -> int:
     return run[1]
+
+
+class Callers:
+    """The threads that called one method of a predictor, by number: the first :data:`MAX_THREADS`
+    kept, and how many others (each counted once, up to :data:`MAX_COUNTED_THREADS`)."""
+
+    def __init__(self) -> None:
+        self.kept: list[int] = []
+        self.others: set[int] = set()
+
+    def note(self, number: int) -> None:
+        kept = self.kept
+        if number in kept:
+            return
+        if len(kept) < MAX_THREADS:
+            kept.append(number)
+        elif len(self.others) < MAX_COUNTED_THREADS:
+            self.others.add(number)
 
 
 def _inside(points: list[tuple[int, int, LivePredictor]], live: LivePredictor, begin: int, stop: int) -> None:
@@ -306,6 +345,8 @@ class LivePredictor:
         self.input_names: list[str] = []
         self.seen: dict[tuple[Any, ...], tuple[tuple[tuple[int, ...], str], ...]] = {}  # the inputs noted, as counted
         self.handle_dtypes: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self.last_thread = 0  # the thread of the last run() begun (the Python recorder's; the C one keeps it in C)
+        self.last_run_at = 0  # python_runs.CHANGED as it began
         self.count_from_none()
 
     def count_from_none(self) -> None:
@@ -319,6 +360,8 @@ class LivePredictor:
         self.last_end_ns = 0
         self.busy_ns = 0
         self.peak = 0
+        self.run_threads, self.copy_threads, self.output_threads = Callers(), Callers(), Callers()
+        self.crossed = 0  # runs whose inputs another thread's run() of this predictor may have taken or overwritten
 
     def watch(self, predictor: Any) -> None:
         """Its input handles, read once (those of the first predictor folded into it: the inputs a run
@@ -371,7 +414,13 @@ class LivePredictor:
                 self.seen[inputs] = seen
         return seen
 
-    def count(self, start: int, end: int, inputs: Any) -> None:
+    def count(self, start: int, end: int, inputs: Any, thread: int = 0, copied: int = 0) -> None:
+        if thread:
+            self.run_threads.note(thread)
+            if copied:
+                self.copy_threads.note(thread)
+        if copied == CROSSED:
+            self.crossed += 1
         took = end - start
         if self.first_run_ns is None:
             self.first_run_ns = took

@@ -6,7 +6,11 @@ copied in since its last ``run()`` (``Tensor.copy_from_cpu`` notes each array's 
 the thread; with none, what its predictor's last run read from the input handles, while no input
 handle changed since: :data:`CHANGED`), one append of ``[predictor, start, end, inputs]`` to the list of runs (atomic under the
 GIL: no lock) and two ``perf_counter_ns`` reads written into it, the start once it is in the list
-and the end when the run returns. :meth:`PythonRuns.take` hands the writer the runs that ended and
+and the end when the run returns; its thread's number, and whether its thread copied its inputs in
+and another thread's ``run()`` of the predictor began since the first copy (:data:`CROSSED`: its
+predictor's last thread and the :data:`CHANGED` number as that run began, kept on its
+:class:`~.live.LivePredictor`, compared with the number the thread's first copy put), as
+``_native.c`` keeps them in the predictor's slot. :meth:`PythonRuns.take` hands the writer the runs that ended and
 those still running, and keeps the running ones for the next take.
 """
 
@@ -18,11 +22,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-PENDING = threading.local()  # .inputs: [(shape, dtype)] copied in on this thread since its last run(), or None
+PENDING = threading.local()  # .inputs: [(shape, dtype)] copied in on this thread since its last run(), or None;
+# .copied_at: CHANGED's number put by the first of them; .number: the thread's own (1 for the first to call one)
 # [the last change of any input handle]: each copy_from_cpu, reshape, share_external_data and run(inputs)
 # puts a number never put before (next() is atomic, a store too: a run that read it before any of them sees another)
 CHANGED = [0]
 CHANGES = itertools.count(1)
+NUMBERS = itertools.count(1)  # the number of the next thread to run(), copy_from_cpu or get_output_handle
+COPIED, CROSSED = 1, 2  # a run's inputs copied in on its thread; and another thread's run() of its predictor began since
+
+
+def thread_number() -> int:
+    """This thread's number, given the first time it asks (1 for the first thread), as ``_native.thread_number``."""
+    number = getattr(PENDING, "number", 0)
+    if not number:
+        number = PENDING.number = next(NUMBERS)
+    return number
 
 
 class PythonRuns:
@@ -37,7 +52,7 @@ class PythonRuns:
         self.max_ended = max_ended
         self.max_pending = max_pending
         self.by_id: dict[int, Any] = {}
-        self.events: list[list[Any]] = []  # [live, start, end, inputs] of each run, appended as it starts
+        self.events: list[list[Any]] = []  # [live, start, end, inputs, thread, copied] of each run, appended as it starts
         self.running: list[list[Any]] = []  # runs still running at the last take
         self.not_counted = 0
         self.lock = threading.Lock()
@@ -56,24 +71,27 @@ class PythonRuns:
     def waiting(self) -> int:
         return len(self.events)
 
-    def take(self) -> tuple[int, list[tuple[Any, int, int, Any]], list[tuple[Any, int]]]:
+    def thread_number(self) -> int:
+        return thread_number()
+
+    def take(self) -> tuple[int, list[tuple[Any, int, int, Any, int, int]], list[tuple[Any, int]]]:
         """(until, the runs that ended by then, the runs running then), as ``_native.Runs.take``."""
         until = time.perf_counter_ns()
         events = self.events
         taken = events[:]  # a copy and a deletion, each atomic: a run appended meanwhile stays
         del events[:len(taken)]
-        ended: list[tuple[Any, int, int, Any]] = []
+        ended: list[tuple[Any, int, int, Any, int, int]] = []
         running: list[tuple[Any, int]] = []
         kept: list[list[Any]] = []
         for event in self.running + taken:
-            live, start, end, inputs = event
+            live, start, end, inputs, thread, copied = event
             if not start or start >= until:  # not started before the clock: the next take's
                 kept.append(event)
             elif end is None or end > until:
                 kept.append(event)
                 running.append((live, start))
             else:
-                ended.append((live, start, end, inputs))
+                ended.append((live, start, end, inputs, thread, copied))
         self.running = kept
         return until, ended, running
 
@@ -111,8 +129,13 @@ class PythonRuns:
             try:
                 live = predictor_of(id(predictor)) or live_of(predictor)
                 seen = getattr(pending, "inputs", None)
+                number = getattr(pending, "number", 0) or thread_number()
+                copied = 0
                 if seen is not None:
                     pending.inputs = None
+                    last = live.last_thread
+                    copied = CROSSED if last and last != number and live.last_run_at >= pending.copied_at else COPIED
+                live.last_thread, live.last_run_at = number, changed[0]
                 if inputs is not no_inputs:
                     seen = live.inputs_of(inputs)
                 elif seen is None:
@@ -122,7 +145,7 @@ class PythonRuns:
                     else:
                         seen = live.read = live.inputs_of(no_inputs)
                         live.read_at = at
-                event = [live, 0, None, seen]
+                event = [live, 0, None, seen, number, copied]
                 if len(events) < fold_at:
                     append(event)
                 else:
@@ -151,12 +174,13 @@ class PythonRuns:
             try:
                 result = original(tensor, data, *more) if more else original(tensor, data)
             finally:
-                changed[0] = next(changes)
+                changed[0] = at = next(changes)
             try:
                 seen = (data.shape, data.dtype)
                 copied = getattr(pending, "inputs", None)
                 if copied is None or len(copied) >= most:
                     pending.inputs = [seen]
+                    pending.copied_at = at
                 else:
                     copied.append(seen)
             except Exception:  # a list of strings has neither

@@ -36,6 +36,7 @@ def _wrap(process: Process, inference: ModuleType) -> None:
     remember_setters(config_class, process.failed)
     predictor_class.run = process.recorded_run(predictor_class.run)
     predictor_class.clone = _recorded_clone(process, predictor_class.clone)
+    predictor_class.get_output_handle = _recorded_output(process, predictor_class.get_output_handle)
     inference.Tensor.copy_from_cpu = process.recorded_copy(inference.Tensor.copy_from_cpu)
     for name in CHANGING:
         if hasattr(inference.Tensor, name):
@@ -80,6 +81,19 @@ def _recorded_create(process: Any, original: Any) -> Any:
 
     create_predictor.__doc__ = getattr(original, "__doc__", None)
     return create_predictor
+
+
+def _recorded_output(process: Any, original: Any) -> Any:
+    def get_output_handle(predictor: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = original(predictor, *args, **kwargs)
+        try:
+            process.asked_output(predictor)
+        except Exception as exc:
+            process.failed(f"noting get_output_handle: {exc!r}"[:TEXT])
+        return handle
+
+    get_output_handle.__doc__ = getattr(original, "__doc__", None)
+    return get_output_handle
 
 
 def _recorded_clone(process: Any, original: Any) -> Any:

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from .. import __version__
 from ..base.serde import to_data
-from ..facts.recorded import InputsSeen, Record, RecordedPredictor, RunStats, TensorSeen
-from .live import MAX_EVENTS, LivePredictor, Process, percentile_ns
+from ..facts.recorded import CallingThreads, InputsSeen, Record, RecordedPredictor, RunStats, Sharing, TensorSeen
+from .live import MAX_EVENTS, Callers, LivePredictor, Process, percentile_ns
 from .location import interval_s, own_start_ticks, record_folder, record_name, settings_problems, start_ticks_of
 
 MAX_ARGV = 32
@@ -58,6 +58,14 @@ def run_stats(live: LivePredictor) -> RunStats:
     )
 
 
+def calling(callers: Callers) -> CallingThreads:
+    return CallingThreads(list(callers.kept), len(callers.others))
+
+
+def sharing(live: LivePredictor) -> Sharing:
+    return Sharing(calling(live.run_threads), calling(live.copy_threads), calling(live.output_threads), live.crossed)
+
+
 def paddle_version() -> str | None:
     version = getattr(sys.modules.get("paddle"), "__version__", None)
     return str(version)[:MAX_TEXT] if version else None
@@ -73,7 +81,7 @@ def snapshot(process: Process) -> Record:
     predictors = [RecordedPredictor(id=live.number, built_by=live.built_by, config=live.config, model=live.model,
                                     origin=live.site, runs=run_stats(live), clone_of=live.clone_of,
                                     pool_size=live.pool_size, built=live.built, alive=live.alive,
-                                    input_names=list(live.input_names))
+                                    input_names=list(live.input_names), sharing=sharing(live))
                   for live in list(process.predictors)]
     return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=redacted_argv(sys.argv),
                   paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),

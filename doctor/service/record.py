@@ -23,7 +23,7 @@ from ..facts.recorded import SCHEMA_VERSION, Record, RecordedPredictor
 from ..facts.service_config import SettingOrigin
 from ..facts.service_record import STALE_INTERVALS, PredictorMeasured, ServiceRecord
 from ..probes.context import ProbeContext
-from ..recorder.live import MAX_PREDICTORS
+from ..recorder.live import MAX_PREDICTORS, MAX_THREADS
 from ..recorder.location import FOLDER, interval_s, record_folder, record_name, start_ticks
 
 
@@ -117,9 +117,26 @@ def _decoded(text: str, path: str) -> tuple[Record, int]:
     if count > MAX_PREDICTORS:  # no recorder writes more: the rest would cost their decoding and a line each
         data = {**data, "predictors": predictors[:MAX_PREDICTORS]}
     try:
-        return from_data(Record, redact_recorded(data), echo=False), count  # the service's word: a secret in it stays in it
+        record = from_data(Record, redact_recorded(data), echo=False)  # the service's word: a secret in it stays in it
     except DecodeError as exc:
         raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record ({exc})") from None
+    crowded = _crowded_threads(record)
+    if crowded is not None:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record ({crowded}: holds more than the {MAX_THREADS} "
+                                               "threads a recorder keeps)")
+    return record, count
+
+
+def _crowded_threads(record: Record) -> str | None:
+    """The field of a predictor's calling threads that holds more than a recorder keeps, or None."""
+    for index, predictor in enumerate(record.predictors):
+        sharing = predictor.sharing
+        if sharing is None:
+            continue
+        for name in ("run", "copy_from_cpu", "get_output_handle"):
+            if len(getattr(sharing, name).threads) > MAX_THREADS:
+                return f"Record.predictors[{index}].sharing.{name}.threads"
+    return None
 
 
 def _under_root(ctx: ProbeContext, folder: str) -> str:
@@ -185,10 +202,19 @@ def measurements_of(record: ServiceRecord, budget_s: float) -> list[PredictorMea
 
 
 def planned_measurements(record: ServiceRecord) -> list[PredictorMeasured]:
-    """What ``--measure`` would measure of each predictor whose configuration is known, the busiest first."""
+    """What ``--measure`` would measure of the predictors whose configuration is known: one per distinct model
+    and configuration (the busiest of those alike, standing for the others), the busiest first."""
     main = record.main_predictor()
     known = sorted((p for p in record.predictors if p.config is not None), key=lambda p: (p is not main, -p.runs.runs))
-    return [measurement_of(predictor) for predictor in known]
+    kinds: list[tuple[RecordedPredictor, list[int]]] = []
+    for predictor in known:
+        alike = next((others for first, others in kinds
+                      if predictor.model is not None and first.model == predictor.model and first.config == predictor.config), None)
+        if alike is None:
+            kinds.append((predictor, []))
+        else:
+            alike.append(predictor.id)
+    return [replace(measurement_of(predictor), stands_for=others) for predictor, others in kinds]
 
 
 def share_budget(planned: list[PredictorMeasured], budget_s: float) -> list[PredictorMeasured]:
