@@ -187,3 +187,39 @@ def test_a_configuration_file_keeps_literal_values_only():
     assert found == {"workers": 4, "threads": None, "worker_class": "uvicorn.workers.UvicornWorker", "preload_app": True}
     broken = config_settings("/srv/gunicorn.conf.py", "workers = (\n")
     assert broken[0].name == LauncherKnob.WORKERS and broken[0].value is None and "cannot parse" in broken[0].detail
+
+
+SPAWN_ARGV = ["/venv/bin/python3", "-c", "from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)",
+              "--multiprocessing-fork"]
+
+
+def copied_process(root: Path, pid: int, like: int, parent: int, argv: list[str], ticks: int, paddle: bool = True) -> None:
+    """Process ``pid``, a copy of ``like`` with its own parent, command line and start time (and no Paddle mapped with ``paddle`` False)."""
+    folder = root / "proc" / str(pid)
+    shutil.copytree(root / "proc" / str(like), folder, symlinks=True)
+    shutil.move(folder / "task" / str(like), folder / "task" / str(pid))
+    (folder / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
+    fields = (folder / "stat").read_text().partition(") ")[2].split(" ")
+    fields[1], fields[19] = str(parent), str(ticks)
+    (folder / "stat").write_text(f"{pid} (python3) {' '.join(fields)}")
+    if not paddle:
+        (folder / "maps").write_text("55d0c0000000-55d0c0001000 r--p 00000000 00:2f 1048601   /usr/local/bin/python3.10\n")
+
+
+def test_spawned_workers_run_the_code_their_masters_command_line_names(tmp_path):
+    """uvicorn --workers 2 spawns its workers (``python -c 'from multiprocessing.spawn import spawn_main...'``): the
+    worker read in depth names no code, its master's command line does."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT, root, symlinks=True)
+    copied_process(root, 60, 42, 1, ["/venv/bin/python3", "/venv/bin/uvicorn", "api.main:create_app", "--factory", "--workers", "2"],
+                   120400, paddle=False)
+    copied_process(root, 61, 42, 60, SPAWN_ARGV, 120500)
+    copied_process(root, 62, 42, 60, SPAWN_ARGV, 120501)
+    facts, found = launcher_of(60, root)
+    assert facts.pid == 61  # the master maps no Paddle: its first worker is read in depth
+    assert (found.launcher, found.entry) == (Launcher.UVICORN, "/srv/api/main.py")
+    assert found.entry_source.startswith("/proc/60/cmdline: uvicorn")
+    service = source_of(61, root)
+    assert service["source"]["files"][0] == str(root / "srv" / "api" / "main.py")
+    assert service["source"]["launcher"]["live"] == ("the live deployment runs 2 workers, as --workers 2, "
+                                                     "the command line (/proc/60/cmdline) says")

@@ -83,6 +83,7 @@ def open_service_process(ctx: ProbeContext, pid: int | None,
         facts = _read_process(ctx, facts)
         if facts.status not in (ProcessStatus.PROBED, ProcessStatus.NO_PERMISSION):
             return facts, None
+        facts = _launched_by_master(ctx, facts, deployment.master)
         others = tuple(worker for worker in deployment.workers if worker != pid) if ctx.is_live else ()
         sample = ThreadSample(ctx, f"/proc/{pid}", sample_s, others)
     except ProcessGone as gone:
@@ -395,6 +396,24 @@ def mapped_libraries(maps: str) -> list[MappedLibrary]:
 
 def library_kind(name: str) -> str | None:
     return next((kind for prefix, kind in LIBRARY_KINDS if name.startswith(prefix)), None)
+
+
+def _launched_by_master(ctx: ProbeContext, facts: ServiceProcessFacts, master: int | None) -> ServiceProcessFacts:
+    """A worker whose command line names no code of the service (uvicorn's and multiprocessing's spawned
+    workers run ``python -c 'from multiprocessing.spawn import spawn_main...'``) runs its master's: the
+    launcher read from the master's command line, environment and working directory."""
+    if master is None or master == facts.pid or facts.launcher is None or facts.launcher.entry is not None:
+        return facts
+    proc = f"/proc/{master}"
+    try:
+        argv = redact_arguments(_read(ctx, f"{proc}/cmdline").split("\0"))
+        environ = _environment(_read(ctx, f"{proc}/environ"))
+    except (ProcessGone, OSError):
+        return facts
+    launcher = _launcher(ctx, proc, argv, environ, facts.interpreter)
+    if launcher.entry is None:
+        return facts
+    return replace(facts, script=launcher.entry, script_source=launcher.entry_source, launcher=launcher)
 
 
 def _launcher(ctx: ProbeContext, proc: str, argv: list[str], environ: dict[str, str], interpreter: str | None) -> LauncherFacts:
