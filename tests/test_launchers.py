@@ -223,3 +223,34 @@ def test_spawned_workers_run_the_code_their_masters_command_line_names(tmp_path)
     assert service["source"]["files"][0] == str(root / "srv" / "api" / "main.py")
     assert service["source"]["launcher"]["live"] == ("the live deployment runs 2 workers, as --workers 2, "
                                                      "the command line (/proc/60/cmdline) says")
+
+
+@pytest.mark.parametrize(("argv", "target", "entry", "first"), [
+    (["/venv/bin/python3", "-m", "gunicorn", "api.main:create_app()"], "api.main:create_app()", "/srv/api/main.py", "/srv"),
+    (["/venv/bin/python3", "/venv/bin/gunicorn", "--pythonpath", "libs", "--bind=:8000", "extra_app"], "extra_app",
+     "/srv/libs/extra_app.py", "/srv"),
+    (["/venv/bin/python3", "/venv/bin/uvicorn", "--app-dir", "libs", "extra_app:app"], "extra_app:app", "/srv/libs/extra_app.py",
+     "/srv/libs"),
+])
+def test_the_launchers_own_options_put_folders_on_the_services_sys_path(tmp_path, argv, target, entry, first):
+    root = tmp_path / "root"
+    shutil.copytree(ROOT, root, symlinks=True)
+    (root / "proc" / "51" / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
+    _, found = launcher_of(51, root)
+    assert (found.target, found.entry, found.reason, found.search[0]) == (target, entry, None, first)
+
+
+def test_a_fifo_or_a_file_too_large_in_the_launchers_place_is_not_read(tmp_path):
+    """The service's files are untrusted: a FIFO named gunicorn.conf.py would block a reader, a huge entry_points.txt fill its memory."""
+    import os
+
+    root = tmp_path / "root"
+    shutil.copytree(ROOT, root, symlinks=True)
+    (root / "srv" / "gunicorn.conf.py").unlink()
+    os.mkfifo(root / "srv" / "gunicorn.conf.py")
+    listing = root / "venv" / "lib" / "python3.10" / "site-packages" / "shop-1.0.dist-info" / "entry_points.txt"
+    listing.write_text("[console_scripts]\nserve = shop.cli:main\n" + "#" * (3 * 1024 * 1024))
+    _, gunicorn = launcher_of(41, root)
+    assert gunicorn.config_files == [] and settings_of(gunicorn)["workers"][0] == 3 and gunicorn.entry == "/srv/app.py"
+    _, serve = launcher_of(45, root)  # the listing is not read; the script's own import still leads to the code
+    assert (serve.entry, "the script's own import" in serve.entry_source) == (f"{SITE}/shop/cli.py", True)

@@ -45,7 +45,13 @@ def search_path(script: str, interpreter: str | None, environ: dict[str, str] | 
     """Where the service's interpreter finds modules, in its order: the script's folder,
     ``PYTHONPATH``, then its site-packages (a venv's, and its base's when the venv includes them).
     ``under`` maps a path the process sees to the one the doctor reads (``--root``)."""
-    folders = [os.path.dirname(os.path.abspath(script))]
+    return interpreter_path([os.path.dirname(os.path.abspath(script))], interpreter, environ, under)
+
+
+def interpreter_path(first: list[str], interpreter: str | None, environ: dict[str, str] | None, under=lambda path: path) -> list[str]:
+    """``first`` (folders the doctor reads: the one the interpreter or a launcher puts first), then ``PYTHONPATH``
+    and the interpreter's site-packages: the folders that exist, once each, in order."""
+    folders = list(first)
     folders += [under(entry) for entry in (environ or {}).get("PYTHONPATH", "").split(":") if entry.startswith("/")]
     if interpreter:
         folders += site_folders(interpreter, under)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from ..base.inputs import SOURCE_BYTES, read_text
 from ..facts.launcher import Launcher, LauncherFacts, LauncherKnob, LauncherSetting
-from .imports import locate, site_folders
+from .imports import interpreter_path, locate
 
 Under = Callable[[str], str]  # a path the process sees -> the one the doctor reads (--root)
 INTERPRETERS = ("python", "pypy")
@@ -203,17 +203,9 @@ def _entry_point(service: Service, name: str, text: str, folders: list[str]) -> 
 
 
 def _folders(service: Service, first: list[str]) -> list[str]:
-    """The service interpreter's ``sys.path`` as the doctor reads it: ``first`` (the folder the launcher puts
-    first), ``PYTHONPATH``, the interpreter's site-packages; the folders that exist, once each."""
-    folders = [service.under(folder) for folder in first]
-    folders += [service.under(entry) for entry in service.environ.get("PYTHONPATH", "").split(":") if entry.startswith("/")]
-    if service.interpreter:
-        folders += site_folders(service.interpreter, service.under)
-    unique: list[str] = []
-    for folder in folders:
-        if folder not in unique and os.path.isdir(folder):
-            unique.append(folder)
-    return unique
+    """The service interpreter's ``sys.path`` as the doctor reads it: ``first`` (the folders the launcher puts
+    first), ``PYTHONPATH``, the interpreter's site-packages."""
+    return interpreter_path([service.under(folder) for folder in first], service.interpreter, service.environ, service.under)
 
 
 def _module(service: Service, module: str, first: list[str], said: str, main: bool = True) -> LauncherFacts:
