@@ -50,16 +50,17 @@ def served():
     print("READY", json.dumps({{"pid": os.getpid(), "threads": len(ran), "runs": sum(ran.values())}}), flush=True)
     sys.stdin.read()  # serves until the test closes its stdin
 '''
+FOUR_THREADS = '''
+with ThreadPoolExecutor(4) as pool:
+    list(pool.map(handle, range(80)))
+served()
+'''  # 80 requests served by 4 threads, each request's handle()
 SHARED = '''
 predictor = paddle_infer.create_predictor(config())
 
 def handle(batch):
     return infer(predictor, batch)
-
-with ThreadPoolExecutor(4) as pool:
-    list(pool.map(handle, range(80)))
-served()
-'''
+''' + FOUR_THREADS
 CLONED = '''
 predictor = paddle_infer.create_predictor(config())
 local = threading.local()
@@ -68,11 +69,7 @@ def handle(batch):
     if not hasattr(local, "predictor"):
         local.predictor = predictor.clone()
     return infer(local.predictor, batch)
-
-with ThreadPoolExecutor(4) as pool:
-    list(pool.map(handle, range(80)))
-served()
-'''
+''' + FOUR_THREADS
 LOCKED = '''
 predictor = paddle_infer.create_predictor(config())
 lock = threading.Lock()
@@ -80,11 +77,7 @@ lock = threading.Lock()
 def handle(batch):
     with lock:
         return infer(predictor, batch)
-
-with ThreadPoolExecutor(4) as pool:
-    list(pool.map(handle, range(80)))
-served()
-'''
+''' + FOUR_THREADS
 PER_REQUEST = '''
 def predict(batch):
     predictor = paddle_infer.create_predictor(config())  # BUILT
