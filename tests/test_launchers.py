@@ -177,8 +177,10 @@ def test_the_launchers_workers_are_checked_against_the_live_workers(tmp_path):
     (root / "proc" / "8" / "cmdline").write_bytes(b"/usr/local/bin/python3.10\0/usr/local/bin/gunicorn\0--workers\x003\0app:app\0")
     (root / "proc" / "7" / "cmdline").write_bytes((root / "proc" / "8" / "cmdline").read_bytes())
     (root / "proc" / "9" / "cmdline").write_bytes((root / "proc" / "8" / "cmdline").read_bytes())
-    live = source_of(7, root)["source"]["launcher"]["live"]
+    result = run_doctor("--root", str(root), "--pid", "7", "--json", *NO_PROBES)
+    live = report_json(result)["service"]["source"]["launcher"]["live"]
     assert live.startswith("the live deployment runs 2 workers (gunicorn: master 7 and 2 workers (8, 9)") and "not the 3 of --workers 3" in live
+    assert f"paddle-doctor: warning: {live}" in result.stderr
 
 
 def test_a_configuration_file_keeps_literal_values_only():

@@ -138,7 +138,10 @@ def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[st
     if search is not None:
         source = replace(source, imports_from=imports_from)
     if launcher is not None:
-        source = replace(source, launcher=_against_live(launcher, process))
+        checked, agrees = _against_live(launcher, process)
+        source = replace(source, launcher=checked)
+        if checked.live and not agrees:
+            say(terminal_line(f"paddle-doctor: warning: {checked.live}"))
         if unsaid and not paths:
             say(terminal_line(f"paddle-doctor: no source from process {process.pid}: {unsaid}"))
     for error in source.errors:
@@ -152,12 +155,12 @@ def _within(file: str, paths: list[str]) -> bool:
     return any(real == os.path.realpath(path) or real.startswith(os.path.realpath(path) + os.sep) for path in paths)
 
 
-def _against_live(launcher: LauncherFacts, process: ServiceProcessFacts) -> LauncherFacts:
-    """The launcher's worker count against the live deployment's workers, where both are known."""
+def _against_live(launcher: LauncherFacts, process: ServiceProcessFacts) -> tuple[LauncherFacts, bool]:
+    """The launcher's worker count against the live deployment's workers, where both are known, and whether they agree."""
     workers = launcher.setting(LauncherKnob.WORKERS)
     live = process.workers()
     if workers is None or workers.value is None or not live:
-        return launcher
+        return launcher, True
     count, workers_said = len(live), f"{workers.value} of {workers.detail}"
     if count == workers.value:
         said = f"the live deployment runs {count} worker{'s' if count != 1 else ''}, as {workers.detail} says"
@@ -166,7 +169,7 @@ def _against_live(launcher: LauncherFacts, process: ServiceProcessFacts) -> Laun
                 f"the launcher's {workers_said} are judged")
     else:
         said = f"the live deployment runs {count} workers ({process.deployment or 'its processes'}), not the {workers_said}: the live workers are judged"
-    return replace(launcher, live=said)
+    return replace(launcher, live=said), count == workers.value
 
 
 def _read_record(ctx: ProbeContext, process: ServiceProcessFacts, say: Say) -> ServiceRecord:
