@@ -109,10 +109,10 @@ def test_with_no_layout_no_record_and_no_source_no_lock_is_claimed():
     assert finding.status == Status.PASS and "behind a lock" in finding.message  # the service says so itself
 
 
-def built_at(line: int, runs: int, number: int, built: int = 1) -> RecordedPredictor:
+def built_at(line: int, runs: int, number: int, built: int = 1, alive: bool = False) -> RecordedPredictor:
     first = one_predictor(threads(1), runs=runs)
     frame = Frame("/app/classifier.py", line, "_predictor")
-    return replace(first, id=number, origin=BuildSite(frame, Frame("/app/app.py", 40, "predict")), built=built, alive=False)
+    return replace(first, id=number, origin=BuildSite(frame, Frame("/app/app.py", 40, "predict")), built=built, alive=alive)
 
 
 def test_predictors_built_at_one_place_each_run_once_fail_per_request_naming_the_place_and_the_count():
@@ -132,6 +132,7 @@ def test_per_request_from_the_record_names_the_source_too_and_stands_without_it(
     ([built_at(21, 1, 0), built_at(21, 1, 1)], "two are not churn: a service may build two alike"),
     ([built_at(21, 1, 0), built_at(21, 9, 1), built_at(21, 1, 2)], "one of them serves requests"),
     ([built_at(21, 1, 0), built_at(22, 1, 1), built_at(23, 1, 2)], "three places, one each"),
+    ([built_at(21, 0, n, alive=True) for n in range(4)], "four built at start in a loop, held, none run yet"),
 ])
 def test_predictors_that_are_not_built_per_request_pass_from_the_record(predictors, why):
     status, message = verdicts(facts_with(predictors))["PD-SRC-004"]

@@ -191,15 +191,17 @@ class ServiceRecord:
                              f"{described(noted[0])} was run from one thread (seen in the record){unseen}", observed)
 
     def churn(self) -> list[Churn]:
-        """The places that built :data:`CHURN_AT` or more predictors of one model that each ran at most once (a
-        clone or a pool's members are not built per request), the most built first."""
+        """The places that built :data:`CHURN_AT` or more predictors of one model that each ran at most once, and
+        that ran or were dropped (predictors built at start and not yet run, held, are not built per request;
+        neither are a clone or a pool's members), the most built first."""
         groups: dict[tuple[str, ModelFiles | None], list[RecordedPredictor]] = {}
         for predictor in self.predictors if self.read else []:
             if predictor.built_by == BuiltBy.CREATE_PREDICTOR and predictor.origin.builder is not None:
                 groups.setdefault((predictor.built_at(), predictor.model), []).append(predictor)
         found = [Churn(site, group[0].name(), sum(p.built for p in group), sum(p.runs.runs for p in group), [p.id for p in group])
                  for (site, _), group in groups.items()
-                 if all(p.runs.runs <= p.built for p in group) and sum(p.built for p in group) >= CHURN_AT]
+                 if all(p.runs.runs <= p.built for p in group)
+                 and sum(p.built for p in group if p.runs.runs or not p.alive) >= CHURN_AT]
         return sorted(found, key=lambda churn: -churn.built)
 
     def threads_at_once(self) -> tuple[int, list[RecordedPredictor], str]:
