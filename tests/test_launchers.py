@@ -256,3 +256,19 @@ def test_a_fifo_or_a_file_too_large_in_the_launchers_place_is_not_read(tmp_path)
     assert gunicorn.config_files == [] and settings_of(gunicorn)["workers"][0] == 3 and gunicorn.entry == "/srv/app.py"
     _, serve = launcher_of(45, root)  # the listing is not read; the script's own import still leads to the code
     assert (serve.entry, "the script's own import" in serve.entry_source) == (f"{SITE}/shop/cli.py", True)
+
+
+@pytest.mark.parametrize("argv", [
+    ["/venv/bin/python3", "/venv/bin/gunicorn", "a./etc/passwd:app"],
+    ["/venv/bin/python3", "-m", "../../etc/x"],
+    ["/venv/bin/python3", "/venv/bin/gunicorn", "--pythonpath", "../../../../..", "os:app"],
+])
+def test_a_target_naming_a_path_out_of_the_services_folders_is_no_module(tmp_path, argv):
+    """A command line is untrusted: a target that is not a dotted name, or a folder above /, never leads out of the root."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT, root, symlinks=True)
+    (tmp_path / "os.py").write_text("# outside the root\n")
+    (root / "proc" / "51" / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
+    _, found = launcher_of(51, root)
+    assert found.entry is None and found.reason, found
+    assert all(folder.startswith("/") for folder in found.search)

@@ -83,7 +83,8 @@ class Service:
             return None
 
     def absolute(self, path: str) -> str:
-        return posixpath.normpath(posixpath.join(self.cwd or "/", path))
+        """``path`` made absolute against the working directory, ``..`` resolved: never above ``/``."""
+        return posixpath.normpath(posixpath.join("/", self.cwd or "/", path))
 
     def seen(self, path: str) -> str:
         """A path the doctor read, as the process sees it."""
@@ -213,6 +214,8 @@ def _module(service: Service, module: str, first: list[str], said: str, main: bo
     folders = _folders(service, first)
     facts = LauncherFacts(launcher=Launcher.MODULE, target=module,
                           search=[service.seen(folder) for folder in folders])
+    if not _dotted(module):
+        return replace(facts, reason=f"{module!r} ({said}) is not a module name")
     found = locate(module, folders)
     if not found:
         return replace(facts, reason=f"the module {module} ({said}) is not found on the service's sys.path ({_listed(facts.search)})")
@@ -222,6 +225,11 @@ def _module(service: Service, module: str, first: list[str], said: str, main: bo
         if not os.path.isfile(file):
             return replace(facts, reason=f"the package {module} ({said}) has no __main__.py at {service.seen(file)}")
     return replace(facts, entry=service.seen(file), entry_source=f"{said}, found on the service's sys.path")
+
+
+def _dotted(module: str) -> bool:
+    """Whether ``module`` is a dotted module name (``pkg.mod``): never a path that leads out of the folders searched."""
+    return bool(module) and all(part.isidentifier() for part in module.split("."))
 
 
 def _listed(folders: list[str]) -> str:
@@ -247,7 +255,7 @@ def _server(service: Service, launcher: Launcher, arguments: list[str], said: st
     first = [service.cwd] if service.cwd else []
     if launcher == Launcher.GUNICORN:
         settings, config_files = _gunicorn_settings(service, options)
-        first += [posixpath.join(service.cwd or "/", entry) for entry in _last(options, "--pythonpath", "").split(",") if entry]
+        first += [service.absolute(entry) for entry in _last(options, "--pythonpath", "").split(",") if entry]
     elif launcher == Launcher.UVICORN and _last(options, "--app-dir", ""):
         first = [service.absolute(_last(options, "--app-dir", ""))]
     target = _last(options, "-A", "") or _last(options, "--app", "") if launcher == Launcher.CELERY else (positional[0] if positional else "")
@@ -255,6 +263,8 @@ def _server(service: Service, launcher: Launcher, arguments: list[str], said: st
     if not target:
         return replace(facts, reason=f"{launcher} names no application to import ({said})")
     module = target.partition(":")[0]
+    if not _dotted(module):
+        return replace(facts, target=target, reason=f"{launcher}'s application {target!r} ({said}) names no module")
     folders = _folders(service, first)
     facts = replace(facts, target=target, search=[service.seen(folder) for folder in folders])
     candidates = [f"{module}.celery", module] if launcher == Launcher.CELERY and ":" not in target else [module]
