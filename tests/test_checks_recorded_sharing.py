@@ -170,3 +170,13 @@ def test_no_record_and_no_source_skip_the_source_rules_as_before():
 
 def test_a_record_not_read_says_nothing_of_sharing_or_churn():
     assert ServiceRecord().sharing_judged("/app/app.py:12") is None and ServiceRecord().churn() == []
+
+
+def test_measure_says_how_many_predictors_each_measurement_stands_for():
+    from paddle_doctor.pipeline import _recorded_runs, _share_budget
+
+    churned = [built_at(21, 1, n) for n in range(10)]  # the fixture's models are in no file here: none is measured
+    said: list[str] = []
+    plans = _share_budget(_recorded_runs(replace(recorded("rapidocr.json"), predictors=churned), None), 12, said.append)
+    assert [(plan.predictor, plan.stands_for) for plan in plans.planned] == [(0, list(range(1, 10)))]
+    assert said[0] == "paddle-doctor: measuring 0 of the record's 10 predictors (one per model and configuration: 1 distinct)"
