@@ -14,6 +14,9 @@ BINDING_VARIABLES = ("OMP_PROC_BIND", "KMP_AFFINITY", "GOMP_CPU_AFFINITY")
 
 def check(facts: Facts) -> list[Finding]:
     workers = deployed_workers(facts)
+    unknown = facts.unknown_setting("instances")
+    if unknown and not workers:
+        return [skipped(RULE, f"the service's number of instances is not known: {unknown}; give --instances")]
     instances = len(workers) or facts.service.instances
     if instances < 2:
         return [passed(RULE, "a single instance; nothing competes for its cores")]

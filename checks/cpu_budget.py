@@ -126,6 +126,10 @@ def check(facts: Facts) -> list[Finding]:
         return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
     threads, source, recorded = _judged_threads(facts, live)
     workers = deployment_threads(facts)
+    unknown_instances = facts.unknown_setting("instances")
+    if unknown_instances and workers is None:  # one instance would be a guess too
+        return [skipped(rule, f"the service's number of instances is not known: {unknown_instances}; give --instances")
+                for rule in (OVER, UNDER)]
     instances = len(workers.each) if workers else facts.service.instances
     total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)

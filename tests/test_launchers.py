@@ -272,3 +272,22 @@ def test_a_target_naming_a_path_out_of_the_services_folders_is_no_module(tmp_pat
     _, found = launcher_of(51, root)
     assert found.entry is None and found.reason, found
     assert all(folder.startswith("/") for folder in found.search)
+
+
+def test_workers_a_configuration_file_computes_are_not_judged_as_one(tmp_path):
+    """gunicorn.conf.py's ``workers = multiprocessing.cpu_count() * 2 + 1``, with no live tree: the instances are
+    not known, so the CPU budget and the core binding skip, saying why, instead of judging one instance."""
+    service = tmp_path / "srv"
+    shutil.copytree(ROOT / "srv", service)
+    conf = service / "gunicorn.conf.py"
+    conf.write_text(conf.read_text().replace("workers = 2\n", "import multiprocessing\nworkers = multiprocessing.cpu_count() * 2 + 1\n"))
+    report = report_json(run_doctor("--root", str(GUNICORN_SERVICE), "--pid", "none", "--source", str(service / "app.py"),
+                                    "--json", *NO_PROBES))
+    found = {finding["rule_id"]: finding for finding in report["findings"]}
+    for rule in ("PD-CPU-010", "PD-CPU-011", "PD-CPU-014"):
+        assert found[rule]["status"] == "skip", found[rule]
+        assert found[rule]["message"].startswith("the service's number of instances is not known: "), found[rule]
+        assert found[rule]["message"].endswith("; give --instances")
+    given = report_json(run_doctor("--root", str(GUNICORN_SERVICE), "--pid", "none", "--source", str(service / "app.py"),
+                                   "--instances", "2", "--json", *NO_PROBES))
+    assert {f["rule_id"]: f["status"] for f in given["findings"]}["PD-CPU-010"] == "fail"
