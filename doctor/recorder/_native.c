@@ -786,13 +786,17 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
         Py_XDECREF(done);
     }
     PyObject *predictor = args[0];
-    PyObject *live = known(runs, predictor);
+    Slot *slot = found(runs, predictor);
+    PyObject *live = slot != NULL ? slot->live : NULL;
     if (live != NULL) {
         Py_INCREF(live);
     }
     else if ((live = PyObject_CallMethodOneArg(runs->process, str_live_of, predictor)) == NULL) {
         return note_failure(runs->process, "before run()") < 0 ? NULL
                                                                 : PyObject_Vectorcall(wrapper->original, args, nargsf, kwnames);
+    }
+    else {
+        slot = found(runs, predictor); /* live_of remembered it, and may have grown the table */
     }
     ThreadInputs *mine = this_thread != NULL ? this_thread : thread_inputs();
     if (mine == NULL) {
@@ -802,7 +806,6 @@ recorded_run(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject 
     }
     unsigned long thread = mine->number;
     int copied = mine->count > 0 ? COPIED : 0;
-    Slot *slot = found(runs, predictor); /* found again: live_of may have grown the table */
     if (slot != NULL && slot->live == live) {
         if (copied && slot->last_thread != 0 && slot->last_thread != thread && slot->last_run_at >= mine->copied_at) {
             copied = CROSSED;
