@@ -248,3 +248,18 @@ def test_every_report_for_people_shows_the_deployment_a_line_per_process(tmp_pat
 def test_a_process_alone_shows_no_deployment_lines():
     shown = run_doctor("--root", str(PROCESSES / "one-service"), "--pid", "4242", *NO_PROBES, env={"COLUMNS": "400"}).stdout
     assert "Service" in shown and "deployment:" not in shown and "worker 4242" not in shown
+
+
+def test_without_a_record_or_a_thread_count_each_workers_busy_threads_are_added_up(tmp_path):
+    """Each worker's own busy threads (a live sample, here replayed from facts) stand in for the thread count
+    no record nor source gives: 3 + 2 on 2 CPUs is over the budget."""
+    path = tmp_path / "facts.json"
+    assert run_doctor("facts", "--root", str(GUNICORN), "--pid", "7", "-o", str(path), *NO_PROBES).returncode == 0
+    facts = json.loads(path.read_text())
+    process = facts["service_process"]
+    for row, busy in zip(process["processes"][1:], (3, 2)):
+        row["busy_threads"] = busy
+    process["busy_threads"], process["sample_s"] = 3, 1.0
+    path.write_text(json.dumps(facts))
+    over = budget_findings(path.parent, "--facts", str(path))["PD-CPU-010"]
+    assert over["status"] == "fail" and over["message"] == "5 threads (2 workers: 3 + 2) on a budget of 2 CPUs (cgroup quota 200000/100000 µs)"

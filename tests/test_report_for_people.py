@@ -114,7 +114,7 @@ def test_quiet_is_the_summary_and_verbose_shows_every_check(measured_cnn):
     facts, report, _ = measured_cnn
     quiet, default, verbose = (text_report(facts, *args, columns="200") for args in (("-q",), (), ("-v",)))
     assert "PD-PADDLE-001" not in quiet and len(quiet.splitlines()) <= SUMMARY_LINES
-    assert "✓ pass PD-PADDLE-001..003" in default
+    assert "✓ pass PD-PADDLE-001..004" in default  # the installation, and no known problem of this Paddle breaks it
     passed = next(f for f in report["findings"] if f["rule_id"] == "PD-PADDLE-001")
     assert f"✓ pass  PD-PADDLE-001 {passed['severity']} {passed['message']}" in verbose
     assert len(verbose.splitlines()) > len(default.splitlines()) > len(quiet.splitlines())
