@@ -33,7 +33,7 @@ class SharedSeen:
         return self.crossed > 0 or self.at_once > 1
 
     def said(self) -> str:
-        """``predictor 0 (cnn, built at /app/app.py:12) was run by 4 threads: 37 of its 200 runs crossed another thread's, 3 at once``."""
+        """``predictor 0 (cnn, built at /app/app.py:12) was run by 4 threads: 37 of its 200 runs crossed another thread's (…), 3 of its runs at once``."""
         runs = self.predictor.runs.runs
         seen = [f"{self.crossed} of its {runs} runs crossed another thread's (its inputs copied in, another thread's run() began)"] \
             if self.crossed else []
