@@ -121,15 +121,11 @@ def check(facts: Facts) -> list[Finding]:
     if budget is None or unreadable:
         reason = "; ".join(i.describe() for i in unreadable) or "no CPU count, cpuset or quota was found"
         return [Finding(rule, Status.ERROR, f"cannot establish the CPU budget: {reason}") for rule in (OVER, UNDER)]
-    unknown, live = facts.unknown_setting("threads"), unsaid_threads(facts)
-    if unknown and live is None:  # judging Paddle's default instead would be a guess
-        return [skipped(rule, f"the service's thread count is not known: {unknown}; give --threads") for rule in (OVER, UNDER)]
+    live, workers = unsaid_threads(facts), deployment_threads(facts)
+    guess = _guessed(facts, live, workers)
+    if guess:
+        return [skipped(rule, guess) for rule in (OVER, UNDER)]
     threads, source, recorded = _judged_threads(facts, live)
-    workers = deployment_threads(facts)
-    unknown_instances = facts.unknown_setting("instances")
-    if unknown_instances and workers is None:  # one instance would be a guess too
-        return [skipped(rule, f"the service's number of instances is not known: {unknown_instances}; give --instances")
-                for rule in (OVER, UNDER)]
     instances = len(workers.each) if workers else facts.service.instances
     total = total_threads(facts)
     per_instance = budget.threads_per_instance(instances)
@@ -142,6 +138,17 @@ def check(facts: Facts) -> list[Finding]:
     words = workers.words() if workers else f"{total} compute threads"
     return [_over(total, words, budget, observed, evidence, Proposal("threads", ending_with(range(1, per_instance + 1), advised), binding=True)),
             _under(total, words, budget, observed, evidence, Proposal("threads", ending_with(range(threads + 1, per_instance + 1), advised)))]
+
+
+def _guessed(facts: Facts, live: tuple[int, str] | None, workers: WorkerThreads | None) -> str | None:
+    """Why judging would judge a guess (Paddle's default thread count, one instance) where the service's is not
+    known and nothing live stands in for it; None where the count and the instances are known."""
+    threads, instances = facts.unknown_setting("threads"), facts.unknown_setting("instances")
+    if threads and live is None:
+        return f"the service's thread count is not known: {threads}; give --threads"
+    if instances and workers is None:
+        return f"the service's number of instances is not known: {instances}; give --instances"
+    return None
 
 
 def _judged_threads(facts: Facts, live: tuple[int, str] | None) -> tuple[int, str, RecordedThreads | None]:

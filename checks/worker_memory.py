@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from paddle_doctor.base.words import byte_size
-from paddle_doctor.facts import Facts
+from paddle_doctor.base.words import byte_size, counted
+from paddle_doctor.facts import DeployedProcess, Facts
 from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
 from paddle_doctor.judge.registry import Check
 
@@ -35,20 +35,27 @@ def check(facts: Facts) -> list[Finding]:
     if not measured:
         return [skipped(RULE, "the resident memory of the service's processes could not be read")]
     workers = [process for process in facts.service_process.workers() if process.rss_bytes is not None]
-    total = sum(process.rss_bytes or 0 for process in measured)
-    largest = max((process.rss_bytes or 0 for process in workers), default=0)
-    others = total - sum(process.rss_bytes or 0 for process in workers)
-    fit = max(0, int((limit * FULL_SHARE - others) // largest)) if largest else len(workers)
-    each = " + ".join(byte_size(process.rss_bytes) for process in measured)
-    said = (f"{len(measured)} process{'es' if len(measured) != 1 else ''} ({len(workers)} worker{'s' if len(workers) != 1 else ''}) "
-            f"hold {byte_size(total)} resident ({each}) of the {byte_size(limit)} memory limit")
+    total = sum(resident(measured))
+    said = (f"{len(measured)} process{'es' if len(measured) != 1 else ''} ({counted(len(workers), 'worker')}) hold {byte_size(total)} "
+            f"resident ({' + '.join(byte_size(process.rss_bytes) for process in measured)}) of the {byte_size(limit)} memory limit")
     if total < limit * FULL_SHARE:
         return [passed(RULE, said)]
     return [Finding(RULE, Status.FAIL, said, observed=f"{byte_size(total)} resident in {', '.join(str(p.pid) for p in measured)} "
                                                       f"(/proc/PID/status VmRSS)",
                     expected=f"below {FULL_SHARE:.0%} of {byte_size(limit)} ({facts.memory.limit_file}), with room for a request's activations",
-                    evidence=WorkerMemoryEvidence(len(workers), [p.pid for p in measured], [p.rss_bytes or 0 for p in measured], total,
-                                                  limit, facts.memory.limit_file, max(1, fit)))]
+                    evidence=WorkerMemoryEvidence(len(workers), [p.pid for p in measured], resident(measured), total,
+                                                  limit, facts.memory.limit_file, workers_that_fit(limit, total, workers)))]
+
+
+def resident(processes: list[DeployedProcess]) -> list[int]:
+    return [process.rss_bytes or 0 for process in processes]
+
+
+def workers_that_fit(limit: int, total: int, workers: list[DeployedProcess]) -> int:
+    """How many workers the size of the largest fit below the limit's full share beside the other processes (at least 1)."""
+    largest = max(resident(workers), default=0)
+    others = total - sum(resident(workers))
+    return max(1, int((limit * FULL_SHARE - others) // largest) if largest else len(workers))
 
 
 CHECK = Check(name="worker_memory", rules=(RULE,), run=check, evidence={RULE: WorkerMemoryEvidence})

@@ -113,40 +113,68 @@ def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[st
     console script's entry point) with the launcher's configuration file (gunicorn's hooks build predictors);
     a file is followed into the modules it imports, found where the service's interpreter finds them (--pid)
     or this one (--source). The launcher and its settings go with the source."""
-    from ..source.imports import given_search_path, search_path
-    from ..source.launchers import folder_launcher
-
     environ = process.environ if process.environ_source else None
-    search, imports_from = None, None
     launcher = process.launcher
+    search: list[str] | None
+    imports_from: str | None
     if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
-        paths = [str(ctx.path(process.script))]
-        paths += [str(ctx.path(file)) for file in (launcher.config_files if launcher else []) if str(ctx.path(file)) not in paths]
-        search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
-        search = list(dict.fromkeys([str(ctx.path(folder)) for folder in (launcher.search if launcher else [])] + search))
-        imports_from = f"the service interpreter's sys.path ({process.interpreter or 'interpreter unknown'})"
-    elif any(os.path.isfile(path) for path in paths):
-        search = given_search_path(paths, ctx.is_live)
-        imports_from = (f"this interpreter's sys.path ({sys.executable}) and the folders given" if ctx.is_live
-                        else "the folders given (with --root, not this interpreter's sys.path)")
+        paths, search, imports_from = _process_files(ctx, process, environ)
+    else:
+        search, imports_from = _given_search(ctx, paths)
     if paths and not process.script:
-        launcher = folder_launcher([path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)) for path in paths])
-        hooks = [file for file in (launcher.config_files if launcher else []) if not _within(file, paths)]
-        paths += hooks  # its hooks (post_fork) are the service's code too
+        launcher, paths = _folder_launcher(paths)
     unsaid = launcher.reason if launcher is not None and launcher.entry is None and process.status == ProcessStatus.PROBED else None
     source = read_source(paths, environ, search) if paths else SourceFacts(reason=unsaid or "no --source, and no script from --pid")
     if search is not None:
         source = replace(source, imports_from=imports_from)
     if launcher is not None:
-        checked, agrees = _against_live(launcher, process)
-        source = replace(source, launcher=checked)
-        if checked.live and not agrees:
-            say(terminal_line(f"paddle-doctor: warning: {checked.live}"))
-        if unsaid and not paths:
-            say(terminal_line(f"paddle-doctor: no source from process {process.pid}: {unsaid}"))
+        source = _with_launcher(source, launcher, process, unsaid if not paths else None, say)
     for error in source.errors:
         say(terminal_line(f"paddle-doctor: warning: {error.location}: {error.message}; the rest of the source and the report follow"))
     return source
+
+
+def _process_files(ctx: ProbeContext, process: ServiceProcessFacts, environ: dict[str, str] | None
+                   ) -> tuple[list[str], list[str], str]:
+    """The file the process runs with its launcher's configuration files, where its interpreter finds modules, and its words."""
+    from ..source.imports import search_path
+
+    launcher = process.launcher
+    paths = [str(ctx.path(process.script))] if process.script else []
+    paths += [str(ctx.path(file)) for file in (launcher.config_files if launcher else []) if str(ctx.path(file)) not in paths]
+    search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
+    search = list(dict.fromkeys([str(ctx.path(folder)) for folder in (launcher.search if launcher else [])] + search))
+    return paths, search, f"the service interpreter's sys.path ({process.interpreter or 'interpreter unknown'})"
+
+
+def _given_search(ctx: ProbeContext, paths: list[str]) -> tuple[list[str] | None, str | None]:
+    """Where the modules the files given import are looked for (none where no file is given), and its words."""
+    from ..source.imports import given_search_path
+
+    if not any(os.path.isfile(path) for path in paths):
+        return None, None
+    return given_search_path(paths, ctx.is_live), (f"this interpreter's sys.path ({sys.executable}) and the folders given" if ctx.is_live
+                                                  else "the folders given (with --root, not this interpreter's sys.path)")
+
+
+def _folder_launcher(paths: list[str]) -> tuple[LauncherFacts | None, list[str]]:
+    """The launcher the folders of the files given configure (their gunicorn.conf.py), and the files with its hooks."""
+    from ..source.launchers import folder_launcher
+
+    launcher = folder_launcher([path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)) for path in paths])
+    hooks = [file for file in (launcher.config_files if launcher else []) if not _within(file, paths)]
+    return launcher, paths + hooks  # its hooks (post_fork) are the service's code too
+
+
+def _with_launcher(source: SourceFacts, launcher: LauncherFacts, process: ServiceProcessFacts, unsaid: str | None,
+                   say: Say) -> SourceFacts:
+    """The source with its launcher, checked against the live workers (a difference said); why no source, said."""
+    checked, agrees = _against_live(launcher, process)
+    if checked.live and not agrees:
+        say(terminal_line(f"paddle-doctor: warning: {checked.live}"))
+    if unsaid:
+        say(terminal_line(f"paddle-doctor: no source from process {process.pid}: {unsaid}"))
+    return replace(source, launcher=checked)
 
 
 def _within(file: str, paths: list[str]) -> bool:
