@@ -180,3 +180,15 @@ def test_measure_says_how_many_predictors_each_measurement_stands_for():
     plans = _share_budget(_recorded_runs(replace(recorded("rapidocr.json"), predictors=churned), None), 12, said.append)
     assert [(plan.predictor, plan.stands_for) for plan in plans.planned] == [(0, list(range(1, 10)))]
     assert said[0] == "paddle-doctor: measuring 0 of the record's 10 predictors (one per model and configuration: 1 distinct)"
+
+
+@pytest.mark.parametrize("run_threads, crossed, said", [
+    (threads(1, 2, 3, 4), 37, "; used from 4 threads, 37 runs crossed another thread's"),
+    (threads(1, 2), 0, "; used from 2 threads, no run crossed another's"),
+    (threads(1), 0, None),
+])
+def test_the_reports_for_people_say_how_many_threads_used_a_recorded_predictor(run_threads, crossed, said):
+    from paddle_doctor.render.service_lines import predictor_line
+
+    line = predictor_line(one_predictor(run_threads, crossed))
+    assert line.endswith(said) if said else "used from" not in line, line

@@ -93,7 +93,17 @@ def predictor_line(predictor: RecordedPredictor) -> str:
     more = len(stats.shapes) - SHAPES_SHOWN + (1 if stats.shapes_not_kept else 0)
     shapes += f" and {more} more" if more > 0 else ""
     return (f"{head}: {runs}; built at {predictor.built_at()}{called}; "
-            f"{ran}" + (f"; shapes {shapes}" if shapes else "") + f"; at most {counted(stats.peak_concurrency, 'run')} at once")
+            f"{ran}" + (f"; shapes {shapes}" if shapes else "") + f"; at most {counted(stats.peak_concurrency, 'run')} at once"
+            + sharing_words(predictor))
+
+
+def sharing_words(predictor: RecordedPredictor) -> str:
+    """``; run() from 4 threads, 69 runs crossed another thread's``: a predictor several threads used, as its record says."""
+    sharing = predictor.sharing
+    if sharing is None or sharing.threads() < 2:
+        return ""
+    crossed = f", {counted(sharing.crossed, 'run')} crossed another thread's" if sharing.crossed else ", no run crossed another's"
+    return f"; used from {sharing.threads()} threads{crossed}"
 
 
 def shown_settings(service: ServiceSummary) -> list[SettingOrigin]:
