@@ -90,3 +90,11 @@ def test_the_gpu_calls_keep_the_device_neutral_ones_and_the_optim_cache():
     assert calls[0] == ("enable_use_gpu", [512, 0]) and calls[1][1][3] == "Half"
     cpu = service_calls(make_facts(threads=3, onednn=True))
     assert cpu == PredictorConfig(threads=3, onednn=True).config_calls()
+
+
+def test_the_service_is_said_to_take_a_lock_only_where_something_says_it_does():
+    """One predictor whose serving layout nothing says is measured behind a lock, and its label says that is the
+    measurement's, not the service's; a layout said as a lock is named so."""
+    unsaid = service_layout(make_facts(threads=2, concurrency=2))[1]
+    assert unsaid == "service: one predictor x 2 threads (how requests reach it is not said; measured behind a lock)"
+    assert service_layout(make_facts(threads=2, concurrency=2, layout="lock"))[1] == "service: one predictor behind a lock x 2 threads"

@@ -143,6 +143,8 @@ def service_layout(facts: Facts) -> tuple[Arrangement, str]:
         layout = Arrangement(Layout.LOCK, 1, threads)
         return layout, f"service: one predictor shared without a lock x {threads} thread{'s' if threads != 1 else ''} (measured behind a lock)"
     layout = Arrangement(kind, service.instances, threads)
+    if service.layout is None and layout.instances == 1:  # nothing says how its requests reach it: no lock is claimed
+        return layout, f"service: one predictor x {threads} thread{'s' if threads != 1 else ''} (how requests reach it is not said; measured behind a lock)"
     return layout, f"service: {layout.label()}"
 
 
