@@ -196,9 +196,14 @@ def memory_finding(root: Path, pid: str = "7") -> dict:
 def test_the_workers_resident_memory_together_is_judged_against_the_memory_limit(tmp_path):
     fits = memory_finding(GUNICORN)
     assert fits["status"] == "pass"
-    assert fits["message"] == "3 processes (2 workers) hold 1.8 GiB resident (40.0 MiB + 900.0 MiB + 916.0 MiB) of the 4.0 GiB memory limit"
+    assert fits["message"] == ("3 processes (2 workers) hold 1.8 GiB resident (40.0 MiB + 900.0 MiB + 916.0 MiB) of the 4.0 GiB "
+                               "memory limit; the cgroup counts 700.0 MiB, the pages they share once")
     root = tree(tmp_path)
-    (root / "sys" / "fs" / "cgroup" / "memory" / "memory.limit_in_bytes").write_text(f"{2 * 1024 ** 3}\n")
+    memory = root / "sys" / "fs" / "cgroup" / "memory"
+    (memory / "memory.limit_in_bytes").write_text(f"{2 * 1024 ** 3}\n")
+    shared = memory_finding(root)  # their resident memory adds up past the limit's share, but the pages are shared
+    assert shared["status"] == "pass" and "the cgroup counts 700.0 MiB" in shared["message"]
+    (memory / "memory.usage_in_bytes").write_text(f"{1950 * 1024 ** 2}\n")
     full = memory_finding(root)
     assert full["status"] == "fail" and "of the 2.0 GiB memory limit" in full["message"]
     assert full["evidence"]["workers_that_fit"] == 1 and full["evidence"]["pids"] == [7, 8, 9]
@@ -263,3 +268,20 @@ def test_without_a_record_or_a_thread_count_each_workers_busy_threads_are_added_
     path.write_text(json.dumps(facts))
     over = budget_findings(path.parent, "--facts", str(path))["PD-CPU-010"]
     assert over["status"] == "fail" and over["message"] == "5 threads (2 workers: 3 + 2) on a budget of 2 CPUs (cgroup quota 200000/100000 µs)"
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["/usr/local/bin/python3.10", "-m", ""], "-m (no module)"),
+    (["/usr/local/bin/python3.10", "-m", " "], "-m (no module)"),
+    (["/usr/local/bin/python3.10", "-W", "ignore", "/srv/serve.py"], "serve.py"),
+    (["/usr/local/bin/python3.10", "-X", "importtime", "-m", "pkg.server"], "-m pkg.server"),
+    (["/usr/local/bin/python3.10", "-c", "import app"], "-c CODE"),
+])
+def test_a_workers_command_line_names_its_program_past_the_interpreters_options(tmp_path, argv, named):
+    """A command line is the service's to write (setproctitle rewrites it): an empty module is no crash, and an
+    option's value (-W ignore) is not taken for the script."""
+    root = tree(tmp_path)
+    for pid in (7, 8, 9):
+        set_argv(root, pid, argv)
+    facts, _ = open_service_process(ProbeContext(root), 8)
+    assert facts.deployment.startswith(f"{named}: master 7 and 2 workers (8, 9)"), facts.deployment

@@ -291,3 +291,23 @@ def test_workers_a_configuration_file_computes_are_not_judged_as_one(tmp_path):
     given = report_json(run_doctor("--root", str(GUNICORN_SERVICE), "--pid", "none", "--source", str(service / "app.py"),
                                    "--instances", "2", "--json", *NO_PROBES))
     assert {f["rule_id"]: f["status"] for f in given["findings"]}["PD-CPU-010"] == "fail"
+
+
+def test_a_launcher_file_linked_out_of_the_root_is_read_as_the_container_sees_it(tmp_path):
+    """/srv/gunicorn.conf.py, a link to an absolute path: the link is followed under --root (where that path
+    holds the container's file), never to the machine the doctor runs on."""
+    root = tmp_path / "root"
+    shutil.copytree(GUNICORN_SERVICE, root, symlinks=True)
+    shutil.copytree(ROOT / "srv", root / "srv", dirs_exist_ok=True)
+    host = tmp_path / "host" / "secret.py"  # on the doctor's machine, not in the container
+    host.parent.mkdir()
+    host.write_text("threads = 3\n")
+    conf = root / "srv" / "gunicorn.conf.py"
+    conf.unlink()
+    conf.symlink_to(host)
+    settings = source_of(7, root)["source"]["launcher"]["settings"]
+    assert not any(setting["value"] == 3 for setting in settings), settings
+    (root / str(host.parent).lstrip("/")).mkdir(parents=True)
+    (root / str(host).lstrip("/")).write_text("threads = 5\n")  # the container's own file at that path
+    settings = source_of(7, root)["source"]["launcher"]["settings"]
+    assert any(setting["name"] == "threads" and setting["value"] == 5 for setting in settings), settings

@@ -96,6 +96,14 @@ class ProbeContext:
             resolved = "/" if target.startswith("/") else resolved
         return resolved
 
+    def contained(self, path: str) -> Path:
+        """``path`` under the root with its links followed as the container sees them, so that no link leads
+        out of the root; on a loop, the path as given (opening it then fails)."""
+        try:
+            return self.path(self.resolve(path))
+        except OSError:
+            return self.path(path)
+
     def exists(self, path: str) -> bool:
         """Whether ``path`` names something, links followed as the container sees them."""
         try:

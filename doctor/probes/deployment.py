@@ -18,6 +18,7 @@ import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..base.command_line import python_target
 from ..base.vocabulary import ProcessRole
 from ..facts import DeployedProcess
 from .context import ProbeContext
@@ -25,7 +26,6 @@ from .context import ProbeContext
 PADDLE_LIBRARY = "libpaddle"
 SPAWNED = "--multiprocessing-fork"  # the last argument of every child multiprocessing spawns (spawn, forkserver)
 SPAWN_PROGRAM = ("multiprocessing spawn child",)
-INTERPRETERS = ("python", "pypy")
 
 
 @dataclass
@@ -82,12 +82,11 @@ class Entry:
             return f"process {self.pid}"
         if argv[-1] == SPAWNED:
             return "a multiprocessing child"
-        if posixpath.basename(argv[0]).startswith(INTERPRETERS):
-            for index, argument in enumerate(argv[1:], 1):
-                if argument in ("-m", "-c") and index + 1 < len(argv):
-                    return f"{argument} {argv[index + 1].split()[0] if argument == '-m' else 'CODE'}"
-                if not argument.startswith("-"):
-                    return posixpath.basename(argument)
+        target = python_target(argv)
+        if target is not None:
+            kind, value, _ = target
+            words = {"-m": f"-m {(value.split() or ['(no module)'])[0]}", "-c": "-c CODE", "-": "- (its standard input)"}
+            return words.get(kind) or posixpath.basename(value) or f"process {self.pid}"
         return posixpath.basename(argv[0]).split(":")[0] or f"process {self.pid}"
 
 

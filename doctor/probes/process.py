@@ -421,7 +421,7 @@ def _launcher(ctx: ProbeContext, proc: str, argv: list[str], environ: dict[str, 
     ``-m pkg``, ``gunicorn app:app``, a console script's entry point) found on the service interpreter's
     sys.path under the root, or why none, and the launcher's settings."""
     cwd = _link(ctx, f"{proc}/cwd")
-    service = Service(proc, cwd, environ, interpreter, lambda path: str(ctx.path(posixpath.normpath(posixpath.join("/", path)))))
+    service = Service(proc, cwd, environ, interpreter, lambda path: str(ctx.contained(posixpath.normpath(posixpath.join("/", path)))))
     return launched(service, argv)
 
 

@@ -117,7 +117,7 @@ def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[st
     launcher = process.launcher
     search: list[str] | None
     imports_from: str | None
-    if not paths and process.script and os.access(ctx.path(process.script), os.R_OK):
+    if not paths and process.script and os.access(ctx.contained(process.script), os.R_OK):
         paths, search, imports_from = _process_files(ctx, process, environ)
     else:
         search, imports_from = _given_search(ctx, paths)
@@ -140,10 +140,10 @@ def _process_files(ctx: ProbeContext, process: ServiceProcessFacts, environ: dic
     from ..source.imports import search_path
 
     launcher = process.launcher
-    paths = [str(ctx.path(process.script))] if process.script else []
-    paths += [str(ctx.path(file)) for file in (launcher.config_files if launcher else []) if str(ctx.path(file)) not in paths]
-    search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.path(path)))
-    search = list(dict.fromkeys([str(ctx.path(folder)) for folder in (launcher.search if launcher else [])] + search))
+    paths = [str(ctx.contained(process.script))] if process.script else []
+    paths += [str(ctx.contained(file)) for file in (launcher.config_files if launcher else []) if str(ctx.contained(file)) not in paths]
+    search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.contained(path)))
+    search = list(dict.fromkeys([str(ctx.contained(folder)) for folder in (launcher.search if launcher else [])] + search))
     return paths, search, f"the service interpreter's sys.path ({process.interpreter or 'interpreter unknown'})"
 
 

@@ -27,13 +27,12 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ..base.command_line import is_interpreter, python_target
 from ..base.inputs import SOURCE_BYTES, read_text
 from ..facts.launcher import Launcher, LauncherFacts, LauncherKnob, LauncherSetting
 from .imports import interpreter_path, locate
 
 Under = Callable[[str], str]  # a path the process sees -> the one the doctor reads (--root)
-INTERPRETERS = ("python", "pypy")
-PYTHON_VALUED = ("-W", "-X", "-Q")  # the interpreter's options that take a value (``-m`` and ``-c`` end them)
 SERVERS = {"gunicorn": Launcher.GUNICORN, "uvicorn": Launcher.UVICORN, "hypercorn": Launcher.HYPERCORN, "celery": Launcher.CELERY}
 GUNICORN_CONFIG = "gunicorn.conf.py"
 # the options of each launcher that take no value: any other option takes one (``--bind ADDR``)
@@ -99,32 +98,27 @@ def launched(service: Service, argv: list[str]) -> LauncherFacts:
         argv = argv[:-1]
     if not argv or not argv[0]:
         return LauncherFacts(reason=f"{service.proc}/cmdline is empty")
-    name = posixpath.basename(argv[0])
-    if not name.startswith(INTERPRETERS):
+    if not is_interpreter(argv):
         title = _retitled(service, argv)
         if title is not None:
             return title
         return _program(service, argv[0], argv[1:], f"{service.proc}/cmdline", searched=True)
-    rest = argv[1:]
-    index = 0
-    while index < len(rest) and rest[index].startswith("-") and rest[index] not in ("-m", "-c", "-"):
-        index += 2 if rest[index] in PYTHON_VALUED else 1
-    if index >= len(rest):
+    target = python_target(argv)
+    if target is None:
         return LauncherFacts(reason=f"the interpreter runs no script or module ({service.proc}/cmdline: {' '.join(argv)[:200]})")
-    first = rest[index]
-    if first == "-c":
+    kind, value, after = target
+    if kind == "-c":
         return LauncherFacts(reason=f"the interpreter runs code given on its command line (-c), not a file ({service.proc}/cmdline)")
-    if first == "-":
+    if kind == "-":
         return LauncherFacts(reason=f"the interpreter runs code read from its standard input, not a file ({service.proc}/cmdline)")
-    if first == "-m":
-        if index + 1 >= len(rest):
+    if kind == "-m":
+        if not value:
             return LauncherFacts(launcher=Launcher.MODULE, reason=f"-m names no module ({service.proc}/cmdline)")
-        module = rest[index + 1]
-        top = module.split(".")[0]
+        top = value.split(".")[0]
         if top in SERVERS:
-            return _server(service, SERVERS[top], rest[index + 2:], f"{service.proc}/cmdline (-m {module})")
-        return _module(service, module, [service.cwd] if service.cwd else [], f"{service.proc}/cmdline (-m {module})")
-    return _program(service, first, rest[index + 1:], f"{service.proc}/cmdline")
+            return _server(service, SERVERS[top], after, f"{service.proc}/cmdline (-m {value})")
+        return _module(service, value, [service.cwd] if service.cwd else [], f"{service.proc}/cmdline (-m {value})")
+    return _program(service, value, after, f"{service.proc}/cmdline")
 
 
 def _program(service: Service, program: str, arguments: list[str], said: str, searched: bool = False) -> LauncherFacts:
@@ -180,8 +174,11 @@ def _entry_point(service: Service, name: str, text: str, folders: list[str]) -> 
     """The entry point a console script runs (``pkg.cli:main``) and where it was read: the ``[console_scripts]``
     of a distribution's ``entry_points.txt`` on ``folders`` (doctor's paths), else the script's own
     ``from X import Y`` called at its end (pip's wrapper); (None, '') where the script is code of its own."""
+    root = os.path.realpath(service.under("/"))
     for folder in folders:
         for listing in sorted(glob.glob(os.path.join(glob.escape(folder), "*.dist-info", "entry_points.txt"))):
+            if os.path.commonpath([root, os.path.realpath(listing)]) != root:  # a link out of the root is not the service's
+                continue
             try:
                 parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
                 parser.optionxform = str  # type: ignore[assignment,method-assign]
