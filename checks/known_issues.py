@@ -66,7 +66,7 @@ def entry_findings(entry: KnownIssue, views: list[tuple[RecordedPredictor | None
     judged = [(predictor, setup, matches(entry, setup)) for predictor, setup in views]
     held = [one for one in judged if one[2].holds]
     if held:
-        return [holding(entry, held)]
+        return holding(entry, held)
     open_ = [one for one in judged if one[2].holds is None]
     if not open_:
         return []
@@ -75,14 +75,28 @@ def entry_findings(entry: KnownIssue, views: list[tuple[RecordedPredictor | None
                    [predictor for predictor, _, _ in open_])]
 
 
-def holding(entry: KnownIssue, held: list[Judged]) -> Finding:
-    """The finding of an entry that holds: what matched, the fix's release and the threads; confirmed or not
-    reproduced where the predictor worker tried it."""
+def holding(entry: KnownIssue, held: list[Judged]) -> list[Finding]:
+    """The findings of an entry that holds: one for the predictors it stands for, confirmed where the predictor
+    worker reproduced it on one of them, and one passing for those it was tried on and not reproduced."""
+    tried = [(one, trial_of(entry, one[1])) for one in held]
+    standing = [(one, trial) for one, trial in tried if trial is None or trial.reproduced]
+    refuted = [(one, trial) for one, trial in tried if trial is not None and not trial.reproduced]
+    found = []
+    if standing:
+        reproduced = next((trial for _, trial in standing if trial is not None), None)
+        found.append(_held(entry, [one for one, _ in standing], reproduced))
+    if refuted:
+        found.append(_held(entry, [one for one, _ in refuted], refuted[0][1]))
+    return found
+
+
+def _held(entry: KnownIssue, held: list[Judged], trial: KnownIssueTrial | None) -> Finding:
+    """The finding of an entry that holds for ``held``: what matched, the fix's release and the threads; confirmed
+    or not reproduced where the predictor worker tried it (``trial``)."""
     from paddle_doctor.judge.known_issues import called_at
 
     said = list(dict.fromkeys(words for _, _, decision in held for words in decision.said))
     message = f"{entry.id} {entry.title}: {'; '.join(said)}; {entry.fixed()}; see {entry.threads()}"
-    trial = next((found for _, setup, _ in held if (found := trial_of(entry, setup)) is not None), None)
     status = Status.WARN if entry.kind in NOTICES else Status.FAIL
     verdict, confirmed = None, None
     if trial is not None and trial.reproduced:

@@ -91,6 +91,49 @@ def test_an_entry_whose_model_is_not_known_says_what_is_missing():
     assert "--model" in finding.message
 
 
+def test_a_switch_the_source_computes_is_not_judged_as_paddles_default():
+    """oneDNN set from an expression the doctor cannot evaluate: an entry that needs oneDNN on (KI-002 on 2.5.0)
+    or off (KI-003 on 3.0.0b1) may hold, saying why, instead of holding or not on Paddle's default."""
+    from paddle_doctor.base.vocabulary import Origin
+    from paddle_doctor.facts import SettingOrigin
+
+    why = "set at app.py:3 from an expression the doctor cannot evaluate"
+    for version, entry in (("2.5.0", "KI-002"), ("3.0.0b1", "KI-003")):
+        facts = replace(ocr_facts(version), service_origins=[SettingOrigin("onednn", None, Origin.SOURCE, why)])
+        (finding,) = entry_findings(run_check(known_issues_check.CHECK, facts), entry)
+        assert finding.status == "skip" and f"whether oneDNN is on is not known: {why}" in finding.message, finding.message
+
+
+def test_which_paddle_wheel_is_installed_is_not_guessed():
+    from paddle_doctor.judge.known_issues import installed_version, setup_of
+
+    unsaid = setup_of(make_facts(paddle=paddle_ok(version="3.1.0", distribution=None)), None)
+    version, _ = installed_version("paddlepaddle-gpu", unsaid)
+    assert version.holds is None and version.missing == ("which Paddle wheel is installed is not known (paddlepaddle or paddlepaddle-gpu)",)
+    cpu_wheel = setup_of(make_facts(paddle=paddle_ok(version="3.1.0", distribution="paddlepaddle")), None)
+    assert installed_version("paddlepaddle-gpu", cpu_wheel)[0].holds is False
+    assert installed_version("paddlepaddle", cpu_wheel) == ("3.1.0", "paddlepaddle")
+
+
+def test_a_trial_decides_only_for_the_predictor_it_was_tried_on():
+    """Two predictors an entry holds for, one tried in the worker and not reproduced, the other never tried: the
+    tried one passes, not reproduced; the other still fails. Neither's trial speaks for the other."""
+    from paddle_doctor.facts.verification import KnownIssueTrial, ModelFacts, VerificationFacts
+    from paddle_doctor.judge.known_issues import seen, setup_of
+    from test_record_predictors import recorded
+
+    det, rec = recorded("rapidocr.json").predictors[:2]
+    entry = next(one for one in BOOK.entries if one.id == "KI-001")
+    trial = KnownIssueTrial("KI-001", "threads=1, oneDNN on", reproduced=False, message="the configuration ran the model")
+    tried = VerificationFacts(ModelFacts("det", "pir", "det/inference.json", None, {}), 10, 0.03, 0.01, known_issues=[trial])
+    facts = make_facts(paddle=paddle_ok(version="3.3.1"))
+    held = [(det, setup_of(replace(facts, verification=tried), det), seen("oneDNN on")), (rec, setup_of(facts, rec), seen("oneDNN on"))]
+    standing, refuted = known_issues_check.holding(entry, held)
+    assert standing.status == "fail" and standing.verdict is None and standing.evidence["predictors"] == [rec.id], standing
+    assert refuted.status == "pass" and refuted.verdict == "refuted" and refuted.evidence["predictors"] == [det.id], refuted
+    assert "not reproduced in the predictor worker: the configuration ran the model" in refuted.message
+
+
 def rtx_50_scenario(folder: Path) -> Path:
     """An RTX 5090 (compute capability 12.0) on driver 575, as NVML would describe it."""
     scenario = {"driver_version": "575.51.02", "cuda_driver_version": 12090, "devices": [{

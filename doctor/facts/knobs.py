@@ -314,6 +314,11 @@ def switches() -> dict[str, str]:
     return {field.name: field.said for field in PREDICTOR_FIELDS if field.kind == "bool" and field.said}
 
 
+def setting_of(field: str) -> str:
+    """The service's setting (its row's name) that a field of ``PredictorConfig`` runs: ``feed_fetch`` is ``feed_fetch_ops``."""
+    return next(row.name for row in KNOBS if row.predictor is not None and row.predictor.name == field)
+
+
 def labels() -> list[tuple[str, Callable[[Any], str]]]:
     """The fields a configuration's name shows, in order, each with how it shows it."""
     return [(field.name, field.label) for field in sorted(PREDICTOR_FIELDS, key=lambda field: field.label_rank) if field.label]

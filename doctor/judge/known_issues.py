@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.serde import DecodeError, from_data, load_yaml_file
 from ..base.vocabulary import Device, ModelFormat, PaddleStatus, ProblemKind
-from ..facts.knobs import switches
+from ..facts.knobs import setting_of, switches
 from .rules import CHANGE_KINDS, Change, packaged_file
 from .versions import Version, VersionRange, VersionRangeError, parse_range, parse_version
 
@@ -191,13 +191,18 @@ class KnownIssue:
         return f"paddle-doctor explain {self.id}"
 
     def fixed(self) -> str:
-        """``fixed in 2.5.1 (Paddle PR #55504)``, ``no release has the fix yet (...)``; for a deprecation or a
-        notice, what replaces the behaviour."""
+        """``fixed in 2.5.1 (Paddle PR #55504)``; ``not affected from paddle 2.7.0 on (...)`` where the range ends
+        below a release; else ``no release has the fix yet (...)``; for a deprecation or a notice, what replaces
+        the behaviour."""
         by = f" ({self.fixed_by})" if self.fixed_by else ""
         if self.fixed_in:
             return f"fixed in {self.fixed_in}{by}"
         if self.kind in (ProblemKind.DEPRECATED, ProblemKind.NOTICE):
             return self.fixed_by or "a change of behaviour, not a bug"
+        unaffected = [f"{package} {clause.strip()[1:]}" for package, versions in self.affects.items()
+                      for clause in versions.split(",") if clause.strip().startswith("<") and not clause.strip().startswith("<=")]
+        if unaffected:  # the range ends below a release: that release has it fixed, though the entry names none
+            return f"not affected from {' and '.join(unaffected)} on{by}"
         return f"no release has the fix yet{by}"
 
     def threads(self) -> str:
@@ -408,13 +413,15 @@ class Builder:
 @dataclass(frozen=True)
 class Setup:
     """What an entry is matched against: the facts as one predictor sees them, the CPU configuration it
-    runs (Paddle's defaults filled in), its model (None: not known), and the wrappers that built it
-    (an empty list: the service's own code; None: not known)."""
+    runs (Paddle's defaults filled in), its model (None: not known), the wrappers that built it (an empty
+    list: the service's own code; None: not known), and why a switch of ``config`` is not known where
+    Paddle's default stands in for a value the service's source computes (``unknown_switches``)."""
 
     facts: Facts
     config: PredictorConfig
     model: ModelView | None
     builders: list[Builder] | None
+    unknown_switches: dict[str, str] = field(default_factory=dict)
 
 
 def matches(entry: KnownIssue, setup: Setup) -> Decision:
@@ -442,8 +449,11 @@ def installed_version(name: str, setup: Setup) -> tuple[str | Decision, str]:
     if name in ("paddle", *PADDLE_WHEELS):
         if paddle.status != PaddleStatus.OK or not paddle.version:
             return unknown(f"Paddle's version is not known ({paddle.reason or paddle.status})"), name
-        if name != "paddle" and (paddle.distribution or "").lower() != name:
-            return NOT, name
+        if name != "paddle":
+            if not paddle.distribution:
+                return unknown("which Paddle wheel is installed is not known (paddlepaddle or paddlepaddle-gpu)"), name
+            if paddle.distribution.lower() != name:
+                return NOT, name
         return paddle.version, paddle.distribution or "Paddle"
     if name == "onednn":
         mapped = [library.version for library in facts.service_process.libraries if library.kind == "onednn" and library.version]
@@ -485,7 +495,7 @@ def condition_holds(when: Condition, setup: Setup) -> list[Decision]:
     parts: list[Decision] = []
     if when.device is not None:
         parts.append(seen(f"on the {when.device.upper()}") if service.device == when.device else NOT)
-    parts += [seen(switched(name, wanted)) if getattr(config, name) == wanted else NOT for name, wanted in when.settings.items()]
+    parts += [switch_holds(name, wanted, setup) for name, wanted in when.settings.items()]
     if when.tensorrt is not None:
         on = service.device == Device.GPU and service.tensorrt.enabled
         parts.append(seen(f"TensorRT {'on' if on else 'off'}") if on == when.tensorrt else NOT)
@@ -619,10 +629,12 @@ def setup_of(facts: Facts, predictor: RecordedPredictor | None, config: Predicto
 
     from ..facts.predictor import PredictorConfig
 
+    not_known: dict[str, str] = {}
     if config is None:
         config = replace(PredictorConfig.of_service(facts), use_optimized_model=bool(facts.service.use_optimized_model))
+        not_known = {name: why for name in switches() if (why := facts.unknown_setting(setting_of(name)))}
     model = model_of_graph(facts.graph) if facts.graph is not None else (model_of_files(predictor) if predictor else None)
-    return Setup(facts, config, model, builders(facts, predictor))
+    return Setup(facts, config, model, builders(facts, predictor), not_known)
 
 
 def builders(facts: Facts, predictor: RecordedPredictor | None) -> list[Builder] | None:
@@ -639,6 +651,13 @@ def builders(facts: Facts, predictor: RecordedPredictor | None) -> list[Builder]
     if facts.service_source.status != SourceStatus.READ:
         return None
     return [Builder(built.package, built.version) for built in facts.service_source.predictors if built.package]
+
+
+def switch_holds(name: str, wanted: bool, setup: Setup) -> Decision:
+    """Whether the switch ``name`` is as ``wanted``; not known where the service's value is not (no default is judged)."""
+    if name in setup.unknown_switches:
+        return unknown(f"whether {switches()[name]} is on is not known: {setup.unknown_switches[name]}")
+    return seen(switched(name, wanted)) if getattr(setup.config, name) == wanted else NOT
 
 
 def switched(name: str, on: bool) -> str:
