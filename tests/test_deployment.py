@@ -285,3 +285,16 @@ def test_a_workers_command_line_names_its_program_past_the_interpreters_options(
         set_argv(root, pid, argv)
     facts, _ = open_service_process(ProbeContext(root), 8)
     assert facts.deployment.startswith(f"{named}: master 7 and 2 workers (8, 9)"), facts.deployment
+
+
+def test_a_supervisor_in_python_is_no_master_of_the_services_it_starts(tmp_path):
+    """supervisord (a Python program) starting two services of its own, each mapping Paddle: two services, not one
+    deployment of two workers, from the supervisor's PID as with no flags."""
+    root = tree(tmp_path)
+    set_argv(root, 7, ["/usr/local/bin/python3.10", "/usr/local/bin/supervisord", "-n"])
+    set_argv(root, 8, ["/usr/local/bin/python3.10", "/srv/ocr_service.py"])
+    set_argv(root, 9, ["/usr/local/bin/python3.10", "/srv/det_service.py"])
+    refused = run_doctor("--root", str(root), "--pid", "auto", "--json", *NO_PROBES)
+    assert refused.returncode == 2 and "2 unrelated services have Paddle mapped" in refused.stderr, refused.stderr
+    assert "master 7" not in refused.stderr and "ocr_service.py: process 8" in refused.stderr
+    assert processes_of(root, 8) == (8, [(8, "worker")])

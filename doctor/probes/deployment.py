@@ -188,10 +188,13 @@ def deployment_of(table: ProcessTable, pid: int) -> Deployment:
 
 
 def _master(table: ProcessTable, worker: Entry) -> int | None:
+    """The worker's parent where it is the worker's master: it runs the worker's executable, and the worker is a
+    child it spawned or one of the same program (a fork, or a retitled worker of the same server); a parent
+    running another program of the same interpreter (a supervisor written in Python) is none."""
     parent = table.entries.get(worker.parent)
     if parent is None or worker.program is None or not parent.same_program(worker):
         return None
-    return parent.pid
+    return parent.pid if worker.program == SPAWN_PROGRAM or parent.name() == worker.name() else None
 
 
 def _deployment(table: ProcessTable, master: int | None, workers: list[Entry]) -> Deployment:
