@@ -31,6 +31,7 @@ from ..base.vocabulary import (
     SourceStop,
 )
 from .baseline import BaselineFacts
+from .environment import SourceEnvironment
 from .launcher import LauncherFacts
 from .predictor import ServiceConfig, TensorRTSettings  # noqa: F401 (one namespace of facts)
 from .service_config import PADDLE_DEFAULT_THREADS, SettingOrigin  # noqa: F401 (one namespace of facts)
@@ -377,6 +378,7 @@ class SourceFacts:
     imports_from: str | None = None  # where the imports were looked for (whose sys.path); None: not followed
     stopped: SourceStop | None = None
     launcher: LauncherFacts | None = None  # what runs the source, and its settings (--pid's command line, or a folder's gunicorn.conf.py)
+    environment: list[SourceEnvironment] = field(default_factory=list)  # where the source sets the thread variables and FLAGS_*
 
     @property
     def unread(self) -> list[SourceError]:

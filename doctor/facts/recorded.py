@@ -188,7 +188,9 @@ class Record:
     ``peak_concurrent_runs`` and ``peak_concurrent_threads`` are the most ``run()`` calls, and the
     most math threads of their predictors, inside ``run()`` at once across the process;
     ``errors`` the last failures of the recorder itself (a write that failed, a getter that raised);
-    ``recorder`` what noted the runs: its C module, or Python where that was not built."""
+    ``recorder`` what noted the runs: its C module, or Python where that was not built; ``environment``
+    the thread variables and ``FLAGS_*`` (``facts.environment.noted``) as the process saw them when it
+    began to import Paddle, before Paddle's own code ran (a variable absent was unset; null: not noted)."""
 
     pid: Count
     start_ticks: Count
@@ -202,4 +204,5 @@ class Record:
     peak_concurrent_threads: Count
     errors: list[str]
     recorder: Recorder = Recorder.PYTHON
+    environment: dict[str, str] | None = None
     schema_version: int = version_field(SCHEMA_VERSION)

@@ -100,7 +100,9 @@ class ServiceRecord:
     runs (Python's may count a thread waiting for the GIL after its run as still running);
     ``busy_cpus_while_measured`` the CPUs the service itself used while ``--measure`` measured (its CPU
     time over the wall time); ``measured`` what ``--measure`` made of each predictor, busiest first;
-    ``age_s`` how long before it was read it was written, ``interval_s`` how often the service writes it."""
+    ``age_s`` how long before it was read it was written, ``interval_s`` how often the service writes it;
+    ``environment`` the thread variables and FLAGS_* as the process saw them when it began to import
+    Paddle (a variable absent was unset; null: the record did not note them)."""
 
     status: RecordStatus = RecordStatus.NOT_ASKED
     reason: str | None = None
@@ -115,6 +117,7 @@ class ServiceRecord:
     measured: list[PredictorMeasured] = field(default_factory=list)
     age_s: float | None = None
     interval_s: float | None = None
+    environment: dict[str, str] | None = None
 
     @property
     def read(self) -> bool:

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 from types import ModuleType
 from typing import Any
 
 TARGET = "paddle.inference"
+PADDLE = "paddle"
+ENVIRONMENT: dict[str, str] | None = None  # the noted variables as the service began to import paddle
 
 
 class _PatchingLoader(importlib.abc.Loader):
@@ -38,11 +41,14 @@ class _PatchingLoader(importlib.abc.Loader):
 
 
 class InferenceFinder(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: it asks the finders after it for ``paddle.inference`` and puts a loader
-    around theirs that wraps the module once it has run; then it leaves ``sys.meta_path``."""
+    """Finds nothing itself: it notes the environment as ``paddle`` is first looked for (before Paddle's
+    own code runs and sets ``OMP_NUM_THREADS``), asks the finders after it for ``paddle.inference`` and
+    puts a loader around theirs that wraps the module once it has run; then it leaves ``sys.meta_path``."""
 
     def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname != TARGET:
+            if fullname == PADDLE:
+                note_environment()
             return None
         for finder in list(sys.meta_path):
             find = getattr(finder, "find_spec", None)
@@ -58,6 +64,14 @@ class InferenceFinder(importlib.abc.MetaPathFinder):
         if self in sys.meta_path:
             sys.meta_path.remove(self)
         return spec
+
+
+def note_environment() -> None:
+    """The thread variables and FLAGS_* as the process sees them now, kept the first time only (bounded
+    and redacted as the record is written: nothing more is imported as the service imports Paddle)."""
+    global ENVIRONMENT
+    if ENVIRONMENT is None:
+        ENVIRONMENT = {name: value for name, value in os.environ.items() if name.endswith("_NUM_THREADS") or name.startswith("FLAGS_")}
 
 
 def install() -> None:
@@ -79,3 +93,4 @@ def wrap_inference(inference: ModuleType) -> None:
     from . import wrapping  # the boundary to Paddle: the rest of the recorder loads once paddle.inference does
 
     PROCESS = wrapping.wrapped(inference)
+    PROCESS.environment = ENVIRONMENT

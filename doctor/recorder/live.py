@@ -184,6 +184,7 @@ class Process:
         self.peak_threads = 0
         self.errors: list[str] = []
         self.on_first_predictor: Callable[[], None] | None = None
+        self.environment: dict[str, str] | None = None  # the thread variables and FLAGS_* at the first import of paddle
         chosen = ChosenRuns(PythonRuns, Recorder.PYTHON) if native is False else \
             chosen_runs(os.environ if native is None else {NATIVE: REQUIRE})
         self.recorder = chosen.recorder

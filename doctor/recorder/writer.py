@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..base.serde import to_data
+from ..facts.environment import noted
 from ..facts.recorded import CallingThreads, InputsSeen, Record, RecordedPredictor, RunStats, Sharing, TensorSeen
 from .live import MAX_EVENTS, Callers, LivePredictor, Process, percentile_ns
 from .location import interval_s, own_start_ticks, record_folder, record_name, settings_problems, start_ticks_of
@@ -86,7 +87,18 @@ def snapshot(process: Process) -> Record:
     return Record(pid=os.getpid(), start_ticks=own_start_ticks(), argv=redacted_argv(sys.argv),
                   paddle_version=paddle_version(), doctor_version=__version__, written_at=round(time.time(), 3),
                   predictors=predictors, predictors_not_kept=process.not_kept, peak_concurrent_runs=process.peak_runs,
-                  peak_concurrent_threads=process.peak_threads, errors=errors, recorder=process.recorder)
+                  peak_concurrent_threads=process.peak_threads, errors=errors, recorder=process.recorder,
+                  environment=noted_environment(process.environment))
+
+
+def noted_environment(environment: dict[str, str] | None) -> dict[str, str] | None:
+    """The variables noted at the first import of paddle as the record keeps them: the thread variables
+    and FLAGS_*, bounded (:func:`~..facts.environment.noted`), each value redacted."""
+    if environment is None:
+        return None
+    from ..base.redact import redact  # on the writer's thread, not as the service imports Paddle
+
+    return {name: redact(name, value) for name, value in noted(environment).items()}
 
 
 def redacted_argv(argv: list[str]) -> list[str]:

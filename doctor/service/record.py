@@ -14,10 +14,11 @@ import time
 from dataclasses import replace
 
 from ..base.inputs import SYSTEM_BYTES, NotPrivate, Refused, parse_json, read_private
-from ..base.redact import redact_recorded
+from ..base.redact import redact, redact_recorded
 from ..base.serde import DecodeError, from_data, json_error_text, quoted
 from ..base.vocabulary import Origin, ProcessStatus, RecordStatus
 from ..facts import ServiceProcessFacts
+from ..facts.environment import FLAGS_PREFIX, MAX_VALUE, MAX_VARIABLES, THREAD_VARIABLES, noted_name
 from ..facts.knobs import settings_recorded
 from ..facts.recorded import SCHEMA_VERSION, Record, RecordedPredictor
 from ..facts.service_config import SettingOrigin
@@ -56,7 +57,8 @@ def read_record(ctx: ProbeContext, process: ServiceProcessFacts) -> ServiceRecor
         return ServiceRecord(RecordStatus.UNREADABLE, f"{path}: the record of another process (pid {record.pid})", path)
     read = ServiceRecord(RecordStatus.READ, None, path, record.paddle_version, record.written_at, record.predictors,
                          record.peak_concurrent_runs, record.peak_concurrent_threads, record.recorder,
-                         age_s=round(max(0.0, time.time() - record.written_at), 1), interval_s=interval_s(process.environ)[0])
+                         age_s=round(max(0.0, time.time() - record.written_at), 1), interval_s=interval_s(process.environ)[0],
+                         environment=_redacted(record.environment))
     if read.stale:
         read = read.noted(f"{read.written()}, past {STALE_INTERVALS} of the {read.interval_s:g} s it is written every: it may be stale "
                   "(the service stuck, or its recorder's writer gone)")
@@ -124,7 +126,27 @@ def _decoded(text: str, path: str) -> tuple[Record, int]:
     if crowded is not None:
         raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record ({crowded}: holds more than the {MAX_THREADS} "
                                                "threads a recorder keeps)")
+    unnoted = _unnoted_environment(record.environment)
+    if unnoted is not None:
+        raise NotRead(RecordStatus.UNREADABLE, f"{path}: not a record (Record.environment {unnoted})")
     return record, count
+
+
+def _unnoted_environment(environment: dict[str, str] | None) -> str | None:
+    """What in the record's environment no recorder notes (more variables, another name, a longer value), or None."""
+    if environment is None:
+        return None
+    if len(environment) > MAX_VARIABLES:
+        return f"holds more than the {MAX_VARIABLES} variables a recorder notes"
+    if not all(noted_name(name) for name in environment):
+        return f"holds a name a recorder does not note (expected {', '.join(THREAD_VARIABLES)} or {FLAGS_PREFIX}*)"
+    if any(len(value) > MAX_VALUE for value in environment.values()):
+        return f"holds a value longer than the {MAX_VALUE} characters a recorder keeps"
+    return None
+
+
+def _redacted(environment: dict[str, str] | None) -> dict[str, str] | None:
+    return None if environment is None else {name: redact(name, value) for name, value in environment.items()}
 
 
 def _crowded_threads(record: Record) -> str | None:

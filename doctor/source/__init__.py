@@ -21,7 +21,9 @@ from dataclasses import replace
 from ..base.inputs import SOURCE_BYTES, read_text, what_it_is
 from ..base.vocabulary import SourceStatus, SourceStop
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePattern, SourcePredictor, SourceSetting
+from ..facts.environment import SourceEnvironment
 from .configs import read_configs
+from .environment import environment_changes
 from .evaluate import Evaluator
 from .folders import Search, Unreadable, ignored
 from .imports import ImportedFile, distribution_of, follow, module_name
@@ -52,6 +54,7 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
     predictors: list[SourcePredictor] = []
     settings: list[SourceSetting] = []
     patterns: list[SourcePattern] = []
+    environment: list[SourceEnvironment] = []
     stopped: SourceStop | None = None
     imported: list[ImportedFile] = []
     imports_left_out = 0
@@ -113,11 +116,13 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
             predictors.extend(installed(predictor) for predictor in configs.predictors)
             settings.extend(configs.settings)
             patterns.extend(serving_patterns(module))
+            environment.extend(environment_changes(module, evaluator, program))
     except OutOfTime:
         stopped = SourceStop.TIME
     return SourceFacts(status=SourceStatus.READ, paths=list(paths), files=files, configs=configs_built, predictors=predictors,
                        settings=settings, patterns=patterns, errors=errors, imported=[item.file for item in imported],
-                       imports_left_out=imports_left_out, stopped=stopped)
+                       imports_left_out=imports_left_out, stopped=stopped,
+                       environment=environment)
 
 
 def installed(predictor: SourcePredictor) -> SourcePredictor:
