@@ -279,6 +279,17 @@ def test_rules_lists_the_known_problems_apart_after_the_rules_by_the_rule_each_i
         assert wide.index(line) > wide.index(entry.rule)
 
 
+def test_the_readme_lists_every_known_problem_linked_to_its_section_and_says_how_to_add_one():
+    from paddle_doctor.judge.rule_docs import KNOWN_ISSUES_LIST_END, KNOWN_ISSUES_LIST_START, with_known_issues_list
+
+    readme = (REPO / "README.md").read_text()
+    assert readme == with_known_issues_list(readme, BOOK), "README.md's known problems are stale: run scripts/update-readme-rules"
+    listed = readme[readme.index(KNOWN_ISSUES_LIST_START):readme.index(KNOWN_ISSUES_LIST_END)].splitlines()[1:]
+    assert [line.split("]")[0] for line in listed] == [f"- [{entry.id}" for entry in BOOK.entries]
+    assert all(f"(docs/known_issues.md#{entry.id.lower()})" in readme for entry in BOOK.entries)
+    assert "docs/known_issues.md#adding-an-entry" in readme and "--known-issues FILE" in readme
+
+
 def test_the_known_problems_page_and_its_table_are_fresh():
     page = (REPO / "docs" / "known_issues.md").read_text()
     assert page == known_issues_doc_markdown(BOOK), "docs/known_issues.md is stale: run scripts/update-readme-rules"
@@ -296,11 +307,11 @@ def test_the_regenerating_script_runs(tmp_path):
 
     copy = tmp_path / "repo"
     for name in ("rules.yaml", "wrappers.yaml", "known_issues.yaml", "scripts/update-readme-rules",
-                 "docs/rules.md", "docs/wrappers.md", "docs/known_issues.md"):
+                 "docs/rules.md", "docs/wrappers.md", "docs/known_issues.md", "README.md"):
         (copy / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / name, copy / name)
     subprocess.run([sys.executable, str(copy / "scripts" / "update-readme-rules")], check=True, capture_output=True)
-    for name in ("docs/rules.md", "docs/wrappers.md", "docs/known_issues.md"):
+    for name in ("docs/rules.md", "docs/wrappers.md", "docs/known_issues.md", "README.md"):
         assert (copy / name).read_text() == (REPO / name).read_text(), name
 
 

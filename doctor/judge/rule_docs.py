@@ -18,6 +18,8 @@ RULES_TABLE_START = "<!-- rules-table:start (generated from rules.yaml by `paddl
 RULES_TABLE_END = "<!-- rules-table:end -->"
 KNOWN_ISSUES_START = "<!-- known-issues-table:start (generated from known_issues.yaml by scripts/update-readme-rules) -->"
 KNOWN_ISSUES_END = "<!-- known-issues-table:end -->"
+KNOWN_ISSUES_LIST_START = "<!-- known-issues-list:start (generated from known_issues.yaml by scripts/update-readme-rules) -->"
+KNOWN_ISSUES_LIST_END = "<!-- known-issues-list:end -->"
 KNOWN_ISSUES_DOC = "docs/known_issues.md"
 CHECKED = {"stable": "yes", "planned": "not yet", "removed": "removed"}
 WIDE_LISTING = 120  # columns from which `paddle-doctor rules` shows each rule's experiment
@@ -181,6 +183,18 @@ def known_issues_table_markdown(book: KnownIssueBook) -> str:
         lines.append(f"| [{entry.id}](#{entry.id.lower()}) | {entry.kind} | [{entry.rule}](rules.md#{entry.rule.lower()}) | "
                      f"{'; '.join(affected(entry))} | {entry.fixed_in or '-'} | {entry.title} |")
     return "\n".join(lines) + "\n"
+
+
+def known_issues_list_markdown(book: KnownIssueBook, page: str = "") -> str:
+    """A line per known problem, linked to its section of ``page`` (docs/known_issues.md, or the page itself)."""
+    return "".join(f"- [{entry.id}]({page}#{entry.id.lower()}) ({entry.kind}): {entry.title}\n" for entry in book.entries)
+
+
+def with_known_issues_list(readme: str, book: KnownIssueBook) -> str:
+    """The README with its list of the known problems written anew between its markers."""
+    head, _, rest = readme.partition(KNOWN_ISSUES_LIST_START)
+    _, _, tail = rest.partition(KNOWN_ISSUES_LIST_END)
+    return f"{head}{KNOWN_ISSUES_LIST_START}\n{known_issues_list_markdown(book, KNOWN_ISSUES_DOC)}{KNOWN_ISSUES_LIST_END}{tail}"
 
 
 def known_issues_listing(book: KnownIssueBook, width: int) -> str:
