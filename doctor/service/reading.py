@@ -140,8 +140,8 @@ def _process_files(ctx: ProbeContext, process: ServiceProcessFacts, environ: dic
     from ..source.imports import search_path
 
     launcher = process.launcher
-    paths = [str(ctx.contained(process.script))] if process.script else []
-    paths += [str(ctx.contained(file)) for file in (launcher.config_files if launcher else []) if str(ctx.contained(file)) not in paths]
+    files = [process.script] if process.script else []
+    paths = list(dict.fromkeys(str(ctx.contained(file)) for file in files + list(launcher.config_files if launcher else [])))
     search = search_path(paths[0], process.interpreter, environ, lambda path: str(ctx.contained(path)))
     search = list(dict.fromkeys([str(ctx.contained(folder)) for folder in (launcher.search if launcher else [])] + search))
     return paths, search, f"the service interpreter's sys.path ({process.interpreter or 'interpreter unknown'})"
