@@ -100,6 +100,16 @@ class Effect(Word):
     UNDECIDED = "undecided"
 
 
+class FixSafety(Word):
+    """What applying a rule's fix may change (rules.yaml's ``fix.safety``): ``safe``, the service computes the
+    same outputs (threads, cache bounds, warm-up); ``unsafe``, its outputs or behaviour may change (a precision,
+    IR passes, a Paddle pin, the worker count). ``paddle-doctor fix`` applies the unsafe ones only with
+    ``--unsafe-fixes``, and a fix whose measured outputs drifted past the tolerance is unsafe whatever it says."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
 class Lifecycle(Word):
     """A rule's place in its life (rules.yaml's ``status``): checked, in the checklist with no check yet,
     or retired (its id is never reused)."""
