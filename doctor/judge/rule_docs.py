@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .rules import AREAS, Rule, Rulebook
+from .rules import AREAS, SAFETY_MEANING, Rule, Rulebook
 
 if TYPE_CHECKING:
     from .known_issues import KnownIssue, KnownIssueBook
@@ -121,7 +121,10 @@ def rules_doc_markdown(rulebook: Rulebook) -> str:
         "terminal. Words in braces in a fix, such as `{threads_per_instance}`, are filled in with the "
         "values the doctor measured when it reports the finding, quoted for the fix's language (a shell "
         "word, a Python string, a YAML scalar); `explain` fills in those the CPU budget of its machine "
-        "gives, and writes the others as `<name>`, a template to fill in."),
+        "gives, and writes the others as `<name>`, a template to fill in. A fix's safety says whether "
+        "applying it keeps the service's outputs (`safe`: threads, cache bounds and folders, warm-up; "
+        "`paddle-doctor fix` applies it) or may change its outputs or behaviour (`unsafe`: a precision, "
+        "IR passes, a Paddle pin, the worker count; applied only with `--unsafe-fixes`)."),
         "",
     ]
     parts.extend([RULES_TABLE_START, rules_table_markdown(rulebook, linked=True) + RULES_TABLE_END, "",
@@ -153,6 +156,7 @@ def _rule_section(rule: Rule) -> list[str]:
     ]
     for change in rule.fix_changes:
         lines.extend(["", f"```{FENCE_LANGUAGE[change.kind]}", change.code, "```"])
+    lines.extend(["", f"Safety: `{rule.fix_safety}` — {SAFETY_MEANING[rule.fix_safety]}."])
     lines.extend(["", "### Confirm (experiment)", ""])
     if rule.experiment:
         lines.append(

@@ -1,8 +1,8 @@
 """rules.yaml: the symptom -> cause -> fix checklist, as validated data.
 
 Each rule has a stable id ``PD-<AREA>-NNN`` (never reused; retired rules stay with
-``status: removed``), a default severity, the fix as concrete changes, and the name of the
-experiment that confirms the fix on the real predictor.
+``status: removed``), a default severity, the fix as concrete changes with what applying them may
+change (``fix.safety``), and the name of the experiment that confirms the fix on the real predictor.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.serde import load_yaml_file
-from ..base.vocabulary import Experiment, Lifecycle, Severity
+from ..base.vocabulary import Experiment, FixSafety, Lifecycle, Severity
 
 SCHEMA_VERSION = 1
 RULE_ID = re.compile(r"^PD-(?P<area>[A-Z]+)-\d{3}$")
@@ -39,6 +39,11 @@ AREAS = {
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # in a fix's code: a field of the finding's evidence
 # filled in from the report's facts for every fix, whatever the finding's evidence says: one value per report
 REPORT_WIDE = frozenset({"threads_per_instance"})
+# what applying a fix of each safety may change, and whether ``paddle-doctor fix`` applies it: explain and the docs say it
+SAFETY_MEANING = {
+    FixSafety.SAFE: "paddle-doctor fix applies it",
+    FixSafety.UNSAFE: "outputs or behaviour may change; paddle-doctor fix applies it only with --unsafe-fixes",
+}
 RULE_FIELDS = {"id", "slug", "title", "severity", "status", "symptom", "cause", "fix", "docs", "experiment"}
 
 
@@ -67,6 +72,7 @@ class Rule:
     cause: str
     fix_text: str
     fix_changes: tuple[Change, ...]
+    fix_safety: FixSafety
     docs: tuple[str, ...]
     experiment: Experiment | None
 
@@ -77,6 +83,11 @@ class Rule:
     @property
     def explain_command(self) -> str:
         return f"paddle-doctor explain {self.id}"
+
+    @property
+    def safety_line(self) -> str:
+        """``Safety: safe — paddle-doctor fix applies it``: the fix's safety and what it means, in one line."""
+        return f"Safety: {self.fix_safety} — {SAFETY_MEANING[self.fix_safety]}"
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -155,7 +166,7 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
     _check_id(entry["id"], fail)
     _check_words(entry, fail)
     fix = entry["fix"]
-    changes = _parse_fix(fix, fail)
+    changes, safety = _parse_fix(fix, fail)
     docs = entry["docs"]
     if not isinstance(docs, list) or not all(isinstance(d, str) and d.startswith("https://") for d in docs):
         raise fail("docs", "expected a list of https:// URLs")
@@ -172,6 +183,7 @@ def _parse_rule(entry: Any, source: str, index: int) -> Rule:
         cause=" ".join(entry["cause"].split()),
         fix_text=" ".join(fix["text"].split()),
         fix_changes=changes,
+        fix_safety=safety,
         docs=tuple(docs),
         experiment=Experiment(experiment) if experiment is not None else None,
     )
@@ -209,14 +221,18 @@ def _check_words(entry: dict[str, Any], fail: Fail) -> None:
         raise fail("status", f"expected one of {Lifecycle.listing()}")
 
 
-def _parse_fix(fix: Any, fail: Fail) -> tuple[Change, ...]:
-    """The fix's changes, from a mapping of its text and a non-empty list of changes."""
-    if not isinstance(fix, dict) or set(fix) - {"text", "changes"} or not isinstance(fix.get("text"), str):
-        raise fail("fix", "expected a mapping with 'text' and 'changes'")
+def _parse_fix(fix: Any, fail: Fail) -> tuple[tuple[Change, ...], FixSafety]:
+    """The fix's changes and its safety, from a mapping of its text, its safety and a non-empty list of changes."""
+    if not isinstance(fix, dict) or set(fix) - {"text", "safety", "changes"} or not isinstance(fix.get("text"), str):
+        raise fail("fix", "expected a mapping with 'text', 'safety' and 'changes'")
     changes = fix.get("changes")
     if not isinstance(changes, list) or not changes:
         raise fail("fix", "'changes' must be a non-empty list")
-    return tuple(_parse_change(change, fail) for change in changes)
+    if "safety" not in fix:
+        raise fail("fix.safety", f"missing; expected one of {FixSafety.listing()}")
+    if fix["safety"] not in FixSafety.values():
+        raise fail("fix.safety", f"unknown safety {fix['safety']!r}; expected one of {FixSafety.listing()}")
+    return tuple(_parse_change(change, fail) for change in changes), FixSafety(fix["safety"])
 
 
 def _parse_change(change: Any, fail: Fail) -> Change:

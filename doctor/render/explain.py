@@ -89,6 +89,7 @@ def render_explain(rule: Rule, known: MachineValues | None, docs: list[str], con
         console.print()
         console.print(Text(label, style="bold"))
         console.print(Text(terminal_text(value)), highlight=False)
+    console.print(Text(terminal_text(rule.safety_line)), highlight=False)
     if known is not None:
         console.print(Text(known.how, style="dim"))
     for block in fix_blocks(rule, known):

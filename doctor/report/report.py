@@ -9,7 +9,7 @@ from typing import Any, Literal
 from .. import __version__
 from ..base.quoting import quoted
 from ..base.schema import Count, ExitCode, RuleId, Url, UrlReference, version_metadata
-from ..base.vocabulary import Experiment, PaddleStatus, Recorder, Severity
+from ..base.vocabulary import Experiment, FixSafety, PaddleStatus, Recorder, Severity
 from ..facts import DeployedProcess, Facts, ServiceProcessFacts, SettingOrigin, SourceFacts, SourceLocation
 from ..facts.budget import advised_threads, cpu_budget
 from ..facts.recorded import RecordedPredictor
@@ -43,11 +43,13 @@ HEADLINE_FLAGS = ("avx", "avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_b
 
 @dataclass
 class Fix:
-    """A finding's fix: the rule's text and changes with the finding's evidence filled in. Where a
-    known wrapper built the predictor, ``wrapper`` names it and its own settings lead ``changes``."""
+    """A finding's fix: the rule's text and changes with the finding's evidence filled in, and what
+    applying it may change (the rule's ``fix.safety``). Where a known wrapper built the predictor,
+    ``wrapper`` names it and its own settings lead ``changes``."""
 
     text: str
     changes: list[Change]
+    safety: FixSafety
     wrapper: WrapperFix | None = None
 
 
@@ -224,7 +226,7 @@ def _report_finding(judged: Judged, page: str, facts: Facts) -> ReportFinding:
         evidence=dict(finding.evidence),
         symptom=rule.symptom if rule else "",
         cause=rule.cause if rule else "",
-        fix=_fix(rule, finding, facts) if rule else Fix("", []),
+        fix=_fix(rule, finding, facts) if rule else Fix("", [], FixSafety.UNSAFE),
         docs=list(rule.docs) if rule else [],
         docs_link=docs_link(rule.id, page) if rule else None,
         explain=rule.explain_command if rule else "",
@@ -241,7 +243,8 @@ def _fix(rule: Rule, finding: Finding, facts: Facts) -> Fix:
     terms of the wrapper that built the predictor where one did."""
     values = {**finding.evidence, **report_wide(facts)}
     changes = [replace(change, code=fill_placeholders(change.code, values, change.kind)) for change in rule.fix_changes]
-    return Fix(*in_wrapper_terms(facts, finding, rule.fix_text, changes))
+    text, changes, wrapper = in_wrapper_terms(facts, finding, rule.fix_text, changes)
+    return Fix(text, changes, rule.fix_safety, wrapper)
 
 
 def _measured(facts: Facts, experiment: str) -> ExperimentResult | Recommendation | None:
