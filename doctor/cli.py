@@ -27,6 +27,8 @@ from .demo import DemoFolderError
 from .facts import FactsError
 from .facts.knobs import knob
 from .fleet.gathering import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
+from .fix.files import FixRefused
+from .fix.text import EditRefused
 from .fleet.reports import FleetError
 from .health.baselines import BaselineError
 from .health.cache_stamp import StampError
@@ -63,7 +65,7 @@ if TYPE_CHECKING:
 WRITING = "writing the report"
 USER_ERRORS = (OutputError, FactsError, RulesError, PolicyError, ServiceConfigError, ModelError, BaselineError, LoadError,
                StampError, SourceInputError, DemoFolderError, DocsUrlError, WrappersError, RootError, MeasureError, FleetError,
-               KnownIssuesError)
+               KnownIssuesError, FixRefused, EditRefused)
 
 
 class DefaultCommandGroup(click.Group):
@@ -330,6 +332,40 @@ def list_rules(rules_file: str | None, markdown: bool, debug: bool) -> None:
         return
     width = terminal_width()
     click.echo(rules_listing(rulebook, width) + known_issues_listing(active_book(), width), nl=False)
+
+
+@cli.command("fix")
+@probe_options
+@click.option("--facts", "facts_file", type=click.Path(dir_okay=False), default=None,
+              help="Fix from these recorded facts (from `paddle-doctor facts`) instead of probing.")
+@click.option("--diff", "show_diff", is_flag=True, default=True, help="Print the changes as a unified diff (the default).")
+@click.option("--write", "write", is_flag=True, help="Apply the changes to the files, all or none.")
+@click.option("--unsafe-fixes", "unsafe", is_flag=True,
+              help="Include the fixes that may change the service's outputs or behaviour (rules.yaml's fix.safety).")
+@click.option("--select", "select", multiple=True, metavar="ID", help="Only the fixes of this rule id or prefix (repeatable).")
+@click.option("--ignore", "ignore", multiple=True, metavar="ID", help="Leave out the fixes of this rule id or prefix (repeatable).")
+@click.option("--dockerfile", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The service's Dockerfile: a setting read from an environment variable is set in its ENV.")
+@click.option("--manifest", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="The service's Kubernetes manifest: a setting read from an environment variable is set in its env.")
+@click.option("--container", default=None, help="With --manifest: the container to edit [default: the only one].")
+@click.option("--verify", "verify", is_flag=True,
+              help="With --write and --model: measure the configuration the patched files give against the original.")
+@click.option("--settings", "settings_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML file with fail_on, ignore and per-rule severity overrides.")
+@click.option("--rules", "rules_file", type=click.Path(dir_okay=False), default=None, help="Use this rules file.")
+@known_issues_option
+def fix_command(**params: Any) -> None:
+    """Apply the measured fixes to the service's own files: print them as a diff, or --write them.
+
+    Each change is made where its setting comes from: the service's Config calls, a wrapper's keyword or
+    YAML key, its --config file, its Dockerfile or manifest; a flag, or a wrapper's installed code, is
+    never edited. Exit 0 when nothing is left to change, 1 when changes are shown or some could not be
+    made, 2 when the fix was refused (a file changed since it was read, two fixes on one line).
+    """
+    from .fix.run import run_fix
+
+    sys.exit(run_fix(params, _probe_options(params), Terminal(progress=True)))
 
 
 @cli.command()

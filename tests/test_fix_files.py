@@ -150,7 +150,7 @@ def test_the_diff_names_each_edit_and_its_hunk(tmp_path):
         "# service.py:4  PD-CPU-010 threads 8 -> 2\n"
         "--- a/service.py\n"
         "+++ b/service.py\n"
-        "@@ -1,4 +1,4 @@ PD-CPU-010 threads 8 -> 2\n"
+        "@@ -1,4 +1,4 @@ PD-CPU-010\n"
         " import paddle\n"
         " \n"
         " config = paddle.inference.Config('m')\n"
@@ -159,7 +159,7 @@ def test_the_diff_names_each_edit_and_its_hunk(tmp_path):
         "# config.yaml:3  PD-CPU-010 threads 8 -> 2\n"
         "--- a/config.yaml\n"
         "+++ b/config.yaml\n"
-        "@@ -1,3 +1,3 @@ PD-CPU-010 threads 8 -> 2\n"
+        "@@ -1,3 +1,3 @@ PD-CPU-010\n"
         " server:\n"
         "   port: 8080\n"
         "-  threads: 8\n"
@@ -169,14 +169,14 @@ def test_the_diff_names_each_edit_and_its_hunk(tmp_path):
     assert f"# {service}:4  " in elsewhere and f"--- a/{service}\n+++ b/{service}\n" in elsewhere
 
 
-def test_each_hunk_names_only_its_own_edits_cut_to_100_characters(tmp_path):
+def test_each_hunk_names_the_rules_of_only_its_own_edits_cut_to_100_characters(tmp_path):
     text = "".join(f"line{n} = {n}\n" for n in range(1, 31))
     path = write(tmp_path / "long.py", text)
-    long_why = "PD-X " + "very long reason " * 10
-    patch = patch_of(path, [tmp_path], ("line2 = 2", "line2 = 20", "PD-A two"), ("line3 = 3", "line3 = 30", long_why),
-                     ("line25 = 25", "line25 = 250", "PD-B twenty-five"))
+    long_rule = "PD-X" + "-LONG" * 30
+    patch = patch_of(path, [tmp_path], ("line2 = 2", "line2 = 20", "PD-A two"), ("line3 = 3", "line3 = 30", f"{long_rule} reason"),
+                     ("line4 = 4", "line4 = 40", "PD-A again"), ("line25 = 25", "line25 = 250", "PD-B twenty-five"))
     headers = [line for line in unified_diff([patch], str(tmp_path)).splitlines() if line.startswith("@@")]
-    assert headers == ["@@ -1,6 +1,6 @@ " + f"PD-A two; {long_why.strip()}"[:100], "@@ -22,7 +22,7 @@ PD-B twenty-five"]
+    assert headers == ["@@ -1,7 +1,7 @@ " + f"PD-A {long_rule}"[:100], "@@ -22,7 +22,7 @@ PD-B"]
 
 
 NO_FINAL_NEWLINE = "".join(f"v{n} = {n}\n" for n in range(1, 12)) + "last = 0"

@@ -19,7 +19,7 @@ from .text import TextEdit
 
 FIX_BYTES = 1 * MiB  # the largest file a fix edits: real source and configuration files are far smaller
 CONTEXT_LINES = 3
-SECTION_CHARS = 100  # the most of a hunk's whys its @@ line shows
+SECTION_CHARS = 100  # the most of the rule ids of a hunk's edits its @@ line shows
 GIT_SECONDS = 5
 HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 NO_NEWLINE = "\\ No newline at end of file\n"
@@ -170,7 +170,7 @@ def _file_diff(patch: Patch, cwd: str) -> str:
             lines.append(line)
     owner = [_nearest_hunk(line, hunks) for line in edit_lines]
     for index, hunk in enumerate(hunks):
-        whys = "; ".join(dict.fromkeys(_one_line(e.why) for e, h in zip(edits, owner) if h == index and e.why))
+        whys = " ".join(dict.fromkeys(_one_line(e.why).split(" ", 1)[0] for e, h in zip(edits, owner) if h == index and e.why))
         section = f" {whys[:SECTION_CHARS]}" if whys else ""
         lines.append(hunk[0].rstrip("\n") + section + "\n")
         lines.extend(hunk[1:])

@@ -43,3 +43,7 @@ def offset_of_utf8(text: str, line: int, byte_column: int) -> int:
     end = text.find("\n", start)
     row = text[start:] if end < 0 else text[start:end]
     return start + len(row.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+
+class EditRefused(ValueError):
+    """An edit the fix cannot make safely: one line naming the file, what is wrong and what was expected."""

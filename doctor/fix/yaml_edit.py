@@ -10,16 +10,11 @@ from collections.abc import Callable, Iterator
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .text import TextEdit
+from .text import EditRefused, TextEdit
 
 Scalar = str | int | float | bool | None
 Source = str | os.PathLike[str]
 NULL_TAG = "tag:yaml.org,2002:null"
-
-
-class EditRefused(ValueError):
-    """An edit that cannot be made safely; the message is one line naming the file, what was found there and what
-    the edit needs."""
 
 
 def plain_scalar(value: Scalar) -> str:

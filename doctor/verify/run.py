@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..base import children
 from ..base.children import Interrupted
@@ -16,9 +17,9 @@ from ..base.interpreter import Interpreter
 from ..base.vocabulary import Device, Experiment, ExperimentStatus, PaddleStatus, ProcessStatus
 from ..facts import Facts
 from ..facts.predictor import PredictorConfig
-from ..facts.verification import ExperimentResult, ModelFacts, ModelLoadFailure, VerificationFacts
+from ..facts.verification import ExperimentResult, ModelFacts, ModelInput, ModelLoadFailure, VerificationFacts
 from .deadline import CREATE_GRACE_S, BudgetExceeded, Deadline
-from .experiments import EXPERIMENTS, Context, skipped
+from .experiments import EXPERIMENTS, Context, race, skipped, with_drift
 from .known_problems import known_problems, try_known_issues
 from .layouts import plan_load
 from .measure import Measurer, Progress
@@ -60,31 +61,17 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
     if run.program is None:
         raise ModelError(run.unreadable)
     files, program = run.files, run.program
-    shape_file = find_shape_range_file(files.directory, facts.service.tensorrt.dynamic_shape_file)
-    inputs, npz = run.planned_inputs(options.shapes, facts.service.batch_size, shape_file, options.inputs)
-    samples = worker_samples(inputs)
+    prepared = _prepared(facts, run, options, interpreter)
+    inputs, npz, samples, deadline, new_session = (prepared.inputs, prepared.npz, prepared.samples, prepared.deadline,
+                                                   prepared.new_session)
     load_plan = plan_load(facts, files)
     baseline = PredictorConfig.of_service(facts)
     verification = VerificationFacts(
         model=ModelFacts(run.path, files.format, files.program, files.params, inputs, npz),
         budget_s=options.budget_s, min_effect=options.min_effect, max_drift=options.max_drift, baseline=baseline,
     )
-    python = facts.paddle.python
-    if facts.paddle.status != PaddleStatus.OK or not python:
-        return replace(verification, error=f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured")
-    workers = interpreter or Interpreter(python)
-    deadline = Deadline(options.budget_s)
-
-    def new_session(shared: bool = False) -> WorkerSession:
-        """A worker given the inputs: the run's shared one, or a fresh one (after a crash, or for an
-        experiment that needs a process of its own)."""
-        began = time.monotonic()
-        start = run.worker if shared else run.start_worker
-        session = start(workers, start_timeout=deadline.timeout(CREATE_GRACE_S))
-        deadline.creating_s += time.monotonic() - began
-        deadline.request(session, "preparing the inputs", Feeds(samples, npz, options.seed), creates=True)
-        return session
-
+    if prepared.error:
+        return replace(verification, error=prepared.error)
     version = f" ({files.format} version {program.version})" if program.version is not None else ""
     model = f"{files.program}{version}: Paddle {facts.paddle.version}"
     service_pid = live_service_pid(facts)
@@ -109,6 +96,65 @@ def run_verification(facts: Facts, run: ModelRun, options: VerifyOptions, progre
         verification = replace(verification, noise=ctx.measurer.noise())
     seconds = round(deadline.spent(), 3)
     return replace(verification, seconds=seconds, over_budget=over_budget(deadline, seconds))
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The inputs planned for the model, the deadline of --budget and how to start a worker given them; ``error``:
+    why nothing can be measured (Paddle cannot be imported)."""
+
+    inputs: dict[str, ModelInput]
+    npz: list[str]
+    samples: list[Any]
+    deadline: Deadline
+    new_session: Callable[..., WorkerSession]
+    error: str | None = None
+
+
+def _prepared(facts: Facts, run: ModelRun, options: VerifyOptions, interpreter: Interpreter | None) -> _Prepared:
+    shape_file = find_shape_range_file(run.files.directory, facts.service.tensorrt.dynamic_shape_file)
+    inputs, npz = run.planned_inputs(options.shapes, facts.service.batch_size, shape_file, options.inputs)
+    samples = worker_samples(inputs)
+    python = facts.paddle.python
+    deadline = Deadline(options.budget_s)
+    workers = interpreter or Interpreter(python or "")
+
+    def new_session(shared: bool = False) -> WorkerSession:
+        """A worker given the inputs: the run's shared one, or a fresh one (after a crash, or for an
+        experiment that needs a process of its own)."""
+        began = time.monotonic()
+        start = run.worker if shared else run.start_worker
+        session = start(workers, start_timeout=deadline.timeout(CREATE_GRACE_S))
+        deadline.creating_s += time.monotonic() - began
+        deadline.request(session, "preparing the inputs", Feeds(samples, npz, options.seed), creates=True)
+        return session
+
+    error = None if facts.paddle.status == PaddleStatus.OK and python else \
+        f"Paddle cannot be imported ({facts.paddle.status}); nothing can be measured"
+    return _Prepared(inputs, npz, samples, deadline, new_session, error)
+
+
+def race_configs(facts: Facts, run: ModelRun, before: PredictorConfig, after: PredictorConfig, options: VerifyOptions,
+                 progress: Progress | None = None, interpreter: Interpreter | None = None) -> ExperimentResult:
+    """``after`` raced against ``before`` on the model, in one worker, with the statistics of every experiment:
+    what ``fix --verify`` measures of the configuration the patched files give."""
+    if run.program is None:
+        raise ModelError(run.unreadable)
+    prepared = _prepared(facts, run, options, interpreter)
+    if prepared.error:
+        return skipped("fix", prepared.error)
+    deadline = prepared.deadline
+    try:
+        with run:
+            measurer = Measurer(prepared.new_session(shared=True), options.min_effect, progress, deadline, len(prepared.samples),
+                                live_service_pid(facts))
+            measurer.load(before)
+            ctx = Context(facts, measurer, before, prepared.inputs, options.max_drift, prepared.new_session)
+            result = with_drift(ctx, race(ctx, "fix", [after], options.budget_s, settle_by=deadline.started + options.budget_s),
+                                before, after)
+    except (WorkerError, WorkerDied, Interrupted, BudgetExceeded) as exc:
+        return ExperimentResult(name="fix", status=ExperimentStatus.ERROR, reason=_failure(exc))
+    return result
 
 
 def live_service_pid(facts: Facts) -> int | None:

@@ -1,0 +1,152 @@
+"""What ``paddle-doctor fix`` changes: the measured recommendation and every failing finding's proposed setting,
+each as one setting of the table (facts/knobs.py) with the value it moves to, the rule that asks it, whether
+applying it is safe, and what its measurement said."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from ..base.vocabulary import Experiment, FixSafety, Status, Verdict
+from ..facts import Facts
+from ..facts.knobs import KNOBS, PREDICTOR_FIELDS, setting_of
+from ..facts.verification import ComparisonResult, Recommendation
+from ..judge.rules import Rulebook
+from ..judge.weighing import Judged
+
+RECOMMENDING_RULE = "PD-CFG-001"  # the rule whose experiment is the search for the recommended configuration
+EXPERIMENT_OF = {"precision": Experiment.BF16}  # the experiment that measures a PredictorConfig field, where not its name
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One setting the fix moves: ``setting`` a row of the table of settings, ``value`` what the service's own
+    files will say (the row's type), ``was`` what they say now (None: not said, Paddle's default); ``measured``
+    the measurement behind it, for people; ``predictors`` the predictors it is about (empty: every one)."""
+
+    setting: str
+    value: Any
+    was: Any
+    rule_id: str
+    safety: FixSafety
+    measured: str
+    predictors: tuple[int, ...] = ()
+
+    @property
+    def why(self) -> str:
+        """``PD-CPU-010 threads 8 -> 2 (measured 1.92x faster, 95% CI 1.71-2.10x) [safe]``: above its hunk."""
+        return f"{self.rule_id} {self.setting} {said(self.was)} -> {said(self.value)} ({self.measured}) [{self.safety}]"
+
+
+@dataclass(frozen=True)
+class Passed:
+    """A failing finding whose fix the plan leaves out, and why (measured within noise, or slower)."""
+
+    rule_id: str
+    setting: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    wanted: list[Wanted]
+    passed: list[Passed]
+
+
+def said(value: Any) -> str:
+    """A setting's value for people: ``unset`` for None, an enum's word, else as Python writes it."""
+    if value is None:
+        return "unset"
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
+def effect_words(comparison: ComparisonResult) -> str:
+    """``1.92x faster (95% CI 1.71-2.10x)``."""
+    return (f"{comparison.ratio:.2f}x {'faster' if comparison.ratio >= 1 else 'slower'} "
+            f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}x)")
+
+
+def measured_words(comparison: ComparisonResult | None) -> str:
+    return f"measured {effect_words(comparison)}" if comparison is not None else "not measured: --model or --measure measures it"
+
+
+def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
+    """The changes the report's findings and its recommendation ask for, one per setting: the recommendation's
+    value where it measured one (it keeps every limit the doctor enforces), else the finding's proposal."""
+    wanted: dict[str, Wanted] = {}
+    passed: list[Passed] = []
+    proposing: dict[str, FixSafety] = {}  # per setting, the safety of the failing finding's rule that proposes it
+    for one in judged:
+        proposal = one.finding.proposal
+        if one.status not in (Status.FAIL, Status.WARN) or proposal is None or not proposal.values or one.rule is None:
+            continue
+        setting = setting_of(proposal.setting)
+        proposing.setdefault(setting, one.rule.fix_safety)
+        if one.finding.verdict in (Verdict.REFUTED, Verdict.UNDECIDED) and not proposal.binding:
+            passed.append(Passed(one.rule_id, setting, f"its measurement was {one.finding.verdict}: the setting stays"))
+            continue
+        if setting in wanted:
+            continue
+        comparison = _own_comparison(facts, one)
+        unsafe = comparison is not None and comparison.changes_outputs
+        wanted[setting] = Wanted(setting, proposal.values[-1], _declared(facts, setting), one.rule_id,
+                                 FixSafety.UNSAFE if unsafe else one.rule.fix_safety, measured_words(comparison),
+                                 _predictors(one))
+    recommendation = facts.verification.recommendation if facts.verification is not None else None
+    if recommendation is not None:
+        for change in _recommended(recommendation, rulebook, proposing):
+            wanted[change.setting] = change
+    return Plan(sorted(wanted.values(), key=_table_order), passed)
+
+
+def _recommended(recommendation: Recommendation, rulebook: Rulebook, proposing: dict[str, FixSafety]) -> list[Wanted]:
+    """Each setting the recommended configuration moves from the one it was measured against, as safe as the
+    rule of the finding that proposes it (else every rule measuring it)."""
+    start, end = recommendation.baseline.config, recommendation.config
+    comparison = recommendation.comparison
+    drifted = comparison is not None and bool(comparison.changes_outputs)
+    whole = (f"the recommended {end.label(start)} measured {effect_words(comparison)} as a whole" if comparison is not None
+             else "part of the recommended configuration, not measured as a whole")
+    changes = []
+    for field in PREDICTOR_FIELDS:
+        before, after = getattr(start, field.name), getattr(end, field.name)
+        if before == after:
+            continue
+        setting = setting_of(field.name)
+        safety = proposing.get(setting) or _experiment_safety(rulebook, EXPERIMENT_OF.get(field.name, field.name))
+        changes.append(Wanted(setting, after, before, RECOMMENDING_RULE, FixSafety.UNSAFE if drifted else safety, whole))
+    return changes
+
+
+def _experiment_safety(rulebook: Rulebook, experiment: str) -> FixSafety:
+    """Safe only where every rule whose experiment measures the setting says its fix is safe."""
+    words = {rule.fix_safety for rule in rulebook.rules.values() if rule.experiment == experiment}
+    return FixSafety.SAFE if words == {FixSafety.SAFE} else FixSafety.UNSAFE
+
+
+def _own_comparison(facts: Facts, one: Judged) -> ComparisonResult | None:
+    """The comparison of the candidate the finding's verdict rests on, in its rule's experiment."""
+    if facts.verification is None or one.rule is None or one.rule.experiment is None or one.finding.measured is None:
+        return None
+    result = facts.verification.experiment(one.rule.experiment)
+    if result is None:
+        return None
+    return next((comparison for comparison in result.comparisons if comparison.candidate == one.finding.measured), None)
+
+
+def _declared(facts: Facts, setting: str) -> Any:
+    """What the service says of ``setting`` now (None: nothing does)."""
+    if "." in setting:
+        group, name = setting.split(".", 1)
+        return getattr(getattr(facts.service, group), name)
+    return getattr(facts.service, setting)
+
+
+def _predictors(one: Judged) -> tuple[int, ...]:
+    named = one.finding.evidence.get("predictors") if hasattr(one.finding.evidence, "get") else None
+    return tuple(named) if isinstance(named, list) else ()
+
+
+def _table_order(wanted: Wanted) -> int:
+    return next(index for index, row in enumerate(KNOBS) if row.name == wanted.setting)

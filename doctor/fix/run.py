@@ -1,0 +1,89 @@
+"""The ``fix`` command from its options to its exit code: facts collected (or read), the fix planned and placed,
+its diff printed, and with ``--write`` the files written, then with ``--verify`` the patched configuration
+measured against the original."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..base import children
+from ..facts import Facts
+from .command import FixOptions, FixResult, fix
+from .places import Targets
+
+if TYPE_CHECKING:
+    from ..pipeline import ProbeOptions, Reporter
+
+EXIT_CLEAN, EXIT_CHANGES = 0, 1
+
+
+def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> int:
+    from ..judge.rules import load_rules
+    from ..pipeline import collect, from_file, policy_for
+
+    if params["verify"] and not params["write"]:
+        raise click.UsageError("--verify measures the patched files: it needs --write")
+    if params["verify"] and not probe.service.model:
+        raise click.UsageError("--verify measures the model: give it with --model")
+    rulebook = load_rules(params["rules_file"])
+    settings = policy_for(params["settings_file"], (), rulebook)
+    targets = Targets(probe.service.config, params["dockerfile"], params["manifest"], params["container"])
+    options = FixOptions(params["unsafe"], tuple(params["select"]), tuple(params["ignore"]), targets)
+    if params["facts_file"]:
+        facts = from_file(params["facts_file"], probe.service)
+    else:
+        facts = collect(probe, reporter)
+    with children.phase("planning the fixes", deferred=True):
+        result = fix(facts, rulebook, settings, options, project_folders(facts, probe.source_paths, targets))
+    diff = result.diff(os.getcwd())
+    click.echo(diff, nl=False)
+    for line in summary_lines(result):
+        reporter.say(f"paddle-doctor fix: {line}")
+    if not params["write"]:
+        return EXIT_CHANGES if diff or result.refused else EXIT_CLEAN
+    if diff:
+        from .files import vcs_state, write_all
+
+        warning = vcs_state([patch.read.path for patch in result.patches])
+        if warning:
+            reporter.say(f"paddle-doctor fix: warning: {warning}")
+        with children.phase("writing the fixes", deferred=True):
+            written = write_all(result.patches)
+        reporter.say(f"paddle-doctor fix: applied {len(result.applied)} fix{'es' if len(result.applied) != 1 else ''} "
+                     f"in {len(written)} file{'s' if len(written) != 1 else ''}: {', '.join(shown(path) for path in written)}")
+        if params["verify"]:
+            from .verified import verify_written
+
+            for line in verify_written(facts, probe, reporter):
+                reporter.say(f"paddle-doctor fix: {line}")
+    return EXIT_CHANGES if result.refused else EXIT_CLEAN
+
+
+def project_folders(facts: Facts, source_paths: tuple[str, ...], targets: Targets) -> list[str]:
+    """The folders whose files the fix may edit: those the user named, and the folder of the service's script."""
+    named = [*source_paths, *(path for path in (targets.config, targets.dockerfile, targets.manifest) if path)]
+    if facts.service_process.script:
+        named.append(facts.service_process.script)
+    return sorted({os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or ".") for path in named})
+
+
+def shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def summary_lines(result: FixResult) -> list[str]:
+    """What the fix did not do, one line each, then the count of what it does."""
+    lines = [f"not applied: {one.wanted.rule_id} {one.wanted.setting}: {one.refused}" for one in result.refused]
+    lines += [f"passed over: {one.rule_id} {one.setting}: {one.why}" for one in result.passed]
+    if result.hidden:
+        lines.append(f"{len(result.hidden)} unsafe fix{'es' if len(result.hidden) != 1 else ''} not shown "
+                     f"({', '.join(f'{one.rule_id} {one.setting}' for one in result.hidden)}); --unsafe-fixes shows "
+                     f"{'them' if len(result.hidden) != 1 else 'it'}")
+    if not result.applied and not result.refused and not result.hidden:
+        lines.append("nothing to change: the service's files already say what the doctor recommends")
+    return lines
+
