@@ -26,9 +26,8 @@ from .base.vocabulary import Layout, Precision, Severity
 from .demo import DemoFolderError
 from .facts import FactsError
 from .facts.knobs import knob
+from .fix.text import EditRefused, FixRefused
 from .fleet.gathering import DEFAULT_COMMAND, DEFAULT_PARALLEL, DEFAULT_POD_TIMEOUT
-from .fix.files import FixRefused
-from .fix.text import EditRefused
 from .fleet.reports import FleetError
 from .health.baselines import BaselineError
 from .health.cache_stamp import StampError

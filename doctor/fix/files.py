@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..base.inputs import MiB, Refused, open_regular
-from .text import TextEdit
+from .text import FixRefused, TextEdit
 
 FIX_BYTES = 1 * MiB  # the largest file a fix edits: real source and configuration files are far smaller
 CONTEXT_LINES = 3
@@ -23,10 +23,6 @@ SECTION_CHARS = 100  # the most of the rule ids of a hunk's edits its @@ line sh
 GIT_SECONDS = 5
 HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 NO_NEWLINE = "\\ No newline at end of file\n"
-
-
-class FixRefused(ValueError):
-    """One line: the file, what is wrong with it or the fix, and what was expected; nothing was written."""
 
 
 @dataclass(frozen=True)

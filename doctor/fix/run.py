@@ -43,6 +43,9 @@ def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> 
     for line in summary_lines(result):
         reporter.say(f"paddle-doctor fix: {line}")
     if not params["write"]:
+        if diff:
+            reporter.say(f"paddle-doctor fix: {plural(len(result.applied), 'fix', 'fixes')} in "
+                         f"{plural(len(result.patches), 'file', 'files')} shown; --write applies them")
         return EXIT_CHANGES if diff or result.refused else EXIT_CLEAN
     if diff:
         from .files import vcs_state, write_all
@@ -52,14 +55,18 @@ def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> 
             reporter.say(f"paddle-doctor fix: warning: {warning}")
         with children.phase("writing the fixes", deferred=True):
             written = write_all(result.patches)
-        reporter.say(f"paddle-doctor fix: applied {len(result.applied)} fix{'es' if len(result.applied) != 1 else ''} "
-                     f"in {len(written)} file{'s' if len(written) != 1 else ''}: {', '.join(shown(path) for path in written)}")
+        reporter.say(f"paddle-doctor fix: applied {plural(len(result.applied), 'fix', 'fixes')} in "
+                     f"{plural(len(written), 'file', 'files')}: {', '.join(shown(path) for path in written)}")
         if params["verify"]:
             from .verified import verify_written
 
             for line in verify_written(facts, probe, reporter):
                 reporter.say(f"paddle-doctor fix: {line}")
     return EXIT_CHANGES if result.refused else EXIT_CLEAN
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def project_folders(facts: Facts, source_paths: tuple[str, ...], targets: Targets) -> list[str]:
@@ -80,7 +87,7 @@ def summary_lines(result: FixResult) -> list[str]:
     lines = [f"not applied: {one.wanted.rule_id} {one.wanted.setting}: {one.refused}" for one in result.refused]
     lines += [f"passed over: {one.rule_id} {one.setting}: {one.why}" for one in result.passed]
     if result.hidden:
-        lines.append(f"{len(result.hidden)} unsafe fix{'es' if len(result.hidden) != 1 else ''} not shown "
+        lines.append(f"{plural(len(result.hidden), 'unsafe fix', 'unsafe fixes')} not shown "
                      f"({', '.join(f'{one.rule_id} {one.setting}' for one in result.hidden)}); --unsafe-fixes shows "
                      f"{'them' if len(result.hidden) != 1 else 'it'}")
     if not result.applied and not result.refused and not result.hidden:

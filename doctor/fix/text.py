@@ -47,3 +47,8 @@ def offset_of_utf8(text: str, line: int, byte_column: int) -> int:
 
 class EditRefused(ValueError):
     """An edit the fix cannot make safely: one line naming the file, what is wrong and what was expected."""
+
+
+class FixRefused(ValueError):
+    """A fix refused as a whole (a file changed since it was read, two changes on one span, a link out of the
+    project): one line naming the file, what is wrong and what was expected; nothing was written."""
