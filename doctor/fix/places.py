@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -45,6 +45,26 @@ class Placed:
     wanted: Wanted
     edits: list[tuple[str, TextEdit]]
     refused: str | None = None
+
+
+def place_all(facts: Facts, wanted: list[Wanted], targets: Targets, read: Read) -> list[Placed]:
+    """Each change placed; where several add text at one point of one file (two calls added after one
+    ``config = Config(...)``), each change's insertion there is all of them, in the plan's order, so that they
+    are one edit with every change's why and none conflicts with another."""
+    placed = [place(facts, one, targets, read) for one in wanted]
+    inserted: dict[tuple[str, int], list[str]] = {}
+    for one in placed:
+        for path, edit in one.edits:
+            if edit.start == edit.end:
+                texts = inserted.setdefault((os.path.abspath(path), edit.start), [])
+                if edit.replacement not in texts:
+                    texts.append(edit.replacement)
+
+    def joined(path: str, edit: TextEdit) -> TextEdit:
+        texts = inserted.get((os.path.abspath(path), edit.start), []) if edit.start == edit.end else []
+        return replace(edit, replacement="".join(texts)) if len(texts) > 1 else edit
+
+    return [replace(one, edits=[(path, joined(path, edit)) for path, edit in one.edits]) for one in placed]
 
 
 def place(facts: Facts, wanted: Wanted, targets: Targets, read: Read) -> Placed:

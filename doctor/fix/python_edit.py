@@ -137,11 +137,15 @@ def _statement_of(tree: ast.Module, call: ast.Call) -> ast.Expr | None:
 
 
 def _literal_edits(tree: ast.Module, text: str, path: str, node: ast.expr, value: Any, setting: str, why: str) -> list[TextEdit]:
-    """``node`` (a literal, or a name the module binds once to a literal) made to say ``value``."""
-    if isinstance(node, ast.Name):
+    """``node`` (a literal, or a name the module binds once to a literal) made to say ``value``: the name's
+    binding where nothing else reads the name, else ``node`` itself (the other readers keep their value)."""
+    if isinstance(node, ast.Name) and not _local(tree, node):
         bound = [one for one in tree.body if isinstance(one, ast.Assign) and len(one.targets) == 1
                  and isinstance(one.targets[0], ast.Name) and one.targets[0].id == node.id]
         if len(bound) == 1 and _is_literal(bound[0].value):
+            if _reads(tree, node.id) > 1:
+                shared = ast.literal_eval(bound[0].value) == (value.value if isinstance(value, Enum) else value)
+                return [] if shared else [_replaced(text, node, python_literal(value), why)]
             node = bound[0].value
     if not _is_literal(node):
         raise EditRefused(f"{path}:{node.lineno}: {setting} is set from `{ast.unparse(node)}`, which paddle-doctor does not "
@@ -149,6 +153,28 @@ def _literal_edits(tree: ast.Module, text: str, path: str, node: ast.expr, value
     if ast.literal_eval(node) == (value.value if isinstance(value, Enum) else value):
         return []
     return [_replaced(text, node, python_literal(value), why)]
+
+
+def _reads(tree: ast.Module, name: str) -> int:
+    """How many times the module reads ``name``."""
+    return sum(1 for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load))
+
+
+def _local(tree: ast.Module, name: ast.Name) -> bool:
+    """Whether ``name`` is a parameter or a local variable of a function it is read in (not the module's)."""
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or \
+                not any(node is name for node in ast.walk(function)):
+            continue
+        arguments = function.args
+        given = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+        if any(one is not None and one.arg == name.id for one in given):
+            return True
+        body = function.body if isinstance(function.body, list) else [function.body]
+        if any(isinstance(node, ast.Name) and node.id == name.id and isinstance(node.ctx, ast.Store)
+               for statement in body for node in ast.walk(statement)):
+            return True
+    return False
 
 
 def _is_literal(node: ast.expr) -> bool:
