@@ -90,12 +90,7 @@ def fixed(folder: Path, case: Case = Case(), app: str = "app.py") -> FixResult:
     return fix(facts, RULES, Policy(), FixOptions(unsafe=case.unsafe, targets=targets), project=[str(folder)])
 
 
-ONE_AT_A_TIME = pytest.mark.xfail(strict=True, raises=FixRefused, reason=(
-    "command.fix places each change alone, so two calls added after one Config are two insertions at one point; "
-    "places.place_all makes them one (test_calls_added_after_one_config_are_one_insertion), once fix() calls it"))
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=ONE_AT_A_TIME) if name == "two_inserts" else name for name in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_the_fix_is_the_expected_diff_and_files_and_again_changes_nothing(name, tmp_path):
     case = CASES[name]
     folder = copied(name, tmp_path)

@@ -12,7 +12,7 @@ from ..facts import Facts
 from ..judge.policy import Policy
 from ..judge.rules import Rulebook
 from .files import Patch, ReadFile, patched_text, read_file, unified_diff
-from .places import Placed, Targets, place
+from .places import Placed, Targets, place_all
 from .plan import Passed, Wanted, plan_fixes
 
 
@@ -78,7 +78,7 @@ def fix(facts: Facts, rulebook: Rulebook, settings: Policy, options: FixOptions,
             files[key] = read_file(key, project)
         return files[key].text
 
-    placed = [place(facts, wanted, options.targets, read) for wanted in kept if wanted not in hidden]
+    placed = place_all(facts, [wanted for wanted in kept if wanted not in hidden], options.targets, read)
     by_file: dict[str, list] = {}
     for one in placed:
         for path, edit in one.edits:

@@ -152,7 +152,7 @@ def _file_diff(patch: Patch, cwd: str) -> str:
         return ""
     name = shown_path(read.path, cwd)
     shown = _header_name("", name).rstrip("\t")
-    lines = [f"# {shown}:{line_of(read.text, edit.start)}  {_one_line(edit.why)}".rstrip() + "\n" for edit in edits]
+    lines = list(dict.fromkeys(f"# {shown}:{line_of(read.text, edit.start)}  {_one_line(edit.why)}".rstrip() + "\n" for edit in edits))
     edit_lines = [line_of(read.text, edit.start) for edit in edits]
     hunks: list[list[str]] = []
     diff = difflib.unified_diff(_lines(read.text), _lines(after), _header_name("a/", name), _header_name("b/", name),
