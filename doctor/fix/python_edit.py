@@ -1,7 +1,7 @@
 """Edits of the service's Python code, each the span of one expression or one new line, so that the rest of
 the file (comments, layout) is unchanged: a Config setter's argument, the setter itself
 (``disable_mkldnn()`` to ``enable_mkldnn()``), a harmful call removed, a call added after the Config is
-built, a wrapper's keyword, a top-level assignment (gunicorn.conf.py's ``workers``)."""
+built, a wrapper's keyword."""
 
 from __future__ import annotations
 
@@ -85,19 +85,6 @@ def set_keywords(text: str, path: str, line: int, callee: str, keywords: dict[st
         elif ast.literal_eval(given) != ast.literal_eval(code):
             edits.append(_replaced(text, given, code, why))
     return edits
-
-
-def set_assignment(text: str, path: str, name: str, value: Any, why: str) -> list[TextEdit]:
-    """The module's top-level ``name = <literal>`` set to ``value`` (gunicorn.conf.py's ``workers = 4``); a line
-    ``name = value`` added at the end where the module never assigns it."""
-    tree = parsed(text, path)
-    assigned = [node for node in tree.body if isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name]
-    if not assigned:
-        newline = "\r\n" if "\r\n" in text else "\n"
-        prefix = newline if text and not text.endswith("\n") else ""
-        return [TextEdit(len(text), len(text), f"{prefix}{name} = {python_literal(value)}{newline}", why)]
-    return _literal_edits(tree, text, path, assigned[-1].value, value, name, why)
 
 
 def _setter_call(tree: ast.Module, path: str, line: int, row: Knob) -> tuple[ast.Call, Setter]:
