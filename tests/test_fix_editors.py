@@ -35,6 +35,9 @@ CASES: dict[str, list[Editor]] = {
     "yaml/rapidocr_sections": [
         lambda text, source: set_key_everywhere(text, "intra_op_num_threads", 2, "threads -> 2", source),
     ],
+    "yaml/rapidocr_anchor": [
+        lambda text, source: set_key_everywhere(text, "cpu_math_library_num_threads", 2, "threads -1 -> 2", source),
+    ],
     "yaml/quoted": [
         lambda text, source: set_key(text, ("device",), "gpu:0", "device", source),
         lambda text, source: set_key(text, ("precision",), "it's int8", "precision", source),
@@ -182,6 +185,8 @@ REFUSED: list[tuple[str, Callable[[], object]]] = [
     ("set 2 times", lambda: set_key("threads: 8\nthreads: 4\n", ("threads",), 2, "t", "service.yaml")),
     ("not valid YAML", lambda: set_key("threads: [8\n", ("threads",), 2, "t", "service.yaml")),
     ("a flow mapping", lambda: set_key_everywhere("Det: {use_cuda: false}\n", "use_cuda", True, "t", "config.yaml")),
+    ("repeated by an alias under another key", lambda: set_key_everywhere(
+        "Global:\n  threads: &t 8\nDet:\n  threads: *t\n  batch: *t\n", "threads", 2, "t", "config.yaml")),
     ("valueFrom", lambda: set_container_env(DEPLOYMENT, "OMP_NUM_THREADS", "2", "t", "deploy.yaml", "ocr")),
     ("2 containers (Deployment/?: ocr, Deployment/?: proxy)", lambda: set_container_env(DEPLOYMENT, "X", "2", "t", "deploy.yaml", None)),
     ("no container named web", lambda: set_container_env(DEPLOYMENT, "X", "2", "t", "deploy.yaml", "web")),

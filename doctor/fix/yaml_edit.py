@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 
 import yaml
@@ -292,14 +293,50 @@ def _holds(node: Node | None, path: tuple[str, ...]) -> bool:
 
 def set_key_everywhere(text: str, key: str, value: Scalar, why: str, source: Source) -> list[TextEdit]:
     """Set every scalar whose mapping key is ``key``, in any mapping of any document (a configuration that repeats
-    a global key in each section); ``[]`` where none is found or each holds ``value``."""
+    a global key in each section); ``[]`` where none is found or each holds ``value``. A value anchored once and
+    repeated by aliases (``key: &threads -1`` ... ``key: *threads``) is edited once, at its anchor, where every
+    place that repeats it is that key."""
     render, same = scalar_writer(value)
     edits: list[TextEdit] = []
     for root in compose_documents(text, source):
         shared = shared_nodes(root)
+        anchored: set[int] = set()
         for node in walk(root):
-            if not isinstance(node, MappingNode) or mapping_entry(node, key, source) is None:
+            entry = mapping_entry(node, key, source) if isinstance(node, MappingNode) else None
+            if entry is None:
                 continue
             block_mapping(node, f"the mapping holding {key}", text, source, shared)
+            held = entry[1]
+            if isinstance(held, ScalarNode) and id(held) in shared:
+                if id(held) not in anchored:
+                    anchored.add(id(held))
+                    edits.extend(_anchored_edit(text, root, key, held, render, same, why, source))
+                continue
             edits.extend(set_in_mapping(text, node, (key,), render, same, why, source, shared, 2))
     return sorted(edits, key=lambda edit: edit.start)
+
+
+def _anchored_edit(text: str, root: Node, key: str, node: ScalarNode, render: Render, same: Callable[[ScalarNode], bool],
+                   why: str, source: Source) -> list[TextEdit]:
+    """The value of an anchored scalar rewritten after its anchor, where each place it is repeated is ``key``'s."""
+    line = node.start_mark.line + 1
+    places = [(k, v) for parent in walk(root) for k, v in _links(parent) if v is node]
+    if any(not isinstance(k, ScalarNode) or k.value != key for k, _ in places):
+        raise EditRefused(f"{source}: {key} at line {line} is anchored and repeated by an alias under another key; "
+                          "expected a value of its own, or one repeated only as the same key")
+    written = text[node.start_mark.index : node.end_mark.index]
+    anchor = re.match(r"&\S+\s+", written)
+    if anchor is None or written[anchor.end():anchor.end() + 1] in ("!", "|", ">"):
+        raise EditRefused(f"{source}: {key} at line {line} is written `{written}`; expected an anchor and a bare value")
+    if same(node):
+        return []
+    return [TextEdit(node.start_mark.index + anchor.end(), node.end_mark.index, render(node), why)]
+
+
+def _links(node: Node) -> list[tuple[Node | None, Node]]:
+    """What ``node`` holds, each with its key (None for a list's items)."""
+    if isinstance(node, MappingNode):
+        return [(k, v) for k, v in node.value]
+    if isinstance(node, SequenceNode):
+        return [(None, item) for item in node.value]
+    return []
