@@ -100,7 +100,7 @@ def test_a_flag_is_never_edited_and_says_what_to_pass(service):
 
 @pytest.mark.parametrize("args, message", [
     (("--verify",), "--verify measures the patched files: it needs --write"),
-    (("--write", "--verify"), "--verify measures the model: give it with --model"),
+    (("--write", "--verify"), "--verify measures the model: give it with --model, or --measure for a recorded service"),
 ])
 def test_verify_without_what_it_needs_is_one_line_and_exit_2(service, args, message):
     refused = fix(service, "--no-paddle", *args)

@@ -67,8 +67,8 @@ def effect_words(comparison: ComparisonResult) -> str:
             f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}x)")
 
 
-def measured_words(comparison: ComparisonResult | None) -> str:
-    return f"measured {effect_words(comparison)}" if comparison is not None else "not measured: --model or --measure measures it"
+def measured_words(comparison: ComparisonResult | None, unmeasured: str = "--model or --measure measures it") -> str:
+    return f"measured {effect_words(comparison)}" if comparison is not None else f"not measured: {unmeasured}"
 
 
 def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
@@ -90,8 +90,9 @@ def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
             continue
         comparison = _own_comparison(facts, one)
         unsafe = comparison is not None and comparison.changes_outputs
+        why = _not_measured(facts, one) if comparison is None else ""
         wanted[setting] = Wanted(setting, proposal.values[-1], _declared(facts, setting), one.rule_id,
-                                 FixSafety.UNSAFE if unsafe else one.rule.fix_safety, measured_words(comparison),
+                                 FixSafety.UNSAFE if unsafe else one.rule.fix_safety, measured_words(comparison, why),
                                  _predictors(one))
     recommendation = facts.verification.recommendation if facts.verification is not None else None
     if recommendation is not None:
@@ -133,6 +134,17 @@ def _own_comparison(facts: Facts, one: Judged) -> ComparisonResult | None:
     if result is None:
         return None
     return next((comparison for comparison in result.comparisons if comparison.candidate == one.finding.measured), None)
+
+
+def _not_measured(facts: Facts, one: Judged) -> str:
+    """Why a finding's fix has no measurement of its own, in words."""
+    if facts.verification is None:
+        return "--model or --measure measures it"
+    result = facts.verification.experiment(one.rule.experiment) if one.rule is not None and one.rule.experiment else None
+    if result is None:
+        return "no experiment measures this fix" if one.rule is None or one.rule.experiment is None else \
+            facts.verification.error or f"its experiment ({one.rule.experiment}) did not run"
+    return result.reason or f"its experiment ({result.name}) measured no candidate with this value"
 
 
 def _declared(facts: Facts, setting: str) -> Any:

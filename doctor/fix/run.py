@@ -26,8 +26,8 @@ def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> 
 
     if params["verify"] and not params["write"]:
         raise click.UsageError("--verify measures the patched files: it needs --write")
-    if params["verify"] and not probe.service.model:
-        raise click.UsageError("--verify measures the model: give it with --model")
+    if params["verify"] and not (probe.service.model or probe.measure):
+        raise click.UsageError("--verify measures the model: give it with --model, or --measure for a recorded service")
     rulebook = load_rules(params["rules_file"])
     settings = policy_for(params["settings_file"], (), rulebook)
     targets = Targets(probe.service.config, params["dockerfile"], params["manifest"], params["container"])
@@ -60,7 +60,7 @@ def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> 
         if params["verify"]:
             from .verified import verify_written
 
-            for line in verify_written(facts, probe, reporter):
+            for line in verify_written(facts, probe, reporter, [one.wanted for one in result.applied]):
                 reporter.say(f"paddle-doctor fix: {line}")
     return EXIT_CHANGES if result.refused else EXIT_CLEAN
 

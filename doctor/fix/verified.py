@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from ..base.vocabulary import ProcessStatus
 from ..facts import Facts
+from ..facts.knobs import PREDICTOR_FIELDS, setting_of
 from ..facts.predictor import PredictorConfig
 from ..facts.verification import ComparisonResult
-from .plan import effect_words
+from .plan import Wanted, effect_words
 
 if TYPE_CHECKING:
     from ..pipeline import ProbeOptions, Reporter
@@ -28,6 +29,7 @@ class Verified:
     recommended: PredictorConfig | None
     predicted: ComparisonResult | None
     why: str | None = None
+    read_again: bool = True  # ``after`` read from the patched files; else the measured one with the settings written
 
     @property
     def as_predicted(self) -> bool | None:
@@ -40,7 +42,8 @@ class Verified:
     def lines(self, live: bool) -> list[str]:
         if self.comparison is None:
             return [f"not verified: {self.why}"]
-        said = [(f"the patched files give {self.after.label(self.before)}; against the original it measured "
+        given = "give" if self.read_again else "set, as the service reads them when it starts,"
+        said = [(f"the patched files {given} {self.after.label(self.before)}; against the original it measured "
                  f"{effect_words(self.comparison)}: {self.comparison.verdict}")]
         if self.predicted is not None and self.as_predicted is not None:
             said.append(f"the report predicted {effect_words(self.predicted)} for the recommendation; the gain measured is "
@@ -53,37 +56,56 @@ class Verified:
         return said
 
 
-def verify_written(before: Facts, probe: ProbeOptions, reporter: Reporter) -> list[str]:
-    """The lines that say how the patched configuration measured; ``before``: the facts the fix was planned on."""
-    verified = measure_patched(before, probe, reporter)
+def verify_written(before: Facts, probe: ProbeOptions, reporter: Reporter, written: list[Wanted]) -> list[str]:
+    """The lines that say how the patched configuration measured; ``before``: the facts the fix was planned on,
+    ``written``: the changes written."""
+    verified = measure_patched(before, probe, reporter, written)
     return verified.lines(before.service_process.status == ProcessStatus.PROBED)
 
 
-def measure_patched(before: Facts, probe: ProbeOptions, reporter: Reporter) -> Verified:
+def measure_patched(before: Facts, probe: ProbeOptions, reporter: Reporter, written: list[Wanted]) -> Verified:
+    """The configuration the patched files give, read again as the doctor reads the service, raced against the one
+    it had. Where what the doctor reads of the service does not change with the files (a running service's record
+    is of the process as it started; a wrapper reads its own YAML), it is the configuration measured with the
+    settings written."""
     from ..pipeline import chosen_interpreter, collect, measuring_budget
     from ..probes.context import ProbeContext
-    from ..verify.model import flagged_run
+    from ..verify.model import ModelRun, flagged_run
     from ..verify.run import VerifyOptions, race_configs
 
     patched = collect(probe, reporter, measure=False)
-    old, new = PredictorConfig.of_service(before), PredictorConfig.of_service(patched)
-    recommendation = before.verification.recommendation if before.verification is not None else None
+    measured = before.verification
+    old = measured.baseline if measured is not None and measured.baseline is not None else PredictorConfig.of_service(before)
+    new = PredictorConfig.of_service(patched) if measured is None or before.service_record is None else old
+    recommendation = measured.recommendation if measured is not None else None
     predicted = recommendation.comparison if recommendation is not None else None
     recommended = recommendation.config if recommendation is not None else None
+    read_again = new != old
+    if not read_again:
+        new = with_written(old, written)
     if old == new:
         return Verified(old, new, None, recommended, predicted,
                         f"the patched files give the configuration the service had ({old.label()})")
-    run = flagged_run(probe.service)
+    run = flagged_run(probe.service) or (ModelRun(measured.model.path) if measured is not None else None)
     if run is None:
-        return Verified(old, new, None, recommended, predicted, "no model was given (--model)")
+        return Verified(old, new, None, recommended, predicted, "no model was given (--model, or --measure with a record)")
     interpreter, refused = chosen_interpreter(probe, ProbeContext(probe.root), before.service_process)
     if refused:
         return Verified(old, new, None, recommended, predicted, refused)
+    first = before.service_record.measured_first() if before.service_record is not None else None
+    shapes = list(probe.shapes) or (list(first.shapes) if first is not None else [])
     budget = measuring_budget(probe, None)
-    options = VerifyOptions(shapes=list(probe.shapes), inputs=probe.inputs, budget_s=budget, min_effect=probe.min_effect,
+    options = VerifyOptions(shapes=shapes, inputs=probe.inputs, budget_s=budget, min_effect=probe.min_effect,
                             max_drift=probe.max_drift)
     with reporter.measuring(budget) as progress:
         result = race_configs(before, run, old, new, options, progress, interpreter)
     if not result.measured or not result.comparisons:
         return Verified(old, new, None, recommended, predicted, result.reason or "the race measured nothing")
-    return Verified(old, new, result.comparisons[0], recommended, predicted)
+    return Verified(old, new, result.comparisons[0], recommended, predicted, read_again=read_again)
+
+
+def with_written(config: PredictorConfig, written: list[Wanted]) -> PredictorConfig:
+    """``config`` with each setting written that a CPU predictor runs."""
+    fields = {field.name: field for field in PREDICTOR_FIELDS}
+    changes = {field: wanted.value for wanted in written for field in fields if setting_of(field) == wanted.setting}
+    return config.vary(**changes) if changes else config

@@ -316,7 +316,7 @@ def set_key_everywhere(text: str, key: str, value: Scalar, why: str, source: Sou
     return sorted(edits, key=lambda edit: edit.start)
 
 
-def _anchored_edit(text: str, root: Node, key: str, node: ScalarNode, render: Render, same: Callable[[ScalarNode], bool],
+def _anchored_edit(text: str, root: Node | None, key: str, node: ScalarNode, render: Render, same: Callable[[ScalarNode], bool],
                    why: str, source: Source) -> list[TextEdit]:
     """The value of an anchored scalar rewritten after its anchor, where each place it is repeated is ``key``'s."""
     line = node.start_mark.line + 1
