@@ -85,12 +85,26 @@ def _edits(facts: Facts, wanted: Wanted, targets: Targets, read: Read) -> list[t
     built = wrapper_of(predictors) if predictors else None
     if built is not None:
         return _in_wrapper(facts, wanted, predictors, read)
+    about = source_ids(facts, wanted.predictors)
     settings = [setting for setting in facts.service_source.settings
                 if setting.name == wanted.setting and own_file(setting.location.file)
-                and (not wanted.predictors or set(setting.predictors) & set(wanted.predictors))]
+                and (not about or set(setting.predictors) & about)]
     if settings:
         return [edit for setting in settings for edit in _at_setting(setting, wanted, targets, read)]
     return _added(facts, wanted, targets, read)
+
+
+def source_ids(facts: Facts, predictors: tuple[int, ...]) -> set[int]:
+    """The ids of the source's predictors (its Configs) that ``predictors`` name: the same ids where no record was
+    read; where one was, the recorded predictors' own ids, each matched to the Configs built in the file and function
+    where the record saw it built (none matched: an empty set, and the change is not narrowed)."""
+    record = facts.service_record
+    if not predictors or record is None or not record.read:
+        return set(predictors)
+    sites = {(os.path.realpath(p.origin.builder.file), p.origin.builder.function) for p in record.predictors
+             if p.id in predictors and p.origin.builder is not None}
+    return {source.id for source in facts.service_source.predictors
+            if (os.path.realpath(source.location.file), (source.function or "<module>").rsplit(".", 1)[-1]) in sites}
 
 
 def own_file(path: str) -> bool:
@@ -138,8 +152,9 @@ def _in_environment(setting: SourceSetting, wanted: Wanted, targets: Targets, re
 
 def _added(facts: Facts, wanted: Wanted, targets: Targets, read: Read) -> list[tuple[str, TextEdit]]:
     """A new call of the setting's setter after each Config the service's own code builds (those the change is about)."""
+    about = source_ids(facts, wanted.predictors)
     built = [predictor for predictor in facts.service_source.predictors if predictor.package is None
-             and own_file(predictor.location.file) and (not wanted.predictors or predictor.id in wanted.predictors)]
+             and own_file(predictor.location.file) and (not about or predictor.id in about)]
     if not built:
         if targets.config:
             return _in_config(wanted, targets.config, read)
