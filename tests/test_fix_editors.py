@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from paddle_doctor.fix.dockerfile import set_env
-from paddle_doctor.fix.manifest import set_container_env, set_cpu_limit
+from paddle_doctor.fix.manifest import set_container_env
 from paddle_doctor.fix.text import TextEdit
 from paddle_doctor.fix.yaml_edit import EditRefused, plain_scalar, set_key, set_key_everywhere
 
@@ -72,14 +72,9 @@ CASES: dict[str, list[Editor]] = {
     ],
     "manifest/two_containers": [
         lambda text, source: set_container_env(text, "OMP_NUM_THREADS", "2", "threads", source, "rec"),
-        lambda text, source: set_cpu_limit(text, "2", "cpu 4 -> 2", source, "rec"),
     ],
     "manifest/multi_document": [
         lambda text, source: set_container_env(text, "OMP_NUM_THREADS", "2", "threads", source, "ocr"),
-        lambda text, source: set_cpu_limit(text, "1500m", "cpu", source, "cleaner"),
-    ],
-    "manifest/pod_limits": [
-        lambda text, source: set_cpu_limit(text, "2", "cpu 4 -> 2", source, None),
     ],
 }
 
@@ -136,7 +131,7 @@ def test_manifest_values_land_in_the_container_named():
     proxy, rec = yaml.safe_load(edited)["spec"]["template"]["spec"]["containers"]
     assert proxy == yaml.safe_load(text)["spec"]["template"]["spec"]["containers"][0]
     assert rec["env"] == [{"name": "LOG_LEVEL", "value": "info"}, {"name": "OMP_NUM_THREADS", "value": "2"}]
-    assert rec["resources"]["limits"] == {"cpu": "2", "memory": "2Gi"}
+    assert rec["resources"] == yaml.safe_load(text)["spec"]["template"]["spec"]["containers"][1]["resources"]
 
 
 @pytest.mark.parametrize(("value", "written"), [
@@ -191,8 +186,6 @@ REFUSED: list[tuple[str, Callable[[], object]]] = [
     ("2 containers (Deployment/?: ocr, Deployment/?: proxy)", lambda: set_container_env(DEPLOYMENT, "X", "2", "t", "deploy.yaml", None)),
     ("no container named web", lambda: set_container_env(DEPLOYMENT, "X", "2", "t", "deploy.yaml", "web")),
     ("2 containers named ocr", lambda: set_container_env(DEPLOYMENT + "---\n" + DEPLOYMENT, "X", "2", "t", "deploy.yaml", "ocr")),
-    ("above the new limit 2", lambda: set_cpu_limit(DEPLOYMENT, "2", "t", "deploy.yaml", "ocr")),
-    ("expected a CPU quantity", lambda: set_cpu_limit(DEPLOYMENT, "two", "t", "deploy.yaml", "ocr")),
     ("set from a variable", lambda: set_env("FROM python:3.10\nARG THREADS=4\nENV OMP_NUM_THREADS=${THREADS}\n", "OMP_NUM_THREADS", "2", "t", "Dockerfile")),
     ("escape directive", lambda: set_env("# escape=`\nFROM python:3.10\nENV A=1\n", "A", "2", "t", "Dockerfile")),
     ("no FROM", lambda: set_env("ENV A=1\n", "A", "2", "t", "Dockerfile")),
@@ -212,3 +205,11 @@ def test_only_the_final_stage_is_edited():
     text = "FROM python:3.10 AS build\nENV OMP_NUM_THREADS=8\nFROM python:3.10-slim\nCMD [\"serve\"]\n"
     assert apply(text, set_env(text, "OMP_NUM_THREADS", "8", "t", "Dockerfile")) == (
         "FROM python:3.10 AS build\nENV OMP_NUM_THREADS=8\nFROM python:3.10-slim\nENV OMP_NUM_THREADS=8\nCMD [\"serve\"]\n")
+
+
+@pytest.mark.parametrize("run", ['RUN cat <<< "x" > f', "RUN echo $((1<<EOF))", "RUN cat <<EOF > /x\nENV THREADS=9\nEOF"],
+                         ids=["here-string", "shift", "heredoc"])
+def test_only_a_real_heredoc_hides_the_lines_after_it(run):
+    text = f"FROM python:3.11\n{run}\nENV THREADS=8\n"
+    (edit,) = set_env(text, "THREADS", "2", "threads", "Dockerfile")
+    assert apply(text, [edit]).endswith("\nENV THREADS=2\n")  # the instruction that runs last is the one changed

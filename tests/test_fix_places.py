@@ -42,6 +42,9 @@ class Case:
     dockerfile: str | None = None
     manifest: str | None = None
     flags: dict = field(default_factory=dict)
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    drifted: bool = False  # the whole recommendation changed the outputs past the tolerance
 
 
 CASES: dict[str, Case] = {
@@ -71,7 +74,8 @@ def measured(case: Case):
     if case.recommended is None:
         return None
     baseline = ArmResult("baseline", case.measured, runs=48, p50=10.0)
-    whole = ComparisonResult("baseline", "recommended", 1.7, 1.5, 1.9, Effect.IMPROVED, 12, 0.95, 10.0, 5.9)
+    whole = ComparisonResult("baseline", "recommended", 1.7, 1.5, 1.9, Effect.IMPROVED, 12, 0.95, 10.0, 5.9,
+                             changes_outputs=case.drifted)
     recommendation = Recommendation(case.recommended, case.recommended.snippet("m/inference.json", "m/inference.pdiparams"),
                                     ["..."], baseline, ArmResult("recommended", case.recommended, runs=48, p50=5.9), whole)
     return VerificationFacts(ModelFacts("m", "pir", "m/inference.json", "m/inference.pdiparams", {}), 20, 0.03, 0.01,
@@ -87,7 +91,8 @@ def fixed(folder: Path, case: Case = Case(), app: str = "app.py") -> FixResult:
                                 verification=measured(case))
     targets = Targets(dockerfile=str(folder / case.dockerfile) if case.dockerfile else None,
                       manifest=str(folder / case.manifest) if case.manifest else None)
-    return fix(facts, RULES, Policy(), FixOptions(unsafe=case.unsafe, targets=targets), project=[str(folder)])
+    return fix(facts, RULES, Policy(), FixOptions(unsafe=case.unsafe, select=case.select, ignore=case.ignore, targets=targets),
+               project=[str(folder)])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -233,3 +238,58 @@ def test_a_parameter_named_as_a_module_constant_is_not_the_constant(tmp_path):
     result = fixed(tmp_path)
     assert refused_alone(result, "threads") == (f"{tmp_path / 'app.py'}:8: threads is set from `threads`, which "
                                                 "paddle-doctor does not rewrite; set it to 2 there")
+
+
+RECOMMENDED = {"recommended": PredictorConfig(threads=2, onednn=True), "measured": PredictorConfig(threads=8, onednn=False)}
+
+
+def test_select_of_a_failing_rule_keeps_the_recommended_change_of_its_setting(tmp_path):
+    result = fixed(copied("script", tmp_path), Case(select=("PD-CPU-010",), **RECOMMENDED))
+    assert [(one.wanted.rule_id, one.wanted.setting) for one in result.applied] == [("PD-CFG-001", "threads")]
+    assert "PD-CPU-010" in result.applied[0].wanted.rules and result.left_out == 1  # oneDNN, asked by PD-CPU-004 and PD-CFG-001
+    ignored = fixed(copied("script", tmp_path / "again"), Case(ignore=("PD-CFG-001",), **RECOMMENDED))
+    # each change is asked by a finding's rule too, which --ignore PD-CFG-001 leaves asking
+    assert [one.wanted.setting for one in ignored.applied] == ["threads", "onednn"]
+    both = fixed(copied("script", tmp_path / "both"), Case(ignore=("PD-CFG-001", "PD-CPU-004"), **RECOMMENDED))
+    assert [one.wanted.setting for one in both.applied] == ["threads"]
+
+
+def test_a_drifted_recommendation_leaves_the_findings_own_safe_fixes(tmp_path):
+    result = fixed(copied("script", tmp_path), Case(drifted=True, **RECOMMENDED))
+    assert [(one.wanted.rule_id, str(one.wanted.safety)) for one in result.applied] == [("PD-CPU-010", "safe"), ("PD-CPU-004", "safe")]
+    assert result.hidden == []
+
+
+def test_a_wrapper_yaml_inside_an_installed_package_is_never_edited(tmp_path):
+    folder = copied("rapidocr", tmp_path)
+    (folder / "site-packages" / "rapidocr_paddle" / "config.yaml").write_text("Global:\n  cpu_math_library_num_threads: -1\n")
+    (folder / "app.py").write_text((folder / "app.py").read_text().replace(
+        'config_path="config.yaml"', 'config_path="site-packages/rapidocr_paddle/config.yaml"'))
+    result = fixed(folder, Case(recommended=PredictorConfig(threads=2, onednn=True)))
+    assert not result.patches
+    assert "is a file of an installed package" in result.refused[0].refused
+
+
+def test_a_wrapper_yaml_that_is_missing_refuses_that_change_only(tmp_path):
+    folder = copied("rapidocr", tmp_path)
+    (folder / "config.yaml").unlink()
+    result = fixed(folder, Case(recommended=PredictorConfig(threads=2, onednn=True)))
+    assert result.refused and "config.yaml" in result.refused[0].refused and not result.patches
+
+
+def test_a_config_built_over_several_lines_gets_its_call_at_the_statements_indentation(tmp_path):
+    from paddle_doctor.fix.python_edit import insert_after_config
+
+    text = "def build(model_dir):\n    config = (\n        Config(model_dir)\n    )\n    return config\n"
+    (edit,) = insert_after_config(text, "app.py", 3, [("set_cpu_math_library_num_threads", [2])], "PD-CPU-011")
+    patched = text[:edit.start] + edit.replacement + text[edit.end:]
+    assert patched.splitlines()[4] == "    config.set_cpu_math_library_num_threads(2)"
+    assert insert_after_config(patched, "app.py", 3, [("set_cpu_math_library_num_threads", [2])], "PD-CPU-011") == []
+
+
+def test_a_line_that_builds_no_config_gets_no_call(tmp_path):
+    from paddle_doctor.fix.python_edit import insert_after_config
+    from paddle_doctor.fix.text import EditRefused
+
+    with pytest.raises(EditRefused, match=r"app\.py:1: no Config is built and bound to one name there"):
+        insert_after_config("model = service['model']\nconfig = Config(model)\n", "app.py", 1, [("enable_mkldnn", [])], "why")

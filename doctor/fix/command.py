@@ -37,6 +37,7 @@ class FixResult:
     passed: list[Passed]
     patches: list[Patch]
     files: dict[str, ReadFile]
+    left_out: int = 0  # changes --select / --ignore left out
 
     @property
     def applied(self) -> list[Placed]:
@@ -50,12 +51,14 @@ class FixResult:
         return unified_diff(self.patches, cwd)
 
 
-def chosen(rule_id: str, options: FixOptions) -> bool:
-    """Whether ``--select`` (none: every rule) and ``--ignore`` keep the rule: an id or its prefix (``PD-CPU``)."""
-    def named(prefixes: tuple[str, ...]) -> bool:
+def chosen(rules: tuple[str, ...], options: FixOptions) -> bool:
+    """Whether ``--select`` (none: every rule) keeps one of the rules asking for a change, and ``--ignore`` none:
+    an id or its prefix (``PD-CPU``)."""
+    def named(rule_id: str, prefixes: tuple[str, ...]) -> bool:
         return any(prefix and rule_id.upper().startswith(prefix.upper()) for prefix in prefixes)
 
-    return (not options.select or named(options.select)) and not named(options.ignore)
+    kept = [rule_id for rule_id in rules if not named(rule_id, options.ignore)]
+    return bool(kept) and (not options.select or any(named(rule_id, options.select) for rule_id in kept))
 
 
 def fix(facts: Facts, rulebook: Rulebook, settings: Policy, options: FixOptions, project: list[str]) -> FixResult:
@@ -68,7 +71,7 @@ def fix(facts: Facts, rulebook: Rulebook, settings: Policy, options: FixOptions,
     checks, _ = discover_checks(rulebook)
     judged = judge(run_checks(checks, facts, rulebook), rulebook, settings)[0]
     plan = plan_fixes(facts, judged, rulebook)
-    kept = [wanted for wanted in plan.wanted if chosen(wanted.rule_id, options)]
+    kept = [wanted for wanted in plan.wanted if chosen(wanted.rules, options)]
     hidden = [wanted for wanted in kept if wanted.safety == FixSafety.UNSAFE and not options.unsafe]
     files: dict[str, ReadFile] = {}
 
@@ -86,4 +89,4 @@ def fix(facts: Facts, rulebook: Rulebook, settings: Policy, options: FixOptions,
     patches = [Patch(files[path], tuple(edits)) for path, edits in by_file.items()]
     for patch in patches:
         patched_text(patch.read, patch.edits)  # a conflict between two changes refuses the whole fix here
-    return FixResult(placed, hidden, plan.passed, patches, files)
+    return FixResult(placed, hidden, plan.passed, patches, files, len(plan.wanted) - len(kept))

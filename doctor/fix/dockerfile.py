@@ -10,7 +10,7 @@ from .text import TextEdit
 from .yaml_edit import EditRefused, Source, insert_lines
 
 DIRECTIVE = re.compile(r"#\s*([A-Za-z][\w-]*)\s*=\s*(.*?)\s*$")
-HEREDOC = re.compile(r"<<(-?)\s*([\"']?)([A-Za-z_][\w.-]*)\2")
+HEREDOC = re.compile(r"(?:^|(?<=\s))<<(?!<)(-?)\s*([\"']?)([A-Za-z_][\w.-]*)\2")  # a word of its own: not <<< nor $((1<<N))
 PLAIN = re.compile(r"[A-Za-z0-9_.,:/@%+=-]+")
 
 
@@ -77,11 +77,10 @@ def instructions(text: str, source: Source) -> list[Instruction]:
         found.append(Instruction(keyword.group(1).upper(), first + 1, starts[index], arguments, tuple(offsets)))
         if found[-1].keyword in ("RUN", "COPY", "ADD"):
             for heredoc in HEREDOC.finditer(arguments):
-                while index < len(rows):
-                    row = rows[index].rstrip("\r\n")
-                    index += 1
-                    if (row.lstrip("\t") if heredoc.group(1) else row) == heredoc.group(3):
-                        break
+                ends = [at for at in range(index, len(rows))
+                        if (rows[at].rstrip("\r\n").lstrip("\t") if heredoc.group(1) else rows[at].rstrip("\r\n")) == heredoc.group(3)]
+                if ends:  # a body with no end is no heredoc: its lines stay instructions
+                    index = ends[0] + 1
     return found
 
 

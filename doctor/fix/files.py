@@ -247,8 +247,8 @@ def _check_unchanged(read: ReadFile) -> None:
 
 def _check_writable(read: ReadFile) -> None:
     """FixRefused unless this user may replace the file: write it, and create and rename in its folder."""
-    if not os.access(read.target, os.W_OK):
-        raise FixRefused(f"{read.path}: is read-only for this user; expected a file you may write "
+    if not os.access(read.target, os.W_OK) or not os.stat(read.target).st_mode & 0o222:  # root may write any file: its mode says
+        raise FixRefused(f"{read.path}: is read-only; expected a file you may write "
                          "(run as its owner or change its permissions)")
     folder = os.path.dirname(read.target)
     if not os.access(folder, os.W_OK | os.X_OK):

@@ -1,13 +1,11 @@
-"""Edits of a Kubernetes manifest's container (an environment variable's value, the CPU limit) in the pod
+"""Edits of a Kubernetes manifest's container (an environment variable's value) in the pod
 template of its workload, in place: the other documents, comments and layout as they were."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
-import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .text import TextEdit
@@ -174,46 +172,3 @@ def set_container_env(text: str, name: str, value: str, why: str, source: Source
     flow = isinstance(last, MappingNode) and bool(last.flow_style)
     at = line_after(text, content_end(env))
     return [insert_lines(text, at, _env_item(name, written, dash, content, flow), why)]
-
-
-def cpu_quantity(value: object, what: str, source: Source) -> Decimal:
-    """A CPU quantity (``2``, ``"1.5"``, ``500m``) in cores."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return Decimal(str(value))
-    match = QUANTITY.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        raise EditRefused(f"{source}: {what} is {value!r}; expected a CPU quantity such as 2, \"1.5\" or 500m")
-    try:
-        cores = Decimal(match.group(1))
-    except InvalidOperation:  # the pattern admits only decimals; kept for the type's sake
-        raise EditRefused(f"{source}: {what} is {value!r}; expected a CPU quantity") from None
-    return cores / 1000 if match.group(2) else cores
-
-
-def set_cpu_limit(text: str, cpu: str, why: str, source: Source, container: str | None = None) -> list[TextEdit]:
-    """Set ``resources.limits.cpu`` of the container (named, or the only one) to ``cpu`` (``"2"``, ``"500m"``);
-    refused where its ``requests.cpu`` is above that; ``[]`` where the limit is that already."""
-    found = pick(text, source, container)
-    what = f"container {found.name or '(unnamed)'} of {found.workload}"
-    limit = cpu_quantity(cpu, "the new CPU limit", source)
-    requested = child(child(child(found.node, "resources"), "requests"), "cpu")
-    if isinstance(requested, ScalarNode) and not is_empty(requested):
-        request = cpu_quantity(constructed(requested), f"resources.requests.cpu of {what}", source)
-        if request > limit:
-            raise EditRefused(f"{source}: resources.requests.cpu of {what} is {requested.value} (line "
-                              f"{requested.start_mark.line + 1}), above the new limit {cpu}; expected a request at "
-                              "or below the limit")
-
-    def render(node: ScalarNode | None) -> str:
-        if node is None:
-            return quoted_scalar(cpu, '"')
-        if node.style in ("'", '"'):
-            return quoted_scalar(cpu, node.style)
-        loaded = yaml.safe_load(f"k: {cpu}\n")["k"]
-        return cpu if isinstance(loaded, (int, float, str)) and not isinstance(loaded, bool) else quoted_scalar(cpu, '"')
-
-    def same(node: ScalarNode) -> bool:
-        return cpu_quantity(constructed(node), f"resources.limits.cpu of {what}", source) == limit
-
-    return set_in_mapping(text, found.node, ("resources", "limits", "cpu"), render, same, why, source,
-                          set(found.shared), found.step, where=what)

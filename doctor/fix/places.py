@@ -20,8 +20,8 @@ from ..facts.recorded import RecordedPredictor
 from ..judge.wrapper_fix import wrapper_changes, wrapper_of, wrapper_setting
 from ..service.sources import source_predictors
 from .plan import Wanted, said
-from .python_edit import insert_after_config, set_by_call, set_keywords
-from .text import EditRefused, TextEdit
+from .python_edit import insert_after_config, parsed, set_by_call, set_keywords
+from .text import EditRefused, FixRefused, TextEdit
 
 Read = Callable[[str], str]  # a file's text, read once for the whole fix (and checked again before writing)
 PACKAGE_FOLDERS = ("site-packages", "dist-packages")
@@ -70,7 +70,7 @@ def place_all(facts: Facts, wanted: list[Wanted], targets: Targets, read: Read) 
 def place(facts: Facts, wanted: Wanted, targets: Targets, read: Read) -> Placed:
     try:
         return Placed(wanted, _edits(facts, wanted, targets, read))
-    except EditRefused as exc:
+    except (EditRefused, FixRefused) as exc:  # a file it cannot read or edit: this change is not made, the rest goes on
         return Placed(wanted, [], str(exc))
 
 
@@ -213,11 +213,11 @@ def _wrapper_call(read: Read, path: str, line: int, changes: list[Any], wanted: 
     if yaml_change is not None and isinstance(template, ast.Call):
         config_file = _config_path_passed(read(path), path, line)
         if config_file is not None:
-            from .yaml_edit import set_key_everywhere
+            from .yaml_edit import has_key, set_key_everywhere
 
             key = yaml_change.code.split(":", 1)[0].strip()
             edits = set_key_everywhere(read(config_file), key, _value(wanted.value), wanted.why, config_file)
-            if edits or _has_key(read(config_file), key):
+            if edits or has_key(read(config_file), key, config_file):
                 return [(config_file, edit) for edit in edits]
     if not isinstance(template, ast.Call):
         raise EditRefused(f"{path}:{line}: the wrapper's setting is not a keyword of its call; change it as its fix says")
@@ -227,27 +227,16 @@ def _wrapper_call(read: Read, path: str, line: int, changes: list[Any], wanted: 
 
 
 def _config_path_passed(text: str, path: str, line: int) -> str | None:
-    """The YAML file the call at ``line`` names with ``config_path='...'`` (a literal), beside the calling file."""
-    for node in ast.walk(ast.parse(text, filename=path)):
+    """The YAML file the call at ``line`` names with ``config_path='...'`` (a literal), beside the calling file (where
+    the service runs from its own folder); refused inside an installed package."""
+    for node in ast.walk(parsed(text, path)):
         if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno):
             for item in node.keywords:
                 if item.arg == "config_path" and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
                     named = item.value.value
-                    return named if os.path.isabs(named) else os.path.join(os.path.dirname(path), named)
+                    found = named if os.path.isabs(named) else os.path.join(os.path.dirname(path), named)
+                    if not own_file(os.path.realpath(found)):
+                        raise EditRefused(f"{path}:{line}: config_path={named!r} is a file of an installed package "
+                                          f"({found}); expected the service's own YAML, which paddle-doctor edits")
+                    return found
     return None
-
-
-def _has_key(text: str, key: str) -> bool:
-    import yaml
-
-    def walk(node: Any) -> bool:
-        if isinstance(node, yaml.MappingNode):
-            return any(getattr(k, "value", None) == key or walk(v) for k, v in node.value)
-        if isinstance(node, yaml.SequenceNode):
-            return any(walk(item) for item in node.value)
-        return False
-
-    try:
-        return any(walk(node) for node in yaml.compose_all(text, Loader=yaml.SafeLoader))
-    except yaml.YAMLError:
-        return False

@@ -4,7 +4,7 @@ applying it is safe, and what its measurement said."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -23,7 +23,8 @@ EXPERIMENT_OF = {"precision": Experiment.BF16}  # the experiment that measures a
 class Wanted:
     """One setting the fix moves: ``setting`` a row of the table of settings, ``value`` what the service's own
     files will say (the row's type), ``was`` what they say now (None: not said, Paddle's default); ``measured``
-    the measurement behind it, for people; ``predictors`` the predictors it is about (empty: every one)."""
+    the measurement behind it, for people; ``predictors`` the predictors it is about (empty: every one);
+    ``also`` the other rules whose failing findings ask for the same setting (``--select`` of any keeps it)."""
 
     setting: str
     value: Any
@@ -32,6 +33,11 @@ class Wanted:
     safety: FixSafety
     measured: str
     predictors: tuple[int, ...] = ()
+    also: tuple[str, ...] = ()
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return (self.rule_id, *self.also)
 
     @property
     def why(self) -> str:
@@ -61,14 +67,14 @@ def said(value: Any) -> str:
     return str(value.value) if isinstance(value, Enum) else str(value)
 
 
-def effect_words(comparison: ComparisonResult) -> str:
+def gain_words(comparison: ComparisonResult) -> str:
     """``1.92x faster (95% CI 1.71-2.10x)``."""
     return (f"{comparison.ratio:.2f}x {'faster' if comparison.ratio >= 1 else 'slower'} "
             f"({comparison.confidence:.0%} CI {comparison.ci_low:.2f}-{comparison.ci_high:.2f}x)")
 
 
 def measured_words(comparison: ComparisonResult | None, unmeasured: str = "--model or --measure measures it") -> str:
-    return f"measured {effect_words(comparison)}" if comparison is not None else f"not measured: {unmeasured}"
+    return f"measured {gain_words(comparison)}" if comparison is not None else f"not measured: {unmeasured}"
 
 
 def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
@@ -76,17 +82,18 @@ def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
     value where it measured one (it keeps every limit the doctor enforces), else the finding's proposal."""
     wanted: dict[str, Wanted] = {}
     passed: list[Passed] = []
-    proposing: dict[str, FixSafety] = {}  # per setting, the safety of the failing finding's rule that proposes it
+    proposing: dict[str, list[Judged]] = {}  # per setting, the failing findings that propose it
     for one in judged:
         proposal = one.finding.proposal
         if one.status not in (Status.FAIL, Status.WARN) or proposal is None or not proposal.values or one.rule is None:
             continue
         setting = setting_of(proposal.setting)
-        proposing.setdefault(setting, one.rule.fix_safety)
+        proposing.setdefault(setting, []).append(one)
         if one.finding.verdict in (Verdict.REFUTED, Verdict.UNDECIDED) and not proposal.binding:
             passed.append(Passed(one.rule_id, setting, f"its measurement was {one.finding.verdict}: the setting stays"))
             continue
         if setting in wanted:
+            wanted[setting] = replace(wanted[setting], also=(*wanted[setting].also, one.rule_id))
             continue
         comparison = _own_comparison(facts, one)
         unsafe = comparison is not None and comparison.changes_outputs
@@ -97,17 +104,21 @@ def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
     recommendation = facts.verification.recommendation if facts.verification is not None else None
     if recommendation is not None:
         for change in _recommended(recommendation, rulebook, proposing):
-            wanted[change.setting] = change
+            own = wanted.get(change.setting)
+            if own is not None and change.safety == FixSafety.UNSAFE and own.safety == FixSafety.SAFE:
+                continue  # the whole drifted: the finding's own change, safe as measured, stands
+            wanted[change.setting] = replace(change, also=tuple(one.rule_id for one in proposing.get(change.setting, [])))
+    passed = [one for one in passed if one.setting not in wanted]  # the recommendation measured it in context
     return Plan(sorted(wanted.values(), key=_table_order), passed)
 
 
-def _recommended(recommendation: Recommendation, rulebook: Rulebook, proposing: dict[str, FixSafety]) -> list[Wanted]:
+def _recommended(recommendation: Recommendation, rulebook: Rulebook, proposing: dict[str, list[Judged]]) -> list[Wanted]:
     """Each setting the recommended configuration moves from the one it was measured against, as safe as the
     rule of the finding that proposes it (else every rule measuring it)."""
     start, end = recommendation.baseline.config, recommendation.config
     comparison = recommendation.comparison
     drifted = comparison is not None and bool(comparison.changes_outputs)
-    whole = (f"the recommended {end.label(start)} measured {effect_words(comparison)} as a whole" if comparison is not None
+    whole = (f"the recommended {end.label(start)} measured {gain_words(comparison)} as a whole" if comparison is not None
              else "part of the recommended configuration, not measured as a whole")
     changes = []
     for field in PREDICTOR_FIELDS:
@@ -115,7 +126,8 @@ def _recommended(recommendation: Recommendation, rulebook: Rulebook, proposing: 
         if before == after:
             continue
         setting = setting_of(field.name)
-        safety = proposing.get(setting) or _experiment_safety(rulebook, EXPERIMENT_OF.get(field.name, field.name))
+        rules = [one.rule for one in proposing.get(setting, []) if one.rule is not None]
+        safety = rules[0].fix_safety if rules else _experiment_safety(rulebook, EXPERIMENT_OF.get(field.name, field.name))
         changes.append(Wanted(setting, after, before, RECOMMENDING_RULE, FixSafety.UNSAFE if drifted else safety, whole))
     return changes
 

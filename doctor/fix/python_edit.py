@@ -9,14 +9,21 @@ import ast
 from enum import Enum
 from typing import Any
 
+from ..base import quoting
 from ..facts.knobs import Knob, Setter
 from ..source.module import argument
 from .text import EditRefused, TextEdit, line_start, offset_of_utf8
 
+CONFIG_NAMES = ("Config", "AnalysisConfig")  # the classes whose construction builds a predictor's configuration
+
 
 def python_literal(value: Any) -> str:
     """The value as Python code: ``2``, ``True``, ``'fp16'`` (an enum as its word)."""
-    return repr(value.value if isinstance(value, Enum) else value)
+    return quoting.python_literal(value.value if isinstance(value, Enum) else value)
+
+
+def python_call(method: str, args: list[Any]) -> str:
+    return quoting.python_call(method, [arg.value if isinstance(arg, Enum) else arg for arg in args])
 
 
 def parsed(text: str, path: str) -> ast.Module:
@@ -43,23 +50,49 @@ def set_by_call(text: str, path: str, line: int, row: Knob, value: Any, why: str
 
 def insert_after_config(text: str, path: str, line: int, calls: list[tuple[str, list[Any]]], why: str) -> list[TextEdit]:
     """New lines after the statement at ``line`` that builds a Config and binds it (``config = Config(...)``),
-    one call each on what it is bound to, at the statement's indentation."""
+    one call each on what it is bound to, at the statement's indentation; none where the statement is followed
+    by that call already."""
     tree = parsed(text, path)
     statement = next((node for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
                       and node.lineno <= line <= (node.end_lineno or node.lineno)), None)
     targets = ([] if statement is None else statement.targets if isinstance(statement, ast.Assign) else [statement.target])
-    if statement is None or len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)):
-        raise EditRefused(f"{path}:{line}: the Config built there is not bound to one name; "
-                          "expected `config = Config(...)` to add the call after")
+    if statement is None or len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)) \
+            or not _builds_config(statement.value):
+        raise EditRefused(f"{path}:{line}: no Config is built and bound to one name there (the file changed since it was "
+                          "read?); expected `config = Config(...)` to add the call after")
     holder = ast.unparse(targets[0])
     newline = "\r\n" if "\r\n" in text else "\n"
-    start = line_start(text, line)
-    indent = text[start:start + len(text[start:]) - len(text[start:].lstrip(" \t"))]
+    start = line_start(text, statement.lineno)
+    indent = text[start:offset_of_utf8(text, statement.lineno, statement.col_offset)]
     end = line_start(text, (statement.end_lineno or statement.lineno) + 1)
-    lines = "".join(f"{indent}{holder}.{method}({', '.join(python_literal(arg) for arg in args)}){newline}"
-                    for method, args in calls)
+    wanted = [f"{holder}.{python_call(method, args)}" for method, args in calls]
+    following = _following(tree, statement)
+    wanted = [code for code in wanted if code not in following]
+    if not wanted:
+        return []
     prefix = newline if end == len(text) and text and not text.endswith("\n") else ""
-    return [TextEdit(end, end, prefix + lines, why)]
+    return [TextEdit(end, end, prefix + "".join(f"{indent}{code}{newline}" for code in wanted), why)]
+
+
+def _builds_config(value: ast.expr | None) -> bool:
+    """Whether the expression calls a class named ``Config`` or ``AnalysisConfig`` (however it was imported)."""
+    return value is not None and any(isinstance(node, ast.Call) and _last_name(node.func) in CONFIG_NAMES for node in ast.walk(value))
+
+
+def _following(tree: ast.Module, statement: ast.stmt) -> set[str]:
+    """The code of the expression statements right after ``statement`` in its block, up to the next other kind."""
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and statement in block:
+                after = block[block.index(statement) + 1:]
+                found = set()
+                for one in after:
+                    if not isinstance(one, ast.Expr):
+                        break
+                    found.add(ast.unparse(one.value))
+                return found
+    return set()
 
 
 def set_keywords(text: str, path: str, line: int, callee: str, keywords: dict[str, str], why: str) -> list[TextEdit]:

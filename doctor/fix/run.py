@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..base import children
+from ..base.escape import terminal_line
 from ..facts import Facts
 from .command import FixOptions, FixResult, fix
+from .files import shown_path
 from .places import Targets
 
 if TYPE_CHECKING:
@@ -24,6 +26,8 @@ def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> 
     from ..judge.rules import load_rules
     from ..pipeline import collect, from_file, policy_for
 
+    if params["container"] and not params["manifest"]:
+        raise click.UsageError("--container names a container of --manifest: give the manifest with --manifest")
     if params["verify"] and not params["write"]:
         raise click.UsageError("--verify measures the patched files: it needs --write")
     if params["verify"] and not (probe.service.model or probe.measure):
@@ -40,28 +44,32 @@ def run_fix(params: dict[str, Any], probe: ProbeOptions, reporter: Reporter) -> 
         result = fix(facts, rulebook, settings, options, project_folders(facts, probe.source_paths, targets))
     diff = result.diff(os.getcwd())
     click.echo(diff, nl=False)
+
+    def say(line: str) -> None:  # lines quote the service's files and paths: written out, never sent to the terminal raw
+        reporter.say(terminal_line(f"paddle-doctor fix: {line}"))
+
     for line in summary_lines(result):
-        reporter.say(f"paddle-doctor fix: {line}")
+        say(line)
     if not params["write"]:
         if diff:
-            reporter.say(f"paddle-doctor fix: {plural(len(result.applied), 'fix', 'fixes')} in "
-                         f"{plural(len(result.patches), 'file', 'files')} shown; --write applies them")
+            say(f"{plural(len(result.applied), 'fix', 'fixes')} in {plural(len(result.patches), 'file', 'files')} shown; "
+                "--write applies them")
         return EXIT_CHANGES if diff or result.refused else EXIT_CLEAN
     if diff:
         from .files import vcs_state, write_all
 
         warning = vcs_state([patch.read.path for patch in result.patches])
         if warning:
-            reporter.say(f"paddle-doctor fix: warning: {warning}")
+            say(f"warning: {warning}")
         with children.phase("writing the fixes", deferred=True):
             written = write_all(result.patches)
-        reporter.say(f"paddle-doctor fix: applied {plural(len(result.applied), 'fix', 'fixes')} in "
-                     f"{plural(len(written), 'file', 'files')}: {', '.join(shown(path) for path in written)}")
+        say(f"applied {plural(len(result.applied), 'fix', 'fixes')} in {plural(len(written), 'file', 'files')}: "
+            f"{', '.join(shown_path(path, os.getcwd()) for path in written)}")
         if params["verify"]:
             from .verified import verify_written
 
-            for line in verify_written(facts, probe, reporter, [one.wanted for one in result.applied]):
-                reporter.say(f"paddle-doctor fix: {line}")
+            for line in verify_written(facts, probe, reporter, result.applied):
+                say(line)
     return EXIT_CHANGES if result.refused else EXIT_CLEAN
 
 
@@ -77,11 +85,6 @@ def project_folders(facts: Facts, source_paths: tuple[str, ...], targets: Target
     return sorted({os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or ".") for path in named})
 
 
-def shown(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
 def summary_lines(result: FixResult) -> list[str]:
     """What the fix did not do, one line each, then the count of what it does."""
     lines = [f"not applied: {one.wanted.rule_id} {one.wanted.setting}: {one.refused}" for one in result.refused]
@@ -90,7 +93,9 @@ def summary_lines(result: FixResult) -> list[str]:
         lines.append(f"{plural(len(result.hidden), 'unsafe fix', 'unsafe fixes')} not shown "
                      f"({', '.join(f'{one.rule_id} {one.setting}' for one in result.hidden)}); --unsafe-fixes shows "
                      f"{'them' if len(result.hidden) != 1 else 'it'}")
-    if not result.applied and not result.refused and not result.hidden:
+    if result.left_out:
+        lines.append(f"{plural(result.left_out, 'change', 'changes')} left out by --select / --ignore")
+    if not result.applied and not result.refused and not result.hidden and not result.left_out:
         lines.append("nothing to change: the service's files already say what the doctor recommends")
     return lines
 

@@ -32,11 +32,6 @@ def line_start(text: str, line: int) -> int:
     return offset
 
 
-def offset_of(text: str, line: int, column: int) -> int:
-    """The offset of 1-based ``line``'s ``column`` (0-based, in characters)."""
-    return line_start(text, line) + column
-
-
 def offset_of_utf8(text: str, line: int, byte_column: int) -> int:
     """The offset of 1-based ``line``'s column as ``ast`` counts it (UTF-8 bytes into the line)."""
     start = line_start(text, line)

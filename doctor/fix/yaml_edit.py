@@ -291,6 +291,12 @@ def _holds(node: Node | None, path: tuple[str, ...]) -> bool:
     return True
 
 
+def has_key(text: str, key: str, source: Source) -> bool:
+    """Whether any mapping of any document has ``key``."""
+    return any(isinstance(node, MappingNode) and child(node, key) is not None
+               for root in compose_documents(text, source) for node in walk(root))
+
+
 def set_key_everywhere(text: str, key: str, value: Scalar, why: str, source: Source) -> list[TextEdit]:
     """Set every scalar whose mapping key is ``key``, in any mapping of any document (a configuration that repeats
     a global key in each section); ``[]`` where none is found or each holds ``value``. A value anchored once and
