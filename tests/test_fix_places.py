@@ -22,7 +22,9 @@ from paddle_doctor.fix.files import FixRefused, write_all
 from paddle_doctor.fix.places import Targets
 from paddle_doctor.judge.policy import Policy
 from paddle_doctor.judge.rules import load_rules
+from paddle_doctor.probes.context import ProbeContext
 from paddle_doctor.service.config import ServiceOptions
+from paddle_doctor.service.reading import pid_choice, read_service
 from paddle_doctor.service.resolve import resolve_service
 from paddle_doctor.source import read_source
 
@@ -45,6 +47,7 @@ class Case:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     drifted: bool = False  # the whole recommendation changed the outputs past the tolerance
+    folder: bool = False  # the source given is the case's folder (its gunicorn.conf.py read too), not its app.py
 
 
 CASES: dict[str, Case] = {
@@ -59,6 +62,7 @@ CASES: dict[str, Case] = {
     "rapidocr": Case(recommended=PredictorConfig(threads=2, onednn=True)),
     "env_dockerfile": Case(dockerfile="Dockerfile"),
     "env_manifest": Case(manifest="deployment.yaml"),
+    "gunicorn": Case(unsafe=True, folder=True),  # 4 workers of one thread on 2 CPUs: 2 workers in gunicorn.conf.py
 }
 
 
@@ -85,7 +89,10 @@ def measured(case: Case):
 def fixed(folder: Path, case: Case = Case(), app: str = "app.py") -> FixResult:
     """The fix of the service in ``folder`` as ``paddle-doctor fix --source APP`` makes it, on a 2-CPU budget."""
     search = [str(folder)] + ([str(folder / "site-packages")] if (folder / "site-packages").is_dir() else [])
-    source = read_source([str(folder / app)], environ={}, search=search)
+    if case.folder:  # as --source FOLDER reads it: with the launcher its gunicorn.conf.py configures
+        source = read_service(ProbeContext("/"), pid_choice("none"), (str(folder),), lambda line: None).source
+    else:
+        source = read_source([str(folder / app)], environ={}, search=search)
     service, origins = resolve_service(ServiceOptions(**case.flags), source)
     facts = dataclasses.replace(make_facts(quota=2.0), service=service, service_origins=origins, service_source=source,
                                 verification=measured(case))
@@ -293,3 +300,24 @@ def test_a_line_that_builds_no_config_gets_no_call(tmp_path):
 
     with pytest.raises(EditRefused, match=r"app\.py:1: no Config is built and bound to one name there"):
         insert_after_config("model = service['model']\nconfig = Config(model)\n", "app.py", 1, [("enable_mkldnn", [])], "why")
+
+
+def test_fewer_workers_are_unsafe_and_said_in_the_launchers_terms(tmp_path):
+    result = fixed(copied("gunicorn", tmp_path), Case(folder=True))
+    assert [(one.rule_id, one.setting, one.value, str(one.safety)) for one in result.hidden] == [("PD-CPU-010", "instances", 2, "unsafe")]
+    assert not result.patches
+
+
+def test_workers_given_on_the_launchers_command_line_are_said_in_its_flag(tmp_path):
+    from paddle_doctor.facts.launcher import Launcher, LauncherFacts, LauncherKnob, LauncherSetting
+
+    folder = copied("gunicorn", tmp_path)
+    source = read_source([str(folder / "app.py")], environ={})
+    source = dataclasses.replace(source, launcher=LauncherFacts(Launcher.GUNICORN, "app:app", settings=[
+        LauncherSetting(LauncherKnob.WORKERS, 4, "-w 4, the command line of process 7")]))
+    service, origins = resolve_service(ServiceOptions(), source)
+    facts = dataclasses.replace(make_facts(quota=2.0), service=service, service_origins=origins, service_source=source)
+    result = fix(facts, RULES, Policy(), FixOptions(unsafe=True), project=[str(folder)])
+    assert not result.patches
+    assert [one.refused for one in result.refused] == [
+        "gunicorn's workers come from -w 4, the command line of process 7: set 2 workers there (-w 2)"]

@@ -38,11 +38,14 @@ class LauncherKnob(Word):
 class LauncherSetting:
     """One of the launcher's settings, as the launcher itself reads it: ``value`` None where it is set in a way
     the doctor cannot evaluate (``detail`` says where and why); ``detail`` says where it was read (the command
-    line, ``GUNICORN_CMD_ARGS``, ``gunicorn.conf.py:3``, the launcher's own default)."""
+    line, ``GUNICORN_CMD_ARGS``, ``gunicorn.conf.py:3``, the launcher's own default); ``file`` and ``line`` the
+    assignment of the configuration file that sets it, where one does."""
 
     name: LauncherKnob
     value: int | bool | str | None
     detail: str
+    file: str | None = None  # the launcher's configuration file that assigns it, and the line, where one does
+    line: int | None = None
 
 
 @dataclass(frozen=True)

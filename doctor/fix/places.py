@@ -16,15 +16,17 @@ from typing import Any
 from ..base.vocabulary import Origin
 from ..facts import Facts, SourceSetting
 from ..facts.knobs import Knob, knob
+from ..facts.launcher import Launcher, LauncherKnob
 from ..facts.recorded import RecordedPredictor
 from ..judge.wrapper_fix import wrapper_changes, wrapper_of, wrapper_setting
 from ..service.sources import source_predictors
 from .plan import Wanted, said
-from .python_edit import insert_after_config, parsed, set_by_call, set_keywords
+from .python_edit import insert_after_config, parsed, set_assignment, set_by_call, set_keywords
 from .text import EditRefused, FixRefused, TextEdit
 
 Read = Callable[[str], str]  # a file's text, read once for the whole fix (and checked again before writing)
 PACKAGE_FOLDERS = ("site-packages", "dist-packages")
+WORKER_FLAGS = {Launcher.GUNICORN: "-w", Launcher.CELERY: "--concurrency"}  # a launcher's flag for its workers, where not --workers
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ def _edits(facts: Facts, wanted: Wanted, targets: Targets, read: Read) -> list[t
                           f"run the service with {said(wanted.value)} and pass that instead")
     if origin is not None and origin.origin == Origin.CONFIG and targets.config:
         return _in_config(wanted, targets.config, read)
+    if origin is not None and origin.origin == Origin.LAUNCHER:
+        return _in_launcher(facts, wanted, read)
     predictors = _predictors(facts)
     built = wrapper_of(predictors) if predictors else None
     if built is not None:
@@ -164,6 +168,20 @@ def _added(facts: Facts, wanted: Wanted, targets: Targets, read: Read) -> list[t
     return [(predictor.location.file, edit) for predictor in built
             for edit in insert_after_config(read(predictor.location.file), predictor.location.file, predictor.location.line,
                                             calls, wanted.why)]
+
+
+def _in_launcher(facts: Facts, wanted: Wanted, read: Read) -> list[tuple[str, TextEdit]]:
+    """The launcher's worker count where its configuration file assigns it; where its command line or environment
+    gives it, the words to change it there (no file of the service's says it)."""
+    launcher = facts.service_source.launcher
+    workers = launcher.setting(LauncherKnob.WORKERS) if launcher is not None else None
+    if launcher is None or workers is None or wanted.setting != "instances":
+        raise EditRefused(f"{wanted.setting} comes from the launcher, which sets no such thing paddle-doctor edits")
+    if workers.file is None or workers.line is None:
+        raise EditRefused(f"{launcher.launcher}'s workers come from {workers.detail}: set {said(wanted.value)} workers there "
+                          f"({WORKER_FLAGS.get(launcher.launcher, '--workers')} {said(wanted.value)})")
+    path = workers.file
+    return [(path, edit) for edit in set_assignment(read(path), path, workers.line, "workers", wanted.value, wanted.why)]
 
 
 def _calls(row: Knob, value: Any) -> list[tuple[str, list[Any]]]:

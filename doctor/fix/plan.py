@@ -8,14 +8,17 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from ..base.vocabulary import Experiment, FixSafety, Status, Verdict
+from ..base.vocabulary import Experiment, FixSafety, Origin, Status, Verdict
 from ..facts import Facts
+from ..facts.budget import cpu_budget
 from ..facts.knobs import KNOBS, PREDICTOR_FIELDS, setting_of
+from ..facts.predictor import PredictorConfig
 from ..facts.verification import ComparisonResult, Recommendation
 from ..judge.rules import Rulebook
 from ..judge.weighing import Judged
 
-RECOMMENDING_RULE = "PD-CFG-001"  # the rule whose experiment is the search for the recommended configuration
+RECOMMENDING_RULE = "PD-CFG-001"
+OVER_BUDGET = "PD-CPU-010"  # more compute threads than the CPU budget  # the rule whose experiment is the search for the recommended configuration
 EXPERIMENT_OF = {"precision": Experiment.BF16}  # the experiment that measures a PredictorConfig field, where not its name
 
 
@@ -34,6 +37,7 @@ class Wanted:
     measured: str
     predictors: tuple[int, ...] = ()
     also: tuple[str, ...] = ()
+    term: str | None = None  # what the user calls the setting where not its row's name (gunicorn's ``workers``)
 
     @property
     def rules(self) -> tuple[str, ...]:
@@ -42,7 +46,7 @@ class Wanted:
     @property
     def why(self) -> str:
         """``PD-CPU-010 threads 8 -> 2 (measured 1.92x faster, 95% CI 1.71-2.10x) [safe]``: above its hunk."""
-        return f"{self.rule_id} {self.setting} {said(self.was)} -> {said(self.value)} ({self.measured}) [{self.safety}]"
+        return f"{self.rule_id} {self.term or self.setting} {said(self.was)} -> {said(self.value)} ({self.measured}) [{self.safety}]"
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,34 @@ def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
                 continue  # the whole drifted: the finding's own change, safe as measured, stands
             wanted[change.setting] = replace(change, also=tuple(one.rule_id for one in proposing.get(change.setting, [])))
     passed = [one for one in passed if one.setting not in wanted]  # the recommendation measured it in context
-    return Plan(sorted(wanted.values(), key=_table_order), passed)
+    fewer = _fewer_workers(facts, judged)
+    if fewer is not None:
+        wanted[fewer.setting] = fewer
+    current = PredictorConfig.of_service(facts)
+    moving = [one for one in wanted.values() if not _runs_already(current, one)]
+    return Plan(sorted(moving, key=_table_order), passed)
+
+
+def _runs_already(current: PredictorConfig, wanted: Wanted) -> bool:
+    """Whether the service already runs the value (Paddle's default where it says none: one thread)."""
+    fields = [field.name for field in PREDICTOR_FIELDS if setting_of(field.name) == wanted.setting]
+    return bool(fields) and wanted.was is None and getattr(current, fields[0]) == wanted.value
+
+
+def _fewer_workers(facts: Facts, judged: list[Judged]) -> Wanted | None:
+    """Where the launcher's workers alone, at one thread each, are more than the CPU budget (PD-CPU-010 failing):
+    as many workers as whole CPUs, in the launcher's terms. Unsafe: fewer workers serve fewer requests at once."""
+    over = next((one for one in judged if one.rule_id == OVER_BUDGET and one.status == Status.FAIL), None)
+    origin = next((one for one in facts.service_origins if one.name == "instances"), None)
+    budget = cpu_budget(facts)
+    if over is None or origin is None or origin.origin != Origin.LAUNCHER or budget is None:
+        return None
+    workers = facts.service.instances
+    if workers <= budget.whole_cpus:
+        return None
+    return Wanted("instances", budget.whole_cpus, workers, OVER_BUDGET, FixSafety.UNSAFE,
+                  f"not measured: {workers} workers of one thread each need {workers} CPUs, the budget is {budget.describe()}",
+                  term="workers")
 
 
 def _recommended(recommendation: Recommendation, rulebook: Rulebook, proposing: dict[str, list[Judged]]) -> list[Wanted]:

@@ -1,7 +1,7 @@
 """Edits of the service's Python code, each the span of one expression or one new line, so that the rest of
 the file (comments, layout) is unchanged: a Config setter's argument, the setter itself
 (``disable_mkldnn()`` to ``enable_mkldnn()``), a harmful call removed, a call added after the Config is
-built, a wrapper's keyword."""
+built, a wrapper's keyword, a launcher's top-level setting (gunicorn.conf.py's ``workers``)."""
 
 from __future__ import annotations
 
@@ -118,6 +118,16 @@ def set_keywords(text: str, path: str, line: int, callee: str, keywords: dict[st
         elif ast.literal_eval(given) != ast.literal_eval(code):
             edits.append(_replaced(text, given, code, why))
     return edits
+
+
+def set_assignment(text: str, path: str, line: int, name: str, value: Any, why: str) -> list[TextEdit]:
+    """The module's top-level ``name = <literal>`` at ``line`` (gunicorn.conf.py's ``workers = 4``) set to ``value``."""
+    tree = parsed(text, path)
+    assigned = [node for node in tree.body if isinstance(node, ast.Assign) and node.lineno == line and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name]
+    if not assigned:
+        raise EditRefused(f"{path}:{line}: expected `{name} = ...` there (the file changed since it was read?)")
+    return _literal_edits(tree, text, path, assigned[0].value, value, name, why)
 
 
 def _setter_call(tree: ast.Module, path: str, line: int, row: Knob) -> tuple[ast.Call, Setter]:

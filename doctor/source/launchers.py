@@ -387,7 +387,8 @@ def config_settings(path: str, text: str) -> list[LauncherSetting]:
                 continue
             fits = isinstance(value, bool) if knob == LauncherKnob.PRELOAD_APP else (
                 isinstance(value, str) if knob == LauncherKnob.WORKER_CLASS else isinstance(value, int) and not isinstance(value, bool))
-            found[knob] = LauncherSetting(knob, value if fits else None, f"{path}:{node.lineno} {code}" + ("" if fits else ": not a value gunicorn takes"))
+            found[knob] = LauncherSetting(knob, value if fits else None, f"{path}:{node.lineno} {code}" + ("" if fits else ": not a value gunicorn takes"),
+                                          path, node.lineno)
     return [found[knob] for knob in LauncherKnob if knob in found]
 
 
