@@ -55,7 +55,8 @@ CASES: dict[str, Case] = {
     "helper": Case(),  # the module constant a helper passes is changed, not the helper's call
     "shared_constant": Case(),  # a constant two settings read: the thread call's argument changes, not the constant
     "class": Case(),  # self.config's call in __init__
-    "insert": Case(),  # no thread call: one added after `config = Config(...)` (PD-CPU-011)
+    # no thread call: the recommendation's added after `config = Config(...)` (PD-CPU-011's warning alone, unmeasured, moves nothing)
+    "insert": Case(recommended=PredictorConfig(threads=2, onednn=True), measured=PredictorConfig(threads=1, onednn=True)),
     "two_inserts": Case(unsafe=True, recommended=PredictorConfig(threads=2, onednn=True, precision=Precision.BF16)),
     "graph": Case(unsafe=True),  # switch_ir_optim(False) -> True is unsafe: shown with --unsafe-fixes only
     "paddleocr": Case(recommended=PredictorConfig(threads=2, onednn=True), measured=PredictorConfig(threads=1, onednn=False)),
@@ -321,3 +322,9 @@ def test_workers_given_on_the_launchers_command_line_are_said_in_its_flag(tmp_pa
     assert not result.patches
     assert [one.refused for one in result.refused] == [
         "gunicorn's workers come from -w 4, the command line of process 7: set 2 workers there (-w 2)"]
+
+
+def test_a_warnings_fix_unmeasured_is_passed_over(tmp_path):
+    result = fixed(copied("insert", tmp_path))
+    assert not result.patches
+    assert [(one.rule_id, one.setting) for one in result.passed] == [("PD-CPU-011", "threads")]

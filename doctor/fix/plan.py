@@ -96,6 +96,10 @@ def plan_fixes(facts: Facts, judged: list[Judged], rulebook: Rulebook) -> Plan:
         if one.finding.verdict in (Verdict.REFUTED, Verdict.UNDECIDED) and not proposal.binding:
             passed.append(Passed(one.rule_id, setting, f"its measurement was {one.finding.verdict}: the setting stays"))
             continue
+        if one.status == Status.WARN and one.finding.verdict != Verdict.CONFIRMED:  # advice, not a fault: moved once measured
+            passed.append(Passed(one.rule_id, setting, "a warning's fix is applied once its measurement confirms it "
+                                                       "(--model or --measure)"))
+            continue
         if setting in wanted:
             wanted[setting] = replace(wanted[setting], also=(*wanted[setting].also, one.rule_id))
             continue
