@@ -7,6 +7,8 @@ Targets (issue: foundation):
 
 Runs are interleaved (doctor, import, doctor, import, ...) so drift on a noisy machine hits both
 sides alike; medians are compared.
+
+The figures are written to benchmarks/results/doctor_overhead.json (``benchmarks/results.py`` renders the table).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+TARGET_RATIO, TARGET_RSS_MB = 1.5, 60.0
 OWN_RSS = (
     "import resource, runpy, sys\n"
     "sys.argv = ['paddle-doctor', '--json']\n"
@@ -51,8 +55,29 @@ def main() -> None:
     print(f"rounds: {args.rounds} (interleaved)")
     print(f"paddle-doctor --json        median {d:.3f} s  (min {min(doctor):.3f}, max {max(doctor):.3f})")
     print(f'python -c "import paddle"   median {i:.3f} s  (min {min(imports):.3f}, max {max(imports):.3f})')
-    print(f"ratio doctor / import paddle: {d / i:.2f}   (target <= 1.50) {'OK' if d / i <= 1.5 else 'OVER'}")
-    print(f"doctor's own peak RSS: {peak_mb:.1f} MB   (target <= 60 MB) {'OK' if peak_mb <= 60 else 'OVER'}")
+    print(f"ratio doctor / import paddle: {d / i:.2f}   (target <= 1.50) {verdict(d / i <= TARGET_RATIO)}")
+    print(f"doctor's own peak RSS: {peak_mb:.1f} MB   (target <= 60 MB) {verdict(peak_mb <= TARGET_RSS_MB)}")
+    print(f"wrote {written(args.rounds, doctor, imports, peak_mb)}")
+
+
+def verdict(ok: bool) -> str:
+    return "OK" if ok else "OVER"
+
+
+def written(rounds: int, doctor: list[float], imports: list[float], peak_mb: float) -> Path:
+    """The figures printed, in benchmarks/results/doctor_overhead.json (``benchmarks/results.py`` renders the table)."""
+    from results import write
+
+    d, i = statistics.median(doctor), statistics.median(imports)
+    summary = [(f"wall paddle-doctor --json / python -c \"import paddle\" {d / i:.2f} (target <= {TARGET_RATIO:g}) "
+               f"{verdict(d / i <= TARGET_RATIO)}; {d:.3f} s vs {i:.3f} s (medians of {rounds})"),
+               f"the doctor's own peak RSS {peak_mb:.1f} MB (target <= {TARGET_RSS_MB:g} MB) {verdict(peak_mb <= TARGET_RSS_MB)}"]
+    figures = {"rounds": rounds, "target_ratio": TARGET_RATIO, "target_rss_mb": TARGET_RSS_MB, "ratio": round(d / i, 3),
+               "peak_rss_mb": round(peak_mb, 1),
+               "sides": {label: {"wall_s_median": round(statistics.median(times), 4), "wall_s_min": round(min(times), 4),
+                                 "wall_s_max": round(max(times), 4)}
+                         for label, times in (("paddle-doctor --json", doctor), ('python -c "import paddle"', imports))}}
+    return write("doctor_overhead", summary, figures)
 
 
 if __name__ == "__main__":

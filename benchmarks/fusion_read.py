@@ -8,6 +8,8 @@ time of creating its predictor once (CPU, oneDNN on).
 Both are medians of --repeat runs. The predictor is created in the doctor's worker (Paddle
 already imported, the model given), exactly as the graph probe does; reading and diffing run in
 this process. The whole probe (worker start and Paddle import included) is printed for context.
+
+The figures are written to benchmarks/results/fusion_read.json (``benchmarks/results.py`` renders the table).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from pathlib import Path
 
 from paddle_doctor.base.interpreter import Interpreter
 from paddle_doctor.facts import ServiceConfig
-from paddle_doctor.facts.graph import OptimisedProgram
-from paddle_doctor.facts.predictor import service_calls
+from paddle_doctor.facts.graph import GraphFacts, OptimisedProgram
+from paddle_doctor.facts.service_calls import service_calls
 from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.graph.program import read_program
 from paddle_doctor.verify.graph_probe import OPTIMISED_FILES, probe_graph
@@ -84,6 +86,24 @@ def main() -> None:
     print(f"create predictor once  {created:8.1f} ms  (median of {len(create)}: {', '.join(f'{c:.1f}' for c in create)})")
     print(f"ratio                  {ratio:8.2f}     target <= {TARGET:g}  {'ok' if ratio <= TARGET else 'MISSED'}")
     print(f"whole graph probe      {probe_s * 1000:8.1f} ms  (worker start, Paddle import, create with log, read, diff)")
+    print(f"wrote {written(files.program, graph, diff, create, probe_s)}")
+
+
+def written(program: str, graph: GraphFacts, diff: list[float], create: list[float], probe_s: float) -> Path:
+    """The figures printed, in benchmarks/results/fusion_read.json (``benchmarks/results.py`` renders the table)."""
+    from results import write
+
+    read_diff, created = statistics.median(diff), statistics.median(create)
+    ratio = read_diff / created
+    summary = [(f"read + diff {read_diff:.1f} ms / create the predictor once {created:.1f} ms: {ratio:.2f} (target <= {TARGET:g}) "
+               f"{'OK' if ratio <= TARGET else 'OVER'}; coverage {graph.total.fused}/{graph.total.fusible} fused "
+               f"({graph.total.coverage:.0%}); the whole graph probe {probe_s * 1000:.0f} ms")]
+    figures = {"program": program, "ops": graph.ops, "optimised_ops": graph.optimised.ops, "fused": graph.total.fused,
+               "fusible": graph.total.fusible, "coverage": round(graph.total.coverage, 4), "target_ratio": TARGET,
+               "ratio": round(ratio, 4), "read_diff_ms_median": round(read_diff, 2), "read_diff_ms": [round(d, 2) for d in diff],
+               "create_ms_median": round(created, 2), "create_ms": [round(c, 2) for c in create],
+               "graph_probe_ms": round(probe_s * 1000, 1)}
+    return write("fusion_read", summary, figures)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ A service from tests/fixtures/services (imports Paddle, builds its Config, waits
 background; runs are interleaved (without, with, without, with, ...) so drift on a noisy machine
 hits both sides alike, and medians are compared. Most of the difference is the ~1 s sample of the
 process's per-thread CPU time; the rest is reading /proc/PID and the service's source.
+
+The figures are written to benchmarks/results/pid_probe.json (``benchmarks/results.py`` renders the table).
 """
 
 from __future__ import annotations
@@ -61,6 +63,21 @@ def main() -> None:
     print(f"paddle-doctor --json --pid none   median {p:.3f} s  (min {min(plain):.3f}, max {max(plain):.3f})")
     print(f"paddle-doctor --json --pid PID    median {w:.3f} s  (min {min(with_pid):.3f}, max {max(with_pid):.3f})")
     print(f"added by --pid: {w - p:.3f} s   (target <= {TARGET_S} s) {'OK' if w - p <= TARGET_S else 'OVER'}; ratio {w / p:.2f}")
+    print(f"wrote {written(args.rounds, plain, with_pid)}")
+
+
+def written(rounds: int, plain: list[float], with_pid: list[float]) -> Path:
+    """The figures printed, in benchmarks/results/pid_probe.json (``benchmarks/results.py`` renders the table)."""
+    from results import write
+
+    p, w = statistics.median(plain), statistics.median(with_pid)
+    summary = [(f"added by --pid {w - p:.3f} s (target <= {TARGET_S:g} s) {'OK' if w - p <= TARGET_S else 'OVER'}; "
+               f"--pid PID {w:.3f} s vs --pid none {p:.3f} s, ratio {w / p:.2f} (medians of {rounds})")]
+    figures = {"rounds": rounds, "target_added_s": TARGET_S, "added_s": round(w - p, 4), "ratio": round(w / p, 3),
+               "sides": {label: {"wall_s_median": round(statistics.median(times), 4), "wall_s_min": round(min(times), 4),
+                                 "wall_s_max": round(max(times), 4)}
+                         for label, times in (("paddle-doctor --json --pid none", plain), ("paddle-doctor --json --pid PID", with_pid))}}
+    return write("pid_probe", summary, figures)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ The recorders' runs are folded every few hundred turns, outside the timed reques
 writer's thread does in a service; what a fold costs per run is printed too (the writer's CPU,
 not the request's). Last, the wrappers alone around a run() that does nothing: the cost itself.
 Start-up: `python -c pass` in fresh venvs without a .pth, with an empty one, and with the recorder's.
+
+The figures are written to benchmarks/results/record_overhead.json (``benchmarks/results.py`` renders the table).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import tempfile
 import time
 import venv
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 PTH = REPO / "doctor" / "recorder" / "paddle_doctor_record.pth"
@@ -196,6 +199,9 @@ def main() -> None:
           f"{args.tiny_calls} at 16x16, and as many run()s alone (nothing copied in since the last run); "
           "the sides alternating, 1 math thread, oneDNN off")
     every_bound_met = True
+    figures: dict[str, Any] = {"calls": args.calls, "small_calls": args.small_calls, "tiny_calls": args.tiny_calls,
+                               "start_rounds": args.start_rounds, "run": {}}
+    summary = []
     for result in results:
         if "folds" in result:
             folded = ", ".join(f"{kind} {ns / 1e3:.2f} us" for kind, ns in result["folds"].items())
@@ -203,34 +209,55 @@ def main() -> None:
             same = result["shapes"]["native"] == result["shapes"]["python"]
             print(f"  the shapes each recorder counted: {'the same' if same else 'NOT the same: ' + repr(result['shapes'])}")
             every_bound_met &= same
+            figures["fold_us_per_run"] = {kind: round(ns / 1e3, 3) for kind, ns in result["folds"].items()}
+            figures["same_shapes"] = same
             continue
         without = statistics.median(result["without"]) / 1e3
         bound = max(0.01 * without, 3.0)
         print(f"  {result['model']:<26} p50 without {without:9.1f} us   bound {bound:.2f} us")
+        model: dict[str, Any] = {"p50_without_us": round(without, 3), "bound_us": round(bound, 3), "sides": {}}
         for side in [side for side in result if side not in ("model", "without", "cpu")]:
             median = statistics.median(result[side]) / 1e3
             paired = statistics.median(b - a for a, b in zip(result["without"], result[side])) / 1e3
             cpu = ""
+            measured = {"p50_us": round(median, 3), "added_us": round(median - without, 3),
+                        "added_share": round((median - without) / without, 5), "within_a_turn_us": round(paired, 3)}
             if "cpu" in result:
                 extra = (statistics.median(result["cpu"][side]) - statistics.median(result["cpu"]["without"])) / 1e3
                 cpu = f"  CPU {extra:+7.2f} us"
+                measured["cpu_added_us"] = round(extra, 3)
             judged = ""
             if side == "native":  # what a service records with: the bound is its
                 met = median - without <= bound
                 every_bound_met &= met
                 judged = "  OK" if met else "  OVER"
+                measured["within_bound"] = met
+                summary.append(f"{result['model']}: the C recorder {median - without:+.2f} us on a p50 of {without:.1f} us "
+                               f"(target <= {bound:.2f} us) {'OK' if met else 'OVER'}; within a turn {paired:+.2f} us")
+            model["sides"][side] = measured
             print(f"    {side:<13} p50 {median:9.1f} us  {median - without:+7.2f} us ({(median - without) / without:+.2%})"
                   f"  within a turn {paired:+7.2f} us{cpu}{judged}")
+        figures["run"][result["model"]] = model
     times = start_up(args.start_rounds)
     without = times["without"]
     spread = statistics.quantiles(without, n=4)
     print(f"start-up `python -c pass`, {args.start_rounds} turns, PADDLE_DOCTOR_RECORD unset "
           f"(without: median {statistics.median(without) * 1e3:.2f} ms, quartiles {spread[0] * 1e3:.2f}-{spread[2] * 1e3:.2f}):")
+    start: dict[str, Any] = {"without_median_ms": round(statistics.median(without) * 1e3, 3),
+                             "without_quartiles_ms": [round(spread[0] * 1e3, 3), round(spread[2] * 1e3, 3)]}
     for side in START_SIDES[1:]:
         added = statistics.median(times[side]) - statistics.median(without)
         paired = statistics.median(b - a for a, b in zip(without, times[side]))
         print(f"  {side:<13} median {added * 1e3:+.3f} ms, within a turn {paired * 1e3:+.3f} ms")
+        start[side] = {"added_ms": round(added * 1e3, 3), "within_a_turn_ms": round(paired * 1e3, 3)}
     print(f"run() bounds (the C recorder's): {'all met' if every_bound_met else 'NOT met'}")
+    figures.update(start_up=start, every_bound_met=every_bound_met)
+    summary.append(f"start-up `python -c pass` with the .pth and PADDLE_DOCTOR_RECORD unset {start['the .pth']['added_ms']:+.3f} ms "
+                   f"(an empty .pth {start['an empty .pth']['added_ms']:+.3f} ms) on {start['without_median_ms']:.2f} ms; "
+                   f"run() bounds (the C recorder's): {'all met' if every_bound_met else 'NOT met'}")
+    from results import write
+
+    print(f"wrote {write('record_overhead', summary, figures)}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ the CPU has bf16) runs as one interleaved race that also holds the baseline and 
 recommended configuration, so all p50s come from the same minutes of the same machine. A bf16
 configuration whose outputs drift beyond --max-drift from FP32 is measured but is no candidate
 for "best": the doctor never recommends it.
+
+The figures are written to benchmarks/results/verification.json (``benchmarks/results.py`` renders the table).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from paddle_doctor.base.interpreter import Interpreter
 from paddle_doctor.base.vocabulary import Effect, Precision
@@ -41,6 +44,7 @@ from paddle_doctor.verify.protocol import DriftOf, Feeds
 from paddle_doctor.verify.run import VerifyOptions, run_verification
 from paddle_doctor.verify.session import WorkerSession
 
+TARGET_QUALITY, TARGET_COST_S, TARGET_AA_OTHERS = 1.05, 60.0, 1
 MISCONFIGURED = {"threads": 8, "onednn": False}
 # kind, format, the service's settings, --shape
 MODELS = {
@@ -76,7 +80,8 @@ def changes_outputs_of(session: WorkerSession, config: PredictorConfig, max_drif
     return changes_outputs(drift_of(drift), max_drift)
 
 
-def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], workdir: Path, budget: float) -> tuple[float, float, float]:
+def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], workdir: Path, budget: float) -> dict[str, Any]:
+    """The model's recommendation against the sweep's best, and what its verification cost: the figures printed."""
     model = build_model(kind, fmt, workdir / f"{kind}-{fmt}")
     service = ServiceConfig(model=str(model), **service_settings)
     facts = collect_facts(ProbeContext("/"), service, Interpreter(sys.executable), 120)
@@ -102,12 +107,20 @@ def quality(kind: str, fmt: str, service_settings: dict, shapes: list[str], work
     print(f"  {kind:8s} best of sweep: {arms[best_key].label()}")
     q = p50[recommended.key()] / p50[best_key]
     gain = p50[baseline.key()] / p50[recommended.key()]
-    print(f"  {kind:8s} p50 recommended/best {q:.3f} (target <= 1.05) {'OK' if q <= 1.05 else 'OVER'}; "
-          f"baseline/recommended {gain:.2f}x; verification took {cost:.1f} s (target <= 60) {'OK' if cost <= 60 else 'OVER'}")
-    return q, gain, cost
+    print(f"  {kind:8s} p50 recommended/best {q:.3f} (target <= 1.05) {verdict(q <= TARGET_QUALITY)}; "
+          f"baseline/recommended {gain:.2f}x; verification took {cost:.1f} s (target <= 60) {verdict(cost <= TARGET_COST_S)}")
+    return {"measured_at": shown, "recommended": recommended.label(), "threads_within_budget": fits, "thread_budget": limit,
+            "best": arms[best_key].label(), "p50_ms": {"baseline": round(p50[baseline.key()], 4),
+                                                      "recommended": round(p50[recommended.key()], 4), "best": round(p50[best_key], 4)},
+            "quality": round(q, 4), "gain": round(gain, 3), "cost_s": round(cost, 2)}
 
 
-def calibration(workdir: Path, runs: int, budget: float) -> None:
+def verdict(ok: bool) -> str:
+    return "OK" if ok else "OVER"
+
+
+def calibration(workdir: Path, runs: int, budget: float) -> dict[str, Any]:
+    """``runs`` A/A races of the demo CNN: how many verdicts other than "no measurable effect"."""
     model = build_model("cnn", "pir", workdir / "calibration")
     facts = collect_facts(ProbeContext("/"), ServiceConfig(model=str(model)), Interpreter(sys.executable), 120)
     verdicts = []
@@ -121,7 +134,8 @@ def calibration(workdir: Path, runs: int, budget: float) -> None:
     others = sum(v != Effect.NO_EFFECT for v in verdicts)
     counts = {str(v): verdicts.count(v) for v in sorted(set(verdicts))}
     print(f"  {runs} A/A runs ({budget:g} s budget each): {counts}; other than 'no measurable effect': {others} "
-          f"(target <= 1) {'OK' if others <= 1 else 'OVER'}")
+          f"(target <= 1) {verdict(others <= TARGET_AA_OTHERS)}")
+    return {"runs": runs, "budget_s": budget, "verdicts": counts, "other_than_no_effect": others}
 
 
 def main() -> None:
@@ -131,14 +145,26 @@ def main() -> None:
     parser.add_argument("--aa-budget", type=float, default=4.0)
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     args = parser.parse_args()
+    figures: dict[str, Any] = {"budget_s": args.budget, "target_quality": TARGET_QUALITY, "target_cost_s": TARGET_COST_S,
+                               "target_aa_others": TARGET_AA_OTHERS, "models": {}}
+    summary = []
     with tempfile.TemporaryDirectory(prefix="paddle-doctor-bench-") as tmp:
         workdir = Path(tmp)
         print("recommendation quality and cost")
         for name in args.models:
-            quality(*MODELS[name], workdir, args.budget)
+            model = figures["models"][name] = quality(*MODELS[name], workdir, args.budget)
+            summary.append(f"{name}: p50 recommended / best of the sweep {model['quality']:.3f} (target <= {TARGET_QUALITY:g}) "
+                           f"{verdict(model['quality'] <= TARGET_QUALITY)}, {model['gain']:.2f}x faster than the service; "
+                           f"verification {model['cost_s']:.1f} s (target <= {TARGET_COST_S:g} s) {verdict(model['cost_s'] <= TARGET_COST_S)}; "
+                           f"threads {'within' if model['threads_within_budget'] else 'OVER'} the budget")
         if args.aa_runs:
             print("calibration")
-            calibration(workdir, args.aa_runs, args.aa_budget)
+            aa = figures["calibration"] = calibration(workdir, args.aa_runs, args.aa_budget)
+            summary.append(f"{aa['runs']} A/A runs: {aa['other_than_no_effect']} verdicts other than 'no measurable effect' "
+                           f"(target <= {TARGET_AA_OTHERS}) {verdict(aa['other_than_no_effect'] <= TARGET_AA_OTHERS)}")
+    from results import write
+
+    print(f"wrote {write('verification', summary, figures)}")
 
 
 if __name__ == "__main__":
