@@ -8,16 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base.serde import DecodeError, from_data
-from ..base.vocabulary import Layout, Origin, Precision
+from ..base.vocabulary import Layout, Precision
 from ..facts.knobs import KNOBS
 from ..facts.predictor import ServiceConfig
-from ..facts.service_config import SettingOrigin
 
 POSITIVE = tuple(row.name for row in KNOBS if row.positive)  # the counts: at least 1
 KEYS_HINT = "see doctor/facts/service_config.py for the keys"
-
-FlagValue = str | int | bool | Layout | Precision
-
 
 @dataclass(frozen=True)
 class ServiceOptions:
@@ -33,15 +29,6 @@ class ServiceOptions:
     precision: Precision | None = None
     concurrency: int | None = None
     layout: Layout | None = None
-
-    def declared(self) -> list[SettingOrigin]:
-        """The service flags given, each a setting with origin ``flag`` and the flag as typed
-        (``--threads``, ``--no-onednn``), in the order the origins name them."""
-        given: list[tuple[str, FlagValue | None]] = [
-            ("model", self.model), ("threads", self.threads), ("instances", self.instances), ("onednn", self.onednn),
-            ("precision", self.precision), ("concurrency", self.concurrency), ("layout", self.layout)]
-        return [SettingOrigin(name, value, Origin.FLAG, f"--no-{name}" if value is False else f"--{name}")
-                for name, value in given if value is not None]
 
 
 class ServiceConfigError(ValueError):

@@ -88,9 +88,14 @@ def _over_config_file(service: ServiceConfig, origins: dict[str, SettingOrigin],
 
 
 def _over_flags(service: ServiceConfig, origins: dict[str, SettingOrigin], options: ServiceOptions) -> ServiceConfig:
-    """``service`` with the settings the flags give, each origin put in ``origins``; a flag that differs from what
-    the service's record says it runs says both."""
-    for flag in options.declared():
+    """``service`` with the settings the flags give (``options``' fields given, in the order the origins name them),
+    each origin put in ``origins`` with the flag as typed (``--threads``, ``--no-onednn``); a flag that differs from
+    what the service's record says it runs says both."""
+    for field in dataclasses.fields(options):
+        value = getattr(options, field.name)
+        if field.name == "config" or value is None:
+            continue
+        flag = SettingOrigin(field.name, value, Origin.FLAG, f"--no-{field.name}" if value is False else f"--{field.name}")
         service = with_setting(service, flag.name, flag.value)
         before = origins.get(flag.name)
         if before is not None and before.origin == Origin.RECORD and before.value != flag.value:  # the flag is judged, not what runs
