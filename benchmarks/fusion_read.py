@@ -25,10 +25,9 @@ from pathlib import Path
 from paddle_doctor.base.interpreter import Interpreter
 from paddle_doctor.facts import ServiceConfig
 from paddle_doctor.facts.graph import GraphFacts, OptimisedProgram
-from paddle_doctor.facts.service_calls import service_calls
 from paddle_doctor.graph.coverage import analyse
 from paddle_doctor.graph.program import read_program
-from paddle_doctor.verify.graph_probe import OPTIMISED_FILES, probe_graph
+from paddle_doctor.verify.graph_probe import OPTIMISED_FILES, probe_graph, service_calls
 from paddle_doctor.verify.model import ModelRun
 from paddle_doctor.verify.modelzoo import build_model
 from paddle_doctor.verify.protocol import Create

@@ -11,8 +11,8 @@ from paddle_doctor.facts import PADDLE_DEFAULT_THREADS, Facts, TensorRTSettings
 from paddle_doctor.facts.budget import service_threads
 from paddle_doctor.facts.loading import facts_from_data
 from paddle_doctor.facts.predictor import PredictorConfig
-from paddle_doctor.facts.service_calls import service_calls
 from paddle_doctor.facts.verification import ArmResult, LayoutArm, ModelFacts, VerificationFacts
+from paddle_doctor.verify.graph_probe import service_calls
 from paddle_doctor.verify.layouts import service_layout
 from paddle_doctor.verify.recommend import adopt
 

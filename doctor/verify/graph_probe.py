@@ -6,7 +6,7 @@ Paddle writes the optimised program when asked (``set_optim_cache_dir`` + ``enab
 that is removed afterwards, so nothing is left behind. Its log, captured while the predictor is
 created, names the passes that ran and the ops they refused. The predictor is created in the
 run's shared worker (``ModelRun.worker``), which verification then measures in, from the Config
-calls verification measures (``service_calls``).
+calls verification measures (:func:`service_calls`, on the CPU or the GPU with TensorRT).
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..base.interpreter import Interpreter
 from ..base.quoting import python_call
 from ..base.vocabulary import Device, ModelFormat, PaddleStatus, ProgramStatus
 from ..facts import Facts, ServiceConfig
 from ..facts.graph import GraphFacts, OptimisedProgram, PassRejection
-from ..facts.predictor import PredictorConfig
-from ..facts.service_calls import service_calls
+from ..facts.knobs import Call, device_neutral_calls
+from ..facts.predictor import TENSORRT_PRECISIONS, PredictorConfig
 from ..graph.coverage import IR_OFF, analyse
 from ..graph.program import Program, ProgramError, read_program
 from .model import ModelRun
@@ -31,6 +32,23 @@ from .session import WorkerDied, WorkerError
 
 OPTIMISED_FILES = ("_optimized.json", "_optimized.pdmodel")
 CREATE_TIMEOUT = 300.0
+
+
+def service_calls(facts: Facts, **changes: Any) -> list[Call]:
+    """The Config calls of the service's configuration as it runs it, on the CPU or the GPU (with TensorRT): what
+    graph coverage builds the service's program with; ``changes`` are settings outside what the service runs
+    (where the optimised program is written)."""
+    calls = replace(PredictorConfig.of_service(facts), **changes).config_calls()
+    service = facts.service
+    if service.device != Device.GPU:
+        return calls
+    gpu: list[Call] = [("enable_use_gpu", [service.gpu_memory_pool_mb or 256, service.gpu_device_id])]
+    trt = service.tensorrt
+    if trt.enabled:
+        gpu.append(("enable_tensorrt_engine", [trt.workspace_mb << 20, trt.max_batch_size, trt.min_subgraph_size,
+                                               TENSORRT_PRECISIONS[trt.precision], False, False]))
+    neutral = device_neutral_calls()
+    return gpu + [call for call in calls if call[0] in neutral]
 
 
 def unreadable_program(run: ModelRun) -> GraphFacts:
