@@ -42,10 +42,16 @@ def check(facts: Facts) -> list[Finding]:
     if service.concurrency == 1:
         return [passed(RULE, "the service takes one request at a time (concurrency 1)")]
     layout = serving_layout(service)
+    if in_code:  # what the code does, over a layout guessed from the instances or said in --config (PD-SRC-005 says the same)
+        said = f", though the layout given is {service.layout.value!r}" if service.layout is not None else (
+            f", in each of its {service.instances} instances" if service.instances > 1 else "")
+        return [shared(facts, f"the service's code at {in_code} shares one predictor among threads without a lock{said}; "
+                              "it is not thread-safe", f"the source: {'; '.join(what for _, what in found)}")]
     if service.layout is None and layout == Layout.LOCK:  # guessed: nothing says how requests reach the one predictor
-        if in_code:
-            return [shared(facts, f"the service's code at {in_code} shares one predictor among threads without a lock; "
-                                  "it is not thread-safe", "the source: one predictor run from several threads")]
+        served = patterns_of(facts, SourcePatternKind.ONE_REQUEST_AT_A_TIME) if Need.SOURCE.missing(facts) is None else []
+        if served:
+            return [passed(RULE, "no concurrent requests reach the one predictor: "
+                                 + "; ".join(f"{location}: {what}" for location, what in served))]
         return [passed(RULE, "one predictor, and nothing says concurrent requests reach it at once (no layout: in --config, "
                              "no record of the threads that run it)")]
     if layout != Layout.SHARED:

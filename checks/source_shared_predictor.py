@@ -24,9 +24,10 @@ def check(facts: Facts) -> list[Finding]:
                         locations=list({str(location): location for location, _ in found}.values()))]
     if not source_read:
         return [skipped(RULE, str(Need.SOURCE.missing(facts)))]
+    served = "; ".join(f"{location}: {what}" for location, what in patterns_of(facts, SourcePatternKind.ONE_REQUEST_AT_A_TIME))
     return source_finding(facts, RULE, found,
                           "the service's code shares one predictor among threads", "clone() per thread, a PredictorPool or a lock",
-                          "no predictor is shared among threads unprotected")
+                          "no predictor is shared among threads unprotected" + (f" ({served})" if served else ""))
 
 
 CHECK = Check(name="source_shared_predictor", rules=(RULE,), run=check, fast=False)  # not in the healthcheck: it reads no source

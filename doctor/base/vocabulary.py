@@ -211,6 +211,7 @@ class SourcePatternKind(Word):
 
     PREDICTOR_PER_REQUEST = "predictor_per_request"
     SHARED_PREDICTOR_THREADS = "shared_predictor_threads"
+    ONE_REQUEST_AT_A_TIME = "one_request_at_a_time"  # a predictor made once, that requests reach one at a time (no race)
     NO_WARMUP = "no_warmup"
 
 

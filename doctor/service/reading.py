@@ -124,7 +124,7 @@ def _read_source(ctx: ProbeContext, process: ServiceProcessFacts, paths: list[st
     if paths and not process.script:
         launcher, paths = _folder_launcher(paths)
     unsaid = launcher.reason if launcher is not None and launcher.entry is None and process.status == ProcessStatus.PROBED else None
-    source = read_source(paths, environ, search) if paths else SourceFacts(reason=unsaid or "no --source, and no script from --pid")
+    source = read_source(paths, environ, search, launcher=launcher) if paths else SourceFacts(reason=unsaid or "no --source, and no script from --pid")
     if search is not None:
         source = replace(source, imports_from=imports_from)
     if launcher is not None:

@@ -22,6 +22,7 @@ from ..base.inputs import SOURCE_BYTES, read_text, what_it_is
 from ..base.vocabulary import SourceStatus, SourceStop
 from ..facts import CANNOT_READ, SourceError, SourceFacts, SourceLocation, SourcePattern, SourcePredictor, SourceSetting
 from ..facts.environment import SourceEnvironment
+from ..facts.launcher import LauncherFacts
 from .configs import read_configs
 from .environment import environment_changes
 from .evaluate import Evaluator
@@ -41,12 +42,14 @@ class SourceInputError(ValueError):
 
 
 def read_source(paths: list[str], environ: dict[str, str] | None = None, search: list[str] | None = None,
-                seconds: float = SOURCE_SECONDS) -> SourceFacts:
+                seconds: float = SOURCE_SECONDS, launcher: LauncherFacts | None = None) -> SourceFacts:
     """``environ``: the service process's environment (--pid), for the live value of variables the source reads.
     ``search``: where the service's interpreter finds modules (--pid; for a script given with
     --source, this interpreter's sys.path and the folders given): the modules the files import
     are read too, within the bounds of ``imports.follow``, and the files read are one program.
-    ``seconds``: the whole read's time; past it the read stops, and ``stopped`` says so."""
+    ``seconds``: the whole read's time; past it the read stops, and ``stopped`` says so. ``launcher``: what runs
+    the code, and its settings, which decide how requests reach it (gunicorn's workers, an ``app.run()`` that
+    does not run when a launcher imports the app)."""
     deadline = time.monotonic() + seconds
     files: list[str] = []
     errors: list[SourceError] = []
@@ -115,7 +118,7 @@ def read_source(paths: list[str], environ: dict[str, str] | None = None, search:
             configs_built.extend(configs.built)
             predictors.extend(installed(predictor) for predictor in configs.predictors)
             settings.extend(configs.settings)
-            patterns.extend(serving_patterns(module))
+            patterns.extend(serving_patterns(module, launcher))
             environment.extend(environment_changes(module, evaluator, program))
     except OutOfTime:
         stopped = SourceStop.TIME

@@ -2,7 +2,9 @@
 
 A request handler is a function routed by a web framework (``@app.route``, ``@app.get``,
 ``@router.post``...) or an ``http.server`` handler method (``do_GET``, ``do_POST``); a loop over
-anything but ``range(...)`` (which builds a pool) counts as serving requests one by one.
+anything but ``range(...)`` (which builds a pool) counts as serving requests one by one. Whether requests
+reach a shared predictor from several threads at once is the serving model's (:mod:`.serving_model`): the
+code's server, framework and routes, and the launcher's settings where it imports the code.
 """
 
 from __future__ import annotations
@@ -11,24 +13,20 @@ import ast
 
 from ..base.vocabulary import SourcePatternKind
 from ..facts import SourcePattern
+from ..facts.launcher import LauncherFacts
 from .module import FUNCTIONS, LOOPS, Function, Module, text
+from .serving_model import serving_model
 
 PREDICTOR_FACTORIES = ("paddle.inference.create_predictor", "paddle_infer.create_predictor")
 POOL_CLASSES = ("paddle.inference.PredictorPool", "paddle_infer.PredictorPool")
 ROUTE_DECORATORS = (".route", ".get", ".post", ".put", ".patch", ".api_route", ".websocket")
 HANDLER_METHODS = ("do_GET", "do_POST", "do_PUT")
-THREADED_SERVERS = {
-    "concurrent.futures.ThreadPoolExecutor": "a ThreadPoolExecutor",
-    "http.server.ThreadingHTTPServer": "ThreadingHTTPServer",
-    "socketserver.ThreadingTCPServer": "ThreadingTCPServer",
-    "threading.Thread": "threading.Thread",
-    "flask.Flask": "Flask (threaded by default)",
-    "fastapi.FastAPI": "FastAPI (plain def endpoints run in a thread pool)",
-}
 SAFE_SHARING = ("threading.Lock", "threading.RLock", "threading.local", "paddle.inference.PredictorPool")
 
 
-def serving_patterns(module: Module) -> list[SourcePattern]:
+def serving_patterns(module: Module, launcher: LauncherFacts | None = None) -> list[SourcePattern]:
+    """``launcher``: what runs the service's code, and its settings (whether ``app.run()`` under the main block
+    runs; gunicorn's worker class and threads)."""
     creations = [call for call in module.calls()
                  if module.canonical(call.func) in PREDICTOR_FACTORIES + POOL_CLASSES]
     if not creations:
@@ -40,25 +38,28 @@ def serving_patterns(module: Module) -> list[SourcePattern]:
         patterns.append(SourcePattern(SourcePatternKind.PREDICTOR_PER_REQUEST, module.location(call),
                                       f"{text(call.func)}() runs for every request ({_why_per_request(module, call, handlers)})"))
     shared = [call for call in creations if call not in per_request and module.canonical(call.func) in PREDICTOR_FACTORIES]
-    threaded = _threaded_server(module, handlers)
-    if shared and threaded and not _shares_safely(module):
+    model = serving_model(module, sorted((handler for handler in handlers if _routed(handler)), key=lambda handler: handler.lineno), launcher)
+    if shared and model is not None and model.threaded and not _shares_safely(module):
         patterns.append(SourcePattern(SourcePatternKind.SHARED_PREDICTOR_THREADS, module.location(shared[0]),
-                                      f"one predictor is used by {threaded}, with no clone(), PredictorPool or lock"))
-    if shared and (handlers or threaded) and not _warms_up(module, handlers, _predictor_holders(module, creations)):
+                                      f"one predictor is used by {model.said}, with no clone(), PredictorPool or lock"))
+    elif shared and model is not None and not model.threaded:
+        patterns.append(SourcePattern(SourcePatternKind.ONE_REQUEST_AT_A_TIME, module.location(shared[0]),
+                                      f"one predictor, reached by {model.said}"))
+    if shared and (handlers or model is not None) and not _warms_up(module, handlers, _predictor_holders(module, creations)):
         patterns.append(SourcePattern(SourcePatternKind.NO_WARMUP, module.location(shared[0]),
                                       "no inference runs before the service starts answering requests"))
     return patterns
 
 
 def _handlers(module: Module) -> set[Function]:
-    found: set[Function] = set()
-    for functions in module.functions.values():
-        for function in functions:
-            routed = any(text(decorator.func if isinstance(decorator, ast.Call) else decorator).endswith(ROUTE_DECORATORS)
-                         for decorator in function.decorator_list)
-            if routed or function.name in HANDLER_METHODS:
-                found.add(function)
-    return found
+    return {function for functions in module.functions.values() for function in functions
+            if _routed(function) or function.name in HANDLER_METHODS}
+
+
+def _routed(function: Function) -> bool:
+    """Whether a web framework routes requests to ``function`` (``@app.route``, ``@app.get``, ``@router.post``...)."""
+    return any(text(decorator.func if isinstance(decorator, ast.Call) else decorator).endswith(ROUTE_DECORATORS)
+               for decorator in function.decorator_list)
 
 
 def _why_per_request(module: Module, call: ast.Call, handlers: set[Function]) -> str:
@@ -79,23 +80,6 @@ def _builds_a_pool(loop: ast.AST) -> bool:
 def _called_only_from_handlers(module: Module, function: Function, handlers: set[Function]) -> bool:
     callers = [module.enclosing_function(call) for call, _ in module.call_sites(function)]
     return bool(callers) and all(caller in handlers for caller in callers)
-
-
-def _threaded_server(module: Module, handlers: set[Function]) -> str | None:
-    for call in module.calls():
-        name = module.canonical(call.func)
-        if name in THREADED_SERVERS:
-            if name == "fastapi.FastAPI" and not any(isinstance(handler, ast.FunctionDef) for handler in handlers):
-                continue
-            return f"{THREADED_SERVERS[name]} (line {call.lineno})"
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "run" and any(
-                keyword.arg == "threaded" and isinstance(keyword.value, ast.Constant) and keyword.value.value
-                for keyword in call.keywords):
-            return f"app.run(threaded=True) (line {call.lineno})"
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.ClassDef) and any((module.canonical(base) or "").endswith("ThreadingMixIn") for base in node.bases):
-            return f"ThreadingMixIn (line {node.lineno})"
-    return None
 
 
 def _shares_safely(module: Module) -> bool:
