@@ -2,7 +2,7 @@
 ``TensorRTSettings``) and a CPU predictor's configuration (``PredictorConfig``): written from the one
 table of settings, ``facts/knobs.py``, by ``python -m paddle_doctor.facts`` (a test fails when this
 file is stale); what they do is written in their bases, ``ServiceBehaviour`` (facts/service_config.py)
-and ``PredictorBehaviour`` (facts/predictor_methods.py). The predictor's configuration travels to the
+and ``PredictorBehaviour`` (facts/knobs.py). The predictor's configuration travels to the
 predictor worker (``verify/protocol.py``), which builds Paddle's Config from the calls the recommended
 snippet prints; this module runs there too (``verify/session.py`` WORKER_IMPORTS).
 
@@ -55,8 +55,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..base.vocabulary import Device, Layout, Precision
-from .knobs import MEASURED_PRECISIONS, ONEDNN_CACHE_DEFAULT, Call  # noqa: F401 (the configurations' names, in one place)
-from .predictor_methods import TENSORRT_PRECISIONS, PredictorBehaviour  # noqa: F401 (as above)
+from .knobs import (  # noqa: F401 (the configurations' names, in one place)
+    MEASURED_PRECISIONS,
+    ONEDNN_CACHE_DEFAULT,
+    TENSORRT_PRECISIONS,
+    Call,
+    PredictorBehaviour,
+)
 from .service_config import ServiceBehaviour
 
 if TYPE_CHECKING:

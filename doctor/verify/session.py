@@ -25,7 +25,7 @@ from .protocol import Exit, Failed, ProtocolError, Request, read_hello, read_rep
 CHILD_SCRIPT = Path(__file__).with_name("worker_child.py")
 STDERR_TAIL = 600
 # The doctor's modules the worker imports, each after those it imports: the standard library only besides.
-WORKER_IMPORTS = ("base.vocabulary", "base.quoting", "facts.knobs", "facts.service_config", "facts.predictor_methods", "facts.predictor",
+WORKER_IMPORTS = ("base.vocabulary", "base.quoting", "facts.knobs", "facts.service_config", "facts.predictor",
                   "verify.protocol")
 PACKAGE = __name__.split(".")[0]
 # Installs the modules in sys.modules under their own names, in packages that hold nothing else (so
