@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "option-path"
-THREADS_FILES, MEASURE_FILES = 10, 6  # the bounds: lower them as layers go, never raise them
+# the bounds: lower them as layers go, never raise them (issue #34 asks 8 for --threads: probes/__init__.py,
+# where collect_facts puts the declared service into Facts, is the ninth)
+THREADS_FILES, MEASURE_FILES = 9, 6
 
 
 def option_path():  # the script, loaded as a module
