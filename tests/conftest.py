@@ -25,7 +25,7 @@ os.environ.setdefault("PADDLE_DOCTOR_PID", "none")
 import_what_a_run_imports(ROOTS / "intel-noavx2-v1-quota")
 
 
-# The suite beside a competing busy loop pinned to this CPU (.ci/run runs the measurement tests so):
+# The suite beside a competing busy loop pinned to this CPU (scripts/test runs the whole suite so):
 # a noisy machine is part of what is tested.
 BUSY_LOOP = "PADDLE_DOCTOR_TEST_BUSY_LOOP"
 SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nprint('spinning', flush=True)\nwhile True:\n    pass\n"
@@ -106,7 +106,7 @@ def report_schema() -> dict:
 
 
 # Tests that import Paddle, run a real predictor or measurement, build a model or a wheel, or drive a
-# real service: the full suite runs them (.ci/run); `pytest -m "not slow"` leaves them out for the
+# real service: the full suite runs them (scripts/test); `pytest -m "not slow"` leaves them out for the
 # edit-test loop. Those that use one of these fixtures or sit in one of these modules are marked here,
 # the others carry the mark themselves.
 SLOW_FIXTURES = {"models", "measured_cnn", "live_baseline_file"}

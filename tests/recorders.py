@@ -1,6 +1,6 @@
 """The recorder of runs a test may ask for: the C one where its module was built with the package.
 Where it was not (no compiler or Python headers at the install), a test of the C recorder skips,
-saying why; where ``PADDLE_DOCTOR_RECORD_NATIVE=require`` demands it (``.ci/run`` sets it where a
+saying why; where ``PADDLE_DOCTOR_RECORD_NATIVE=require`` demands it (``scripts/test`` sets it where a
 compiler is at hand), the test fails instead."""
 
 from __future__ import annotations

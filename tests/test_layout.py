@@ -182,15 +182,23 @@ def test_the_typecheck_names_each_checkout_file_by_its_module(tmp_path):
     assert only.stderr.startswith("mypy: 3 errors in 1 files in doctor/layout_probe.py ("), only.stderr
 
 
-def test_ci_runs_exactly_the_readme_commands():
+def test_ci_runs_exactly_the_readme_test_command():
     readme = (REPO / "README.md").read_text()
-    block = readme.split("(the same commands CI runs, in `.ci/run`):\n\n```sh\n", 1)[1].split("\n```", 1)[0]
+    block = readme.split("(the same command CI runs, in `.ci/run`):\n\n```sh\n", 1)[1].split("\n```", 1)[0]
+    assert block == "scripts/test"
     ci = (REPO / ".ci" / "run").read_text()
-    assert ci.rstrip("\n").endswith("\n" + block)
-    # the whole suite beside a busy loop, then the tests that judge live timings on the machine as it is
-    assert "ruff check ." in block and "scripts/checkout.py typecheck" in block
-    assert "&& PADDLE_DOCTOR_TEST_BUSY_LOOP=0 .venv/bin/python -m pytest\n" in block
-    assert block.splitlines()[-1] == ".venv/bin/python -m pytest -m timing"
+    assert ci.rstrip("\n").endswith("\nscripts/test")
+    assert "scripts/test\n" in (REPO / "CONTRIBUTING.md").read_text()
+    script = (REPO / "scripts" / "test").read_text().splitlines()
+    assert os.access(REPO / "scripts" / "test", os.X_OK) and "set -euo pipefail" in script
+    # it sets up what it needs, then the lint, the type check, the whole suite beside a busy loop, and
+    # the tests that judge live timings again on the machine as it is, in that order
+    steps = [line for line in script if line.startswith((".venv/", "python3 -m venv", "PADDLE_DOCTOR_TEST_BUSY_LOOP="))]
+    assert steps == ["python3 -m venv .venv && .venv/bin/pip install -q -e '.[cpu,test]'",
+                     ".venv/bin/ruff check .",
+                     ".venv/bin/python scripts/checkout.py typecheck",
+                     "PADDLE_DOCTOR_TEST_BUSY_LOOP=0 .venv/bin/python -m pytest -n auto --dist worksteal",
+                     ".venv/bin/python -m pytest -m timing"]
     judging = [path.name for path in (REPO / "tests").glob("test_*.py")  # they observe the machine and skip
                if re.search(r"^from machine import .*\bobserved\b.*\bskip_unless\b", path.read_text(), re.M)]
     unmarked = [name for name in judging if not re.search(r"^pytestmark = .*\bpytest\.mark\.timing\b", (REPO / "tests" / name).read_text(), re.M)]
