@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.checks.cpu_budget import over_budget, total_threads
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.budget import cpu_budget
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed
 from paddle_doctor.judge.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-001"
 
 
-@dataclass(frozen=True)
+@evidence
 class ShrunkEvidence(Evidence):
     baseline_cpus: float
     cpus: float

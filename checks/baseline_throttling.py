@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check, Need, baseline_of
 
 RULE = "PD-HEALTH-002"
@@ -13,7 +11,7 @@ THROTTLED_LIMIT = 0.05  # throttled periods over all periods counted after the b
 MIN_PERIODS = 10  # fewer periods since the baseline say nothing about throttling
 
 
-@dataclass(frozen=True)
+@evidence
 class ThrottledEvidence(Evidence):
     periods: int
     throttled: int

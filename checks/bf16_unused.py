@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Precision
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Proposal, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Proposal, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check
 
@@ -14,7 +12,7 @@ RULE = "PD-PREC-001"
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
-@dataclass(frozen=True)
+@evidence
 class Bf16Evidence(Evidence):
     bf16_flags: list[str]
     paddle_supports_bfloat16: bool | None

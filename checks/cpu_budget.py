@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from paddle_doctor.base.vocabulary import Origin
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.budget import CpuBudget, WorkerThreads, advised_threads, cpu_budget, service_threads, worker_threads
-from paddle_doctor.judge.findings import Evidence, Finding, Proposal, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Proposal, Status, evidence, passed, skipped
 from paddle_doctor.judge.live_word import live_threads
 from paddle_doctor.judge.registry import Check
 
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
 OVER, UNDER = "PD-CPU-010", "PD-CPU-011"
 
 
-@dataclass(frozen=True)
+@evidence
 class ThreadsEvidence(Evidence):
     budget_cpus: float
     limited_by: str
@@ -38,7 +37,7 @@ class RecordedThreads(NamedTuple):
     threads_set_at: list[str]
 
 
-@dataclass(frozen=True)
+@evidence
 class RecordedThreadsEvidence(ThreadsEvidence):
     predictors: list[int]
     record: str | None

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-CPU-016"
 
 
-@dataclass(frozen=True)
+@evidence
 class QuotaEvidence(Evidence):
     quota_cpus: float
     quota_file: str | None

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.budget import advised_threads
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-CPU-012"
 FAIL_RATIO = 0.05
 
 
-@dataclass(frozen=True)
+@evidence
 class ThrottlingEvidence(Evidence):
     UNSAID = frozenset({"threads_per_instance"})  # where the CPU budget is unknown
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
 from paddle_doctor.graph import unavailable
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_model
 from paddle_doctor.judge.registry import Check, Need, graph_of
 
 RULE = "PD-GRAPH-005"
 
 
-@dataclass(frozen=True)
+@evidence
 class DropoutEvidence(Evidence):
     dropout: int
     left: int

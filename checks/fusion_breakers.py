@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from paddle_doctor.base.vocabulary import BreakerKind, FusionStatus
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.graph import ChainBreaker, FusionInstance
 from paddle_doctor.graph import unavailable
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_model
 from paddle_doctor.judge.registry import Check, Need, graph_of
 
@@ -17,7 +16,7 @@ RULE = "PD-GRAPH-002"
 SHOWN = 3
 
 
-@dataclass(frozen=True)
+@evidence
 class BreakerEvidence(Evidence):
     breaker: str
     pattern: str

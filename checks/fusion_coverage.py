@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from paddle_doctor.base.vocabulary import FusionStatus, ModelFormat, ProgramStatus
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.graph import GraphFacts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_model
 from paddle_doctor.judge.registry import Check, Need, graph_of
 
@@ -16,18 +15,18 @@ LOW, UNREADABLE = "PD-GRAPH-003", "PD-GRAPH-006"
 THRESHOLD = 0.8
 
 
-@dataclass(frozen=True)
+@evidence
 class ProgramEvidence(Evidence):
     program: str
 
 
-@dataclass(frozen=True)
+@evidence
 class UnreadableEvidence(Evidence):
     program: str
     format: ModelFormat | None
 
 
-@dataclass(frozen=True)
+@evidence
 class CoverageEvidence(Evidence):
     coverage: float
     fused: int

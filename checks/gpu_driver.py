@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import (
     FULL_MINIMUM_DRIVER,
     MINOR_COMPAT_DRIVER,
@@ -19,7 +17,7 @@ from paddle_doctor.judge.registry import Check
 RULE = "PD-GPU-001"
 
 
-@dataclass(frozen=True)
+@evidence
 class DriverEvidence(Evidence):
     driver: str | None
     driver_cuda: str | None

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import gpu_wheel, host_evidence, uses_gpu, version_tuple, wheel_label
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-GPU-002"
 
 
-@dataclass(frozen=True)
+@evidence
 class CudnnEvidence(Evidence):
     UNSAID = frozenset({"searched"})  # said where the loader finds no cuDNN at all
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Device
 from paddle_doctor.facts import Facts, GpuDevice
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import describe, judged_gpu
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check, Need
@@ -16,7 +14,7 @@ MiB = 1024 * 1024
 POOL_SHARE_OF_FREE = 0.8
 
 
-@dataclass(frozen=True)
+@evidence
 class PoolEvidence(Evidence):
     free_mb: int
     total_mb: int
@@ -27,7 +25,7 @@ class PoolEvidence(Evidence):
     suggested_pool_mb: int
 
 
-@dataclass(frozen=True)
+@evidence
 class SharedGpuEvidence(Evidence):
     pids: list[int]
     used_mb: int

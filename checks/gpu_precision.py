@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Device, Precision
 from paddle_doctor.facts import Facts, ServiceConfig
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import compute_capability, describe, judged_gpu
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check, Need
@@ -17,7 +15,7 @@ FAST_FP16_BELOW_TENSOR_CORES = ((5, 3), (6, 0), (6, 2))
 MINIMUM = {Precision.INT8: ((6, 1), "6.1"), Precision.BF16: ((8, 0), "8.0")}
 
 
-@dataclass(frozen=True)
+@evidence
 class PrecisionEvidence(Evidence):
     compute_capability: str | None
     gpu: str | None

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Device, GpuStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import cuda_visible
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check, Need
@@ -19,14 +17,14 @@ RULE_FOR_STATUS = {GpuStatus.NO_DEVICE: NO_DEVICE, GpuStatus.LIBRARY_NOT_FOUND: 
 NEEDED_CAPABILITIES = ("compute", "utility")
 
 
-@dataclass(frozen=True)
+@evidence
 class NvmlEvidence(Evidence):
     nvml_error: str | None
     kernel_driver: str | None
     device_nodes: list[str]
 
 
-@dataclass(frozen=True)
+@evidence
 class DevicesEvidence(Evidence):
     UNSAID = frozenset({"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"})  # said where the environment sets them
 
@@ -37,7 +35,7 @@ class DevicesEvidence(Evidence):
     CUDA_VISIBLE_DEVICES: str | None = None
 
 
-@dataclass(frozen=True)
+@evidence
 class CapabilitiesEvidence(Evidence):
     missing: list[str]
     capabilities: str

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.quoting import Code
 from paddle_doctor.base.vocabulary import Device, GpuStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import (
     PADDLE_INDEX_TAG,
     compute_capability,
@@ -26,13 +24,13 @@ ARCH, MISMATCH = "PD-GPU-004", "PD-GPU-005"
 INDEX = "https://www.paddlepaddle.org.cn/packages/stable"
 
 
-@dataclass(frozen=True)
+@evidence
 class WheelEvidence(Evidence):
     installed: str | None
     wanted: Code
 
 
-@dataclass(frozen=True)
+@evidence
 class ArchsEvidence(Evidence):
     UNSAID = frozenset({"compute_capability", "sm"})  # said where the wheel lacks this GPU's architecture
 

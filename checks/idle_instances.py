@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Layout
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.service_config import serving_layout
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-LOAD-003"
 NAMES = {Layout.PROCESSES: "worker processes", Layout.CLONE: "clones", Layout.POOL: "PredictorPool entries"}
 
 
-@dataclass(frozen=True)
+@evidence
 class IdleEvidence(Evidence):
     instances: int
     concurrency: int

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paddle_doctor.base.quoting import Code
 from paddle_doctor.base.vocabulary import PaddleStatus, ProblemKind, Verdict
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, ForPredictors, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, ForPredictors, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import named
 from paddle_doctor.judge.registry import Check
 
@@ -21,7 +20,7 @@ RULES = tuple(dict.fromkeys(kind.rule for kind in ProblemKind))
 NOTICES = (ProblemKind.DEPRECATED, ProblemKind.NOTICE)  # worth knowing: a warning, not a failure
 
 
-@dataclass(frozen=True)
+@evidence
 class KnownIssueEvidence(Evidence):
     """The entry a finding is about, its threads, the release that fixes it, its workaround (its text, then
     each change's code) and, where the predictor worker tried it, what it saw there."""

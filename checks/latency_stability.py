@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.budget import advised_threads
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check, Need, verification_of
 
 if TYPE_CHECKING:
@@ -17,7 +16,7 @@ RULE = "PD-CPU-015"
 CV_LIMIT = 0.25
 
 
-@dataclass(frozen=True)
+@evidence
 class StabilityEvidence(Evidence):
     cv: float
     p50_ms: float

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check, Need, verification_of
 
 RULE = "PD-CFG-002"
 
 
-@dataclass(frozen=True)
+@evidence
 class LoadEvidence(Evidence):
     configuration: str
     signal: str | None

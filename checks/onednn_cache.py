@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Experiment
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-MEM-001"
 
 
-@dataclass(frozen=True)
+@evidence
 class ShapeCacheEvidence(Evidence):
     UNSAID = frozenset({"service", "bounded"})  # said where the experiment measured the growth
 

@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import PaddleStatus
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check
 
 MISSING, CRASHED, FAILED = "PD-PADDLE-001", "PD-PADDLE-002", "PD-PADDLE-003"
 
 
-@dataclass(frozen=True)
+@evidence
 class MissingEvidence(Evidence):
     python: str | None
 
 
-@dataclass(frozen=True)
+@evidence
 class CrashEvidence(Evidence):
     signal: str | None
     returncode: int | None
     stderr_tail: str | None
 
 
-@dataclass(frozen=True)
+@evidence
 class ImportEvidence(Evidence):
     status: PaddleStatus
     stderr_tail: str | None

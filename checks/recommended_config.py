@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.quoting import Code
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, Verdict, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, Verdict, evidence, passed, skipped
 from paddle_doctor.judge.offered import headline, measured_faster
 from paddle_doctor.judge.reconcile import outcome
 from paddle_doctor.judge.registry import Check, Need, verification_of
@@ -14,7 +12,7 @@ from paddle_doctor.judge.registry import Check, Need, verification_of
 RULE = "PD-CFG-001"
 
 
-@dataclass(frozen=True)
+@evidence
 class RecommendedEvidence(Evidence):
     recommended_calls: Code
     ratio: float

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paddle_doctor.base.quoting import Code
 from paddle_doctor.base.vocabulary import Effect, Experiment, ExperimentStatus, Layout
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check, Need, verification_of
 from paddle_doctor.judge.verdict_words import describe
 
@@ -18,12 +17,12 @@ if TYPE_CHECKING:
 RULE = "PD-LOAD-002"
 
 
-@dataclass(frozen=True)
+@evidence
 class RpsEvidence(Evidence):
     service_rps: str
 
 
-@dataclass(frozen=True)
+@evidence
 class LayoutEvidence(Evidence):
     ratio: float
     ci_low: float

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Device
 from paddle_doctor.facts import Facts
 from paddle_doctor.graph import unavailable
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_model
 from paddle_doctor.judge.registry import Check, Need, graph_of
 
@@ -15,7 +13,7 @@ RULE = "PD-GRAPH-007"
 THRESHOLD = 0.8
 
 
-@dataclass(frozen=True)
+@evidence
 class ShareEvidence(Evidence):
     share: float | None
     engines: int

@@ -8,7 +8,7 @@ from paddle_doctor.base.vocabulary import ProcessStatus, RecordStatus, SourceSta
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.budget import CpuBudget, advised_threads, cpu_budget
 from paddle_doctor.facts.environment import EnvironmentChange
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-CPU-013"
@@ -22,7 +22,7 @@ CHANGES = {EnvironmentChange.DEFAULTED: " where it is unset",
                                      "sets OMP_NUM_THREADS over it)"}
 
 
-@dataclass(frozen=True)
+@evidence
 class PoolsEvidence(Evidence):
     budget_cpus: float
     budget: int

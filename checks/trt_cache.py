@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import CacheStatus, Precision
 from paddle_doctor.facts import Facts
 from paddle_doctor.facts.mounts import lost_on_restart, mount_for
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check
 
 REBUILT, NOT_PERSISTED, NOT_WRITABLE = "PD-TRT-001", "PD-TRT-002", "PD-TRT-003"
 
 
-@dataclass(frozen=True)
+@evidence
 class CacheEvidence(Evidence):
     directory: str | None
 
 
-@dataclass(frozen=True)
+@evidence
 class EnginesEvidence(Evidence):
     engines: int
 
 
-@dataclass(frozen=True)
+@evidence
 class MountEvidence(Evidence):
     directory: str
     mountpoint: str
@@ -32,7 +30,7 @@ class MountEvidence(Evidence):
     source: str
 
 
-@dataclass(frozen=True)
+@evidence
 class WritableEvidence(Evidence):
     directory: str | None
     checked_path: str | None

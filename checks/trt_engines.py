@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import CacheStatus
 from paddle_doctor.facts import STAMP_FILE, Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import engine_target, stamp_differences
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check
@@ -14,7 +12,7 @@ from paddle_doctor.judge.registry import Check
 STALE, SHAPES = "PD-TRT-004", "PD-TRT-006"
 
 
-@dataclass(frozen=True)
+@evidence
 class StampEvidence(Evidence):
     directory: str | None
     stamp: dict[str, str]
@@ -22,7 +20,7 @@ class StampEvidence(Evidence):
     volume_suffix: str
 
 
-@dataclass(frozen=True)
+@evidence
 class ShapeFileEvidence(Evidence):
     shape_file: str | None
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.gpu_support import dotted, gpu_wheel, reported_version, trt_runtime, version_tuple, wheel_label
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check
@@ -13,7 +11,7 @@ from paddle_doctor.judge.registry import Check
 RULE = "PD-TRT-005"
 
 
-@dataclass(frozen=True)
+@evidence
 class TensorRTEvidence(Evidence):
     compiled: str | None
     runtime: str | None

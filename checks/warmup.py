@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.vocabulary import Experiment
 from paddle_doctor.facts import Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.per_predictor import each_predictor
 from paddle_doctor.judge.registry import Check
 
@@ -14,7 +12,7 @@ RULE = "PD-START-002"
 FIRST_OVER_STEADY_LIMIT = 10.0
 
 
-@dataclass(frozen=True)
+@evidence
 class WarmupEvidence(Evidence):
     first_ms: float
     steady_p50_ms: float

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from paddle_doctor.base.words import byte_size, counted
 from paddle_doctor.facts import DeployedProcess, Facts
-from paddle_doctor.judge.findings import Evidence, Finding, Status, passed, skipped
+from paddle_doctor.judge.findings import Evidence, Finding, Status, evidence, passed, skipped
 from paddle_doctor.judge.registry import Check
 
 RULE = "PD-MEM-003"
 FULL_SHARE = 0.9  # of the limit: what one more request's activations, or one more worker, would take past it
 
 
-@dataclass(frozen=True)
+@evidence
 class WorkerMemoryEvidence(Evidence):
     workers: int
     pids: list[int]

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from ..base.deferred import dataclass_transform, deferred_dataclass
 from ..base.vocabulary import Status, Verdict
 from ..facts import SourceLocation
+
+E = TypeVar("E", bound=type)
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,14 @@ class Evidence(Mapping[str, Any]):
         return len(self._said())
 
 
-@dataclass(frozen=True)
+@dataclass_transform(frozen_default=True)
+def evidence(cls: E) -> E:
+    """An evidence type: ``@dataclass(frozen=True)``, made when first used (:mod:`..base.deferred`), so that
+    a check's types for what fails cost nothing where it passes (the healthcheck imports every fast check)."""
+    return deferred_dataclass(cls, frozen=True)
+
+
+@deferred_dataclass(frozen=True)
 class CheckFailed(Evidence):
     """The evidence of the error findings a check that raised or overran its timeout leaves for its rules."""
 
@@ -46,7 +56,7 @@ class CheckFailed(Evidence):
     seconds: float
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class ForPredictors(Mapping[str, Any]):
     """A finding's evidence folded over the recorded predictors it holds for: the evidence of the worst
     finding, then ``predictors``, their ids (in its place, where that evidence says predictors already)."""
