@@ -95,3 +95,43 @@ def vars_of(section) -> dict:
     from paddle_doctor.base.serde import to_data
 
     return to_data(section)
+
+
+LIST_DATACLASSES_AT_EXIT = (
+    "import os, sys\n"
+    "def listed():\n"
+    "    from paddle_doctor.base import deferred\n"
+    "    classes = {value for module in list(sys.modules.values()) if module.__name__.startswith('paddle_doctor')\n"
+    "               for value in vars(module).values() if isinstance(value, type) and value.__module__ == module.__name__}\n"
+    "    made = [c for c in classes if '__dataclass_fields__' in c.__dict__ and not deferred.is_pending(c)]\n"
+    "    pending = [c for c in classes if deferred.is_pending(c)]\n"
+    "    for word, group in (('MADE', made), ('PENDING', pending)):\n"
+    "        sys.stderr.write(word + ' ' + ' '.join(sorted(f'{c.__module__}.{c.__qualname__}' for c in group)) + '\\n')\n"
+    "    sys.stderr.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+    "    sys.stderr.flush()\n"
+    "leave = os._exit\n"
+    "os._exit = lambda code: (listed(), leave(code))\n"
+    "from paddle_doctor.entry import main\n"
+    "main(sys.argv[1:])\n"
+)
+# what the healthcheck made at every probe before it made its types on first use, and imported for nothing
+MADE_AT_MOST = 60  # the dataclasses of a healthy healthcheck with a baseline: those whose objects it builds
+NEVER_MADE = ("paddle_doctor.checks.trt_cache.CacheEvidence", "paddle_doctor.checks.gpu_visibility.DevicesEvidence",
+              "paddle_doctor.facts.SourceSetting", "paddle_doctor.facts.SourceLocation", "paddle_doctor.facts.DeployedProcess",
+              "paddle_doctor.facts.GpuDevice", "paddle_doctor.facts.launcher.LauncherFacts", "paddle_doctor.judge.registry.LoadFailure")
+NOT_IMPORTED = ("paddle_doctor.base.interpreter", "paddle_doctor.render.output")
+
+
+def test_a_healthy_healthcheck_makes_only_the_dataclasses_whose_objects_it_builds(tmp_path):
+    """Making a dataclass costs about half a millisecond of the probe's CPU: the evidence of checks that
+    pass and the facts only other probes fill are deferred (base/deferred.py), and stay unmade."""
+    container = Container(tmp_path, ROOT)
+    container.record("--threads", "1")
+    result = subprocess.run([sys.executable, "-c", LIST_DATACLASSES_AT_EXIT, "healthcheck", "--baseline", str(container.baseline)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("healthy: "), (result.stdout, result.stderr[-2000:])
+    lines = {word: set(rest.split()) for word, _, rest in (line.partition(" ") for line in result.stderr.splitlines())}
+    assert "paddle_doctor.facts.Facts" in lines["MADE"] and "paddle_doctor.checks.cpu_budget.ThreadsEvidence" in lines["MADE"]
+    assert len(lines["MADE"]) <= MADE_AT_MOST, sorted(lines["MADE"])
+    assert set(NEVER_MADE) <= lines["PENDING"]
+    assert loaded(lines["MODULES"], NOT_IMPORTED) == set()

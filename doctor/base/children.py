@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .deferred import deferred_dataclass
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -37,7 +39,7 @@ class Interrupted(BaseException):
         self.signal_name = signal_name
 
 
-@dataclass
+@deferred_dataclass
 class Stop:
     """The stop signal received, the phase it arrived in, and the phases that had finished before it."""
 

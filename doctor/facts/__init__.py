@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..base.constraints import Count, version_field
+from ..base.deferred import deferred_dataclass
 from ..base.serde import to_data
 from ..base.vocabulary import (
     CacheStatus,
@@ -192,7 +193,7 @@ class PaddleFacts:
     stderr_tail: str | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class GpuProcess:
     """A process NVML sees on a GPU, with the GPU memory it holds."""
 
@@ -200,7 +201,7 @@ class GpuProcess:
     used_memory_bytes: int | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class GpuDevice:
     """One GPU as NVML reports it; ``None`` where NVML could not tell (listed in ``unsupported``)."""
 
@@ -236,7 +237,7 @@ class GpuFacts:
     seconds: float | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SharedLibrary:
     """A copy of a CUDA, cuDNN or TensorRT library the loader would find, with the version its file name gives."""
 
@@ -280,7 +281,7 @@ class TrtCacheFacts:
     shape_file_exists: bool | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SourceLocation:
     """A line of the service's source: ``app.py:42``."""
 
@@ -291,7 +292,7 @@ class SourceLocation:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SourceSetting:
     """One Config setting the service's source makes. ``name`` is the ServiceConfig field it sets
     (``threads``, ``tensorrt.use_static``); ``value`` is None when ``evaluated`` is False: the
@@ -319,7 +320,7 @@ class SourceSetting:
         return self.condition is not None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SourcePredictor:
     """One Config the source builds, a predictor of its own: ``id`` (from 1, in reading order, what
     each SourceSetting's ``predictors`` names), where the Config is built, in which function, and
@@ -338,7 +339,7 @@ class SourcePredictor:
     path: str | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SourcePattern:
     """How the source serves its predictor, where the source lint checks look. """
 
@@ -347,7 +348,7 @@ class SourcePattern:
     detail: str
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SourceError:
     """A file the source reader could not parse or read, at the line where it failed."""
 
@@ -387,7 +388,7 @@ class SourceFacts:
         return [error for error in self.errors if error.message.startswith(CANNOT_READ)]
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class MappedLibrary:
     """A shared library the service process has mapped; ``kind``: paddle, onednn, mkl, cuda, cudnn, tensorrt."""
 
@@ -396,7 +397,7 @@ class MappedLibrary:
     version: str | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class DeployedProcess:
     """One process of the service's deployment (``ServiceProcessFacts.processes``): its role, its parent,
     the program it runs, and what its own files say, each with the file: whether it maps Paddle

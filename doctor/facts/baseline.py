@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.deferred import deferred_dataclass
+
 
 @dataclass(frozen=True)
 class BaselineCpu:
@@ -52,7 +54,7 @@ class BaselinePaddle:
     installed: str | None  # "name version" as the METADATA file says
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class BaselineCache:
     """The optimisation / engine cache at baseline: where it is, what it holds, the mount it sits on."""
 
@@ -71,7 +73,7 @@ class BaselineCache:
         return self.fstype is not None and self.lost_on_restart is None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class BaselineGpu:
     """The GPUs of a GPU service as the cheap probes see them (the healthcheck does not ask NVML):
     the kernel driver's version and the ``/dev/nvidiaN`` nodes; NVML's names for the record.

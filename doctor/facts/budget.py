@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..base.cpus import format_cpu_list
+from ..base.deferred import deferred_dataclass
 from ..base.vocabulary import Effect, Experiment, Origin
 from . import DeployedProcess, Facts
 from .knobs import knob
@@ -79,7 +80,7 @@ def deployed_workers(facts: Facts) -> list[DeployedProcess]:
     return workers if len(workers) > 1 else []
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class WorkerThreads:
     """The math threads the deployment's workers run at once, worker by worker (``each``, by ``pids``)."""
 

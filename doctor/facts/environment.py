@@ -5,9 +5,8 @@ each place the service's source sets one (``os.environ[NAME] = value``, ``os.env
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..base.constraints import Count
+from ..base.deferred import deferred_dataclass
 from ..base.vocabulary import Word
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -41,7 +40,7 @@ class EnvironmentChange(Word):
     PUTENV = "putenv"
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class SourceEnvironment:
     """One place the service's source sets a noted variable of its own environment, at its module's top
     level or in a function it runs there or that builds a Config: ``value`` is None when ``evaluated``

@@ -4,8 +4,9 @@ launcher's own settings (its workers, threads, worker class, preload), each with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..base.deferred import deferred_dataclass
 from ..base.vocabulary import Word
 
 
@@ -34,7 +35,7 @@ class LauncherKnob(Word):
     PRELOAD_APP = "preload_app"
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class LauncherSetting:
     """One of the launcher's settings, as the launcher itself reads it: ``value`` None where it is set in a way
     the doctor cannot evaluate (``detail`` says where and why); ``detail`` says where it was read (the command
@@ -48,7 +49,7 @@ class LauncherSetting:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class LauncherFacts:
     """The launcher of the service and the file of the service's code it runs. ``target``: what the command
     names (``app:app``, ``pkg.mod:create_app()``, ``-m pkg``, ``-A proj``, a console script's entry point);

@@ -41,7 +41,6 @@ from ..judge.registry import Check, LoadFailure, Need, applying_checks, discover
 from ..judge.rules import Rule, Rulebook
 from ..probes.context import ProbeContext
 from ..probes.trt_cache import absolute
-from ..render.output import write_text_atomically
 
 SCHEMA_VERSION = 3  # 3: the comparisons with the running container are pinned checks (PD-HEALTH-*)
 KIND = "paddle-doctor baseline"
@@ -184,6 +183,8 @@ def read_installed(ctx: ProbeContext, metadata_file: str) -> tuple[str | None, s
 
 
 def write_baseline(baseline: Baseline, path: str | Path) -> None:
+    from ..render.output import write_text_atomically  # here: the healthcheck reads a baseline, never writes one
+
     write_text_atomically(path, baseline.to_json(), BaselineError, "baseline")
 
 

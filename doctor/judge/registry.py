@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, TypeVar
 
+from ..base.deferred import deferred_dataclass
 from ..base.vocabulary import Device, SourceStatus, Word
 from ..facts import Facts
 from .findings import Evidence, Finding
@@ -168,7 +169,7 @@ class RegistryError(RuntimeError):
     pass
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class LoadFailure:
     """A registered check that could not be loaded, and why."""
 

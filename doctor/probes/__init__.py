@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..base.interpreter import Interpreter
 from ..base.timebox import Background
 from ..base.vocabulary import PaddleStatus
 from ..facts import Facts, PaddleFacts, ServiceConfig
@@ -19,6 +19,9 @@ from .mounts import probe_mounts
 from .paddle_import import probe_paddle
 from .system import live_environment, probe_container, probe_host, probe_process
 from .trt_cache import probe_trt_cache
+
+if TYPE_CHECKING:
+    from ..base.interpreter import Interpreter
 
 NOT_PROBED = "the Paddle probe was not run (--no-paddle, or --root without --python)"
 

@@ -13,10 +13,10 @@ import os
 import posixpath
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base.deferred import deferred_dataclass
 from ..base.inputs import SYSTEM_BYTES, read_text, what_it_is
 from ..base.redact import redacted_tail
 
@@ -24,7 +24,7 @@ MAX_STDERR_CHARS = 64 * 1024  # of a child's error output, the end is kept: its 
 MAX_LINKS = 40  # as the kernel's path walk allows
 
 
-@dataclass(frozen=True)
+@deferred_dataclass(frozen=True)
 class RunResult:
     """A finished (or killed) child process: exit code, output, time taken, and whether it timed out."""
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..base.interpreter import Interpreter
 from ..base.vocabulary import PaddleStatus
 from ..facts import PaddleFacts
 from .common import last_line, tagged_lines
 from .context import ProbeContext
+
+if TYPE_CHECKING:
+    from ..base.interpreter import Interpreter
 
 CHILD_SCRIPT = Path(__file__).with_name("paddle_child.py")
 STDERR_TAIL_CHARS = 800
