@@ -159,12 +159,21 @@ def redact_recorded(data: Any) -> Any:
     """A JSON document the doctor reads back (recorded facts, a baseline, a pod's report), redacted
     as the doctor redacts what it probes: one recorded by an older doctor, or written by hand, may
     hold a secret. What the doctor wrote itself comes back unchanged."""
+    return _redacted(data, {})
+
+
+def _redacted(data: Any, done: dict[str, str]) -> Any:
+    """``redact_recorded``, each distinct text of the document redacted once (``done``): a baseline pins the
+    same documentation links and fixes rule after rule, and the healthcheck reads it at every probe."""
     if isinstance(data, str):
-        return redact_text(data)
+        cut = done.get(data)
+        if cut is None:
+            cut = done[data] = redact_text(data)
+        return cut
     if isinstance(data, list):
-        return [redact_recorded(item) for item in data]
+        return [_redacted(item, done) for item in data]
     if isinstance(data, dict):
-        return {key: redact_environment(value) if key == "environ" and _is_environment(value) else redact_recorded(value)
+        return {key: redact_environment(value) if key == "environ" and _is_environment(value) else _redacted(value, done)
                 for key, value in data.items()}
     return data
 
