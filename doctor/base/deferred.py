@@ -74,7 +74,7 @@ def made(cls: type) -> type:
             else:
                 delattr(cls, name)
         try:
-            result = dataclasses.dataclass(cls, **options)
+            result: Any = dataclasses.dataclass(cls, **options)
         except BaseException:
             _pending[cls] = pending  # the placeholders go: each later use raises the same error again
             for name in names:
